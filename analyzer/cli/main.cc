@@ -1,0 +1,44 @@
+// iotap: trace a training job's I/O and tell why it waits for data.
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "analyzer/cli/commands.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: iotap COMMAND [ARGS]\n"
+    "\n"
+    "Record:\n"
+    "  run [-o DIR] [OPTIONS] -- COMMAND [ARGS]   trace COMMAND and every process it starts\n"
+    "\n"
+    "Look:\n"
+    "  stats PATH [--json]                        counts per file and per process\n"
+    "  dump PATH                                  every event, one line each\n"
+    "\n"
+    "PATH is a trace file or a directory of them (what `iotap run` wrote).\n"
+    "`iotap COMMAND --help` describes each command.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "help") == 0 ||
+      std::strcmp(argv[1], "-h") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? iotap::cli::kExitUsage : iotap::cli::kExitOk;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    std::puts("iotap 0.1.0");
+    return iotap::cli::kExitOk;
+  }
+  std::string command = argv[1];
+  int sub_argc = argc - 2;
+  char** sub_argv = argv + 2;
+  if (command == "run") return iotap::cli::RunCommand(sub_argc, sub_argv);
+  if (command == "stats") return iotap::cli::StatsCommand(sub_argc, sub_argv);
+  if (command == "dump") return iotap::cli::DumpCommand(sub_argc, sub_argv);
+  std::fprintf(stderr, "iotap: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return iotap::cli::kExitUsage;
+}

@@ -1,0 +1,282 @@
+// `iotap run`: start a command with libiotap.so preloaded, wait for it, and
+// leave its exit status and signals exactly as they would be without iotap.
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analyzer/cli/args.h"
+#include "analyzer/cli/commands.h"
+
+extern char** environ;
+
+namespace iotap::cli {
+
+namespace {
+
+constexpr char kRunHelp[] =
+    "usage: iotap run [-o DIR] [OPTIONS] [--] COMMAND [ARGS...]\n"
+    "\n"
+    "Runs COMMAND with libiotap.so preloaded. COMMAND and every process it starts\n"
+    "(forks, exec'd programs, DataLoader workers) write one trace file each into\n"
+    "DIR. The exit code and any terminating signal of COMMAND are passed through.\n"
+    "\n"
+    "  -o, --output DIR         where traces go (default: ./iotap-YYYYMMDD-HHMMSS);\n"
+    "                           created with mode 0700 if missing\n"
+    "  --flush-interval MS      write buffered events at least this often\n"
+    "                           (default 1000; a killed job keeps all but the last MS)\n"
+    "  --sample-interval MS     sample each process's CPU use this often (default 100)\n"
+    "  --buffer-events N        events per thread buffer, a power of two (default 4096)\n"
+    "  --layers LIST            comma list of posix,stdio,hdf5,tfrecord,cuda (default all)\n"
+    "  --zstd-level N           compression level 1-19, or 0 to store (default 1)\n"
+    "  --quiet                  no warnings from the shim\n"
+    "\n"
+    "The same settings as environment variables, for LD_PRELOAD use without iotap run:\n"
+    "  LD_PRELOAD=/path/to/libiotap.so IOTAP_DIR=DIR COMMAND\n"
+    "  IOTAP_DIR, IOTAP_FLUSH_INTERVAL_MS, IOTAP_SAMPLE_INTERVAL_MS, IOTAP_BUFFER_EVENTS,\n"
+    "  IOTAP_LAYERS, IOTAP_ZSTD_LEVEL, IOTAP_QUIET=1, IOTAP_CLOCK=monotonic (no TSC),\n"
+    "  IOTAP_DISABLE=1 (load but record nothing), IOTAP_SESSION (set by iotap run).\n";
+
+pid_t g_child = -1;
+
+// Forwards signals sent to iotap to the command. Signals a terminal sends to
+// its foreground process group already reached the command; those are not
+// sent twice.
+void Forward(int sig, siginfo_t* info, void*) {
+  if (g_child <= 0) return;
+  if (info != nullptr && info->si_code == SI_KERNEL) return;
+  kill(g_child, sig);
+}
+
+std::string SelfDirectory() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  buf[n] = '\0';
+  std::string path(buf);
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// libiotap.so: $IOTAP_LIBRARY, or next to the iotap binary (build tree
+// bin/../lib, or an installed ../lib/iotap).
+std::string FindLibrary() {
+  if (const char* env = std::getenv("IOTAP_LIBRARY"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::string dir = SelfDirectory();
+  for (const char* rel : {"/../lib/libiotap.so", "/libiotap.so", "/../lib/iotap/libiotap.so"}) {
+    std::string candidate = dir + rel;
+    char resolved[PATH_MAX];
+    if (access(candidate.c_str(), R_OK) == 0 && realpath(candidate.c_str(), resolved) != nullptr) {
+      return resolved;
+    }
+  }
+  return "";
+}
+
+std::string DefaultDirectory() {
+  time_t now = time(nullptr);
+  struct tm tm;
+  localtime_r(&now, &tm);
+  char base[64];
+  strftime(base, sizeof(base), "iotap-%Y%m%d-%H%M%S", &tm);
+  std::string dir = base;
+  for (int i = 2; access(dir.c_str(), F_OK) == 0; ++i) dir = absl::StrCat(base, "-", i);
+  return dir;
+}
+
+// Creates DIR (0700) or checks that an existing DIR is a real directory of
+// ours. Returns its absolute path, or "" after printing why not.
+std::string PrepareDirectory(const std::string& dir) {
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    std::fprintf(stderr, "iotap run: cannot create %s: %s\n", dir.c_str(), std::strerror(errno));
+    return "";
+  }
+  struct stat st;
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    std::fprintf(stderr, "iotap run: %s is not a directory (a symbolic link is refused)\n",
+                 dir.c_str());
+    return "";
+  }
+  if (st.st_uid != geteuid()) {
+    std::fprintf(stderr, "iotap run: %s belongs to another user; choose another -o\n",
+                 dir.c_str());
+    return "";
+  }
+  char resolved[PATH_MAX];
+  if (realpath(dir.c_str(), resolved) == nullptr) {
+    std::fprintf(stderr, "iotap run: %s: %s\n", dir.c_str(), std::strerror(errno));
+    return "";
+  }
+  return resolved;
+}
+
+std::string SessionId() {
+  unsigned char bytes[8] = {};
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    if (read(fd, bytes, sizeof(bytes)) != sizeof(bytes)) std::memset(bytes, 0, sizeof(bytes));
+    close(fd);
+  }
+  std::string id;
+  for (unsigned char b : bytes) absl::StrAppendFormat(&id, "%02x", b);
+  return id;
+}
+
+int CountTraces(const std::string& dir) {
+  int n = 0;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (struct dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 6 && name.compare(name.size() - 6, 6, ".iotap") == 0) ++n;
+    }
+    closedir(d);
+  }
+  return n;
+}
+
+// Ends iotap the way the command ended.
+[[noreturn]] void ExitLike(int status) {
+  if (WIFEXITED(status)) std::exit(WEXITSTATUS(status));
+  int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+  // Die of the same signal, without a core file of our own.
+  struct rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  signal(sig, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  raise(sig);
+  std::_Exit(128 + sig);
+}
+
+}  // namespace
+
+int RunCommand(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") break;
+    if (a == "--help" || a == "-h") {
+      std::fputs(kRunHelp, stdout);
+      return kExitOk;
+    }
+    if (!a.empty() && a[0] != '-') break;
+  }
+  auto args = Args::Parse(argc, argv,
+                          {{"-o", "--output", true},
+                           {"", "--flush-interval", true},
+                           {"", "--sample-interval", true},
+                           {"", "--buffer-events", true},
+                           {"", "--layers", true},
+                           {"", "--zstd-level", true},
+                           {"", "--quiet", false}},
+                          /*stop_at_first_positional=*/true);
+  if (!args.ok() || args->positional().empty()) {
+    std::fprintf(stderr, "iotap run: %s\n\n%s",
+                 args.ok() ? "no command to run" : std::string(args.status().message()).c_str(),
+                 kRunHelp);
+    return kExitUsage;
+  }
+  std::string library = FindLibrary();
+  if (library.empty()) {
+    std::fprintf(stderr,
+                 "iotap run: cannot find libiotap.so next to the iotap binary; set "
+                 "IOTAP_LIBRARY to its path\n");
+    return kExitUsage;
+  }
+  std::string dir = PrepareDirectory(args->Get("--output", DefaultDirectory()));
+  if (dir.empty()) return kExitUsage;
+
+  // The command's environment: ours plus the shim and its settings.
+  std::vector<std::string> env;
+  std::string preload = library;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string var = *e;
+    if (var.rfind("LD_PRELOAD=", 0) == 0) {
+      std::string old = var.substr(11);
+      if (!old.empty()) preload += " " + old;
+      continue;
+    }
+    if (var.rfind("IOTAP_", 0) == 0 && var.rfind("IOTAP_LIBRARY=", 0) != 0) continue;
+    env.push_back(var);
+  }
+  env.push_back("LD_PRELOAD=" + preload);
+  env.push_back("IOTAP_DIR=" + dir);
+  env.push_back("IOTAP_SESSION=" + SessionId());
+  const std::pair<const char*, const char*> settings[] = {
+      {"--flush-interval", "IOTAP_FLUSH_INTERVAL_MS"},
+      {"--sample-interval", "IOTAP_SAMPLE_INTERVAL_MS"},
+      {"--buffer-events", "IOTAP_BUFFER_EVENTS"},
+      {"--layers", "IOTAP_LAYERS"},
+      {"--zstd-level", "IOTAP_ZSTD_LEVEL"},
+  };
+  for (const auto& [option, variable] : settings) {
+    if (args->Has(option)) env.push_back(absl::StrCat(variable, "=", args->Get(option)));
+  }
+  if (args->Has("--quiet")) env.push_back("IOTAP_QUIET=1");
+  std::vector<char*> envp;
+  for (std::string& v : env) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> command = args->positional();
+  std::vector<char*> cargv;
+  for (std::string& a : command) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+
+  // Signals are forwarded from the moment the child exists.
+  struct sigaction forward = {};
+  forward.sa_sigaction = Forward;
+  forward.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&forward.sa_mask);
+  const int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGWINCH};
+  struct sigaction saved[sizeof(kForwarded) / sizeof(int)];
+  std::fflush(nullptr);
+  pid_t child = fork();
+  if (child < 0) {
+    std::fprintf(stderr, "iotap run: cannot fork: %s\n", std::strerror(errno));
+    return kExitUsage;
+  }
+  if (child == 0) {
+    execvpe(cargv[0], cargv.data(), envp.data());
+    int err = errno;
+    std::fprintf(stderr, "iotap run: cannot run %s: %s\n", cargv[0], std::strerror(err));
+    _exit(err == ENOENT ? 127 : 126);
+  }
+  g_child = child;
+  for (size_t i = 0; i < sizeof(kForwarded) / sizeof(int); ++i) {
+    sigaction(kForwarded[i], &forward, &saved[i]);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) {
+      std::fprintf(stderr, "iotap run: waiting for the command failed: %s\n",
+                   std::strerror(errno));
+      status = 0;
+      break;
+    }
+  }
+  for (size_t i = 0; i < sizeof(kForwarded) / sizeof(int); ++i) {
+    sigaction(kForwarded[i], &saved[i], nullptr);
+  }
+  std::fprintf(stderr, "iotap: %d trace files in %s\niotap: see `iotap stats %s`\n",
+               CountTraces(dir), dir.c_str(), dir.c_str());
+  ExitLike(status);
+}
+
+}  // namespace iotap::cli

@@ -1,0 +1,134 @@
+#include "analyzer/dump.h"
+
+#include <cstring>
+#include <ctime>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analyzer/text.h"
+
+namespace iotap::analyzer {
+
+namespace {
+
+std::string Utc(uint64_t realtime_ns) {
+  time_t secs = static_cast<time_t>(realtime_ns / 1000000000ull);
+  struct tm tm;
+  gmtime_r(&secs, &tm);
+  return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02d.%09dZ", tm.tm_year + 1900,
+                         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                         realtime_ns % 1000000000ull);
+}
+
+std::string ErrorName(uint32_t error) {
+  if (error == 0) return "-";
+  const char* name = strerrorname_np(static_cast<int>(error));
+  return name != nullptr ? name : absl::StrCat("errno", error);
+}
+
+// Op-specific details worth a word at the end of the line.
+std::string Details(const ProcessTrace& p, const Event& e) {
+  std::string d;
+  switch (e.op) {
+    case OP_RENAME:
+      absl::StrAppend(&d, " -> ", DisplayName(p.Text(static_cast<uint32_t>(e.aux))));
+      break;
+    case OP_COPY_FILE_RANGE_IN:
+    case OP_SENDFILE_IN:
+      absl::StrAppend(&d, " to ", DisplayName(p.Text(static_cast<uint32_t>(e.aux))));
+      break;
+    case OP_COPY_FILE_RANGE_OUT:
+    case OP_SENDFILE_OUT:
+      absl::StrAppend(&d, " from ", DisplayName(p.Text(static_cast<uint32_t>(e.aux))));
+      break;
+    case OP_OPEN:
+    case OP_OPENAT:
+    case OP_CREAT:
+    case OP_MKSTEMP:
+    case OP_FOPEN:
+    case OP_FREOPEN:
+      absl::StrAppendFormat(&d, " [flags 0%o]", e.aux);
+      break;
+    case OP_STAT:
+    case OP_LSTAT:
+    case OP_FSTAT:
+    case OP_FSTATAT:
+    case OP_STATX:
+      if (!e.Failed()) absl::StrAppend(&d, " [size ", e.aux, "]");
+      break;
+    case OP_DUP:
+      absl::StrAppend(&d, " [from fd ", e.aux, "]");
+      break;
+    case OP_LSEEK:
+    case OP_FSEEK:
+      absl::StrAppend(&d, " [whence ", e.aux, "]");
+      break;
+    case OP_STEP_BEGIN:
+    case OP_STEP_END:
+    case OP_DATA_WAIT:
+    case OP_OPTIMIZER_STEP:
+      absl::StrAppend(&d, " [step ", static_cast<int64_t>(e.aux), "]");
+      break;
+    default:
+      if (e.aux != 0) absl::StrAppend(&d, " [aux ", e.aux, "]");
+      break;
+  }
+  if (e.parent != 0) absl::StrAppend(&d, " [in call ", e.parent, "]");
+  return d;
+}
+
+}  // namespace
+
+void DumpWriter::OnProcess(const ProcessTrace& process) {
+  const ProcessHeader& h = process.header();
+  origin_ns_ = static_cast<int64_t>(h.start_monotonic_ns());
+  std::vector<std::string> argv;
+  for (const std::string& a : h.argv()) argv.push_back(DisplayName(a));
+  absl::FPrintF(out_, "# trace: %s\n", DisplayName(process.path()));
+  absl::FPrintF(out_, "# process: pid %d, parent %d, host %s, rank %d, %s\n", h.pid(), h.ppid(),
+                DisplayName(h.hostname()), h.rank(),
+                h.origin() == ProcessHeader::ORIGIN_FORK ? "forked" : "started by exec");
+  absl::FPrintF(out_, "# executable: %s\n", DisplayName(h.executable()));
+  absl::FPrintF(out_, "# argv: %s\n", absl::StrJoin(argv, " "));
+  absl::FPrintF(out_, "# start: %s (CLOCK_MONOTONIC %.9f s)\n", Utc(h.start_realtime_ns()),
+                h.start_monotonic_ns() / 1e9);
+  absl::FPrintF(out_, "# %11s %9s %6s %6s %-8s %-12s %12s %11s %11s %-7s %s\n", "time_s",
+                "dur_us", "pid", "tid", "layer", "op", "offset", "requested", "result", "error",
+                "file");
+}
+
+void DumpWriter::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
+  if (batch.dropped_before > 0) {
+    absl::FPrintF(out_, "# thread %d lost %d events here\n", batch.tid, batch.dropped_before);
+  }
+  for (const Event& e : batch.events) {
+    std::string offset = e.HasOffset() ? absl::StrCat(e.offset) : "-";
+    absl::FPrintF(out_, "  %11.6f %9.3f %6d %6d %-8s %-12s %12s %11d %11d %-7s %s%s\n",
+                  (e.start_ns - origin_ns_) / 1e9, e.duration_ns() / 1e3, process.pid(), e.tid,
+                  LayerName(LayerOf(e.op)), OpName(e.op), offset, e.requested, e.result,
+                  ErrorName(e.error), DisplayName(process.Text(e.file)), Details(process, e));
+  }
+}
+
+void DumpWriter::OnPacket(const ProcessTrace& process, const Packet& packet) {
+  if (packet.has_exec()) {
+    absl::FPrintF(out_, "# %s %s\n", packet.exec().spawn() ? "spawn" : "exec",
+                  DisplayName(packet.exec().path()));
+  }
+}
+
+void DumpWriter::OnFileEnd(const ProcessTrace& process) {
+  if (!process.end().has_value()) {
+    absl::FPrintF(out_, "# end: no end record (the process was killed or is still running)\n\n");
+    return;
+  }
+  const EndOfTrace& end = *process.end();
+  absl::FPrintF(out_, "# end: %s%s, %d events recorded, %d dropped\n\n",
+                EndOfTrace::Reason_Name(end.reason()),
+                end.exit_code_known() ? absl::StrCat(", code ", end.exit_code()) : "",
+                process.events(), process.dropped());
+}
+
+}  // namespace iotap::analyzer

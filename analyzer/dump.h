@@ -1,0 +1,37 @@
+// `iotap dump`: every event as one line of text, like darshan-dxt-parser.
+//
+// Each file starts with a few "#" lines about its process; then one line per
+// event, in the order each thread recorded them (chunk by chunk):
+//
+//   #      time_s    dur_us    pid    tid layer    op          offset   requested    result error  file
+//        0.001234     1.250   4242   4242 POSIX    pread            0        4096      4096 -      /data/x.bin
+//
+// time_s counts from the process's start; offsets and byte counts are exact.
+// Names are shown with control characters and invalid bytes escaped.
+
+#ifndef IOTAP_ANALYZER_DUMP_H_
+#define IOTAP_ANALYZER_DUMP_H_
+
+#include <cstdio>
+
+#include "analyzer/trace_reader.h"
+
+namespace iotap::analyzer {
+
+class DumpWriter : public TraceVisitor {
+ public:
+  explicit DumpWriter(std::FILE* out) : out_(out) {}
+
+  void OnProcess(const ProcessTrace& process) override;
+  void OnEvents(const ProcessTrace& process, const EventBatch& batch) override;
+  void OnPacket(const ProcessTrace& process, const Packet& packet) override;
+  void OnFileEnd(const ProcessTrace& process) override;
+
+ private:
+  std::FILE* out_;
+  int64_t origin_ns_ = 0;
+};
+
+}  // namespace iotap::analyzer
+
+#endif  // IOTAP_ANALYZER_DUMP_H_

@@ -1,0 +1,198 @@
+#include "analyzer/event.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace iotap::analyzer {
+
+namespace {
+
+// A column may be absent (all zeros) or hold one value per event.
+template <typename Column>
+bool SizeOk(const Column& column, int n) {
+  return column.empty() || column.size() == n;
+}
+
+template <typename Column>
+auto At(const Column& column, int i) -> typename Column::value_type {
+  return column.empty() ? 0 : column[i];
+}
+
+}  // namespace
+
+absl::Status DecodeChunk(const EventChunk& chunk, EventBatch* batch) {
+  const int n = chunk.op_size();
+  if (!SizeOk(chunk.start_gap(), n) || !SizeOk(chunk.duration(), n) ||
+      !SizeOk(chunk.file(), n) || !SizeOk(chunk.offset_delta(), n) ||
+      !SizeOk(chunk.requested(), n) || !SizeOk(chunk.result(), n) ||
+      !SizeOk(chunk.error(), n) || !SizeOk(chunk.flags(), n) || !SizeOk(chunk.parent(), n) ||
+      !SizeOk(chunk.aux(), n)) {
+    return absl::DataLossError(
+        absl::StrCat("event chunk of thread ", chunk.tid(), " has columns of different lengths (",
+                     n, " ops)"));
+  }
+  const int64_t unit = chunk.time_unit_ns() == 0 ? 1 : chunk.time_unit_ns();
+  batch->tid = chunk.tid();
+  batch->dropped_before = chunk.dropped_before();
+  batch->events.resize(n);
+  int64_t end_units = static_cast<int64_t>(chunk.base_time_ns()) / unit;
+  int64_t offset = 0;
+  for (int i = 0; i < n; ++i) {
+    Event& e = batch->events[i];
+    int64_t start_units = end_units + At(chunk.start_gap(), i);
+    end_units = start_units + static_cast<int64_t>(At(chunk.duration(), i));
+    e.seq = chunk.first_seq() + static_cast<uint64_t>(i);
+    e.start_ns = start_units * unit;
+    e.end_ns = end_units * unit;
+    e.op = Op_IsValid(chunk.op(i)) ? static_cast<Op>(chunk.op(i)) : OP_UNSPECIFIED;
+    e.file = At(chunk.file(), i);
+    e.flags = At(chunk.flags(), i);
+    if (e.flags & FLAG_HAS_OFFSET) {
+      offset += At(chunk.offset_delta(), i);
+      e.offset = offset;
+    } else {
+      e.offset = 0;
+    }
+    e.requested = At(chunk.requested(), i);
+    e.result = At(chunk.result(), i);
+    e.error = At(chunk.error(), i);
+    e.parent = At(chunk.parent(), i);
+    e.aux = At(chunk.aux(), i);
+    e.tid = chunk.tid();
+  }
+  return absl::OkStatus();
+}
+
+Layer LayerOf(Op op) {
+  int v = static_cast<int>(op);
+  if (v >= 1 && v < 100) return Layer::kPosix;
+  if (v >= 100 && v < 150) return Layer::kStdio;
+  if (v >= 150 && v < 200) return Layer::kHdf5;
+  if (v >= 200 && v < 220) return Layer::kTfRecord;
+  if (v >= 220 && v < 270) return Layer::kCuda;
+  if (v >= 270 && v < 300) return Layer::kGds;
+  if (v >= 300 && v < 320) return Layer::kMarker;
+  return Layer::kOther;
+}
+
+const char* LayerName(Layer layer) {
+  switch (layer) {
+    case Layer::kPosix: return "POSIX";
+    case Layer::kStdio: return "STDIO";
+    case Layer::kHdf5: return "HDF5";
+    case Layer::kTfRecord: return "TFRecord";
+    case Layer::kCuda: return "CUDA";
+    case Layer::kGds: return "GDS";
+    case Layer::kMarker: return "MARK";
+    case Layer::kOther: return "OTHER";
+  }
+  return "OTHER";
+}
+
+std::string OpName(Op op) {
+  switch (op) {
+    case OP_H5F_CREATE: return "H5Fcreate";
+    case OP_H5F_OPEN: return "H5Fopen";
+    case OP_H5F_FLUSH: return "H5Fflush";
+    case OP_H5F_CLOSE: return "H5Fclose";
+    case OP_H5D_CREATE: return "H5Dcreate";
+    case OP_H5D_OPEN: return "H5Dopen";
+    case OP_H5O_OPEN: return "H5Oopen";
+    case OP_H5O_CLOSE: return "H5Oclose";
+    case OP_H5D_CLOSE: return "H5Dclose";
+    case OP_H5D_READ: return "H5Dread";
+    case OP_H5D_WRITE: return "H5Dwrite";
+    case OP_H5D_READ_CHUNK: return "H5Dread_chunk";
+    case OP_H5D_WRITE_CHUNK: return "H5Dwrite_chunk";
+    default: break;
+  }
+  std::string name = Op_Name(op);
+  if (name.empty()) return absl::StrCat("op", static_cast<int>(op));
+  if (name.rfind("OP_", 0) == 0) name = name.substr(3);
+  return absl::AsciiStrToLower(name);
+}
+
+Transfer TransferOf(Op op) {
+  switch (op) {
+    case OP_READ:
+    case OP_PREAD:
+    case OP_READV:
+    case OP_PREADV:
+    case OP_PREADV2:
+    case OP_COPY_FILE_RANGE_IN:
+    case OP_SENDFILE_IN:
+    case OP_FREAD:
+    case OP_FGETS:
+    case OP_FGETC:
+    case OP_CUFILE_READ:
+      return Transfer::kRead;
+    case OP_WRITE:
+    case OP_PWRITE:
+    case OP_WRITEV:
+    case OP_PWRITEV:
+    case OP_PWRITEV2:
+    case OP_COPY_FILE_RANGE_OUT:
+    case OP_SENDFILE_OUT:
+    case OP_FWRITE:
+    case OP_FPUTC:
+    case OP_FPUTS:
+    case OP_FPRINTF:
+    case OP_CUFILE_WRITE:
+      return Transfer::kWrite;
+    default:
+      return Transfer::kNone;
+  }
+}
+
+uint64_t BytesMoved(const Event& e) {
+  if (TransferOf(e.op) == Transfer::kNone || e.result <= 0) return 0;
+  return static_cast<uint64_t>(e.result);
+}
+
+bool IsOpen(Op op) {
+  switch (op) {
+    case OP_OPEN:
+    case OP_OPENAT:
+    case OP_CREAT:
+    case OP_MKSTEMP:
+    case OP_FOPEN:
+    case OP_FREOPEN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsMetadata(Op op) {
+  switch (op) {
+    case OP_OPEN:
+    case OP_OPENAT:
+    case OP_CREAT:
+    case OP_MKSTEMP:
+    case OP_CLOSE:
+    case OP_LSEEK:
+    case OP_STAT:
+    case OP_LSTAT:
+    case OP_FSTAT:
+    case OP_FSTATAT:
+    case OP_STATX:
+    case OP_OPENDIR:
+    case OP_READDIR:
+    case OP_CLOSEDIR:
+    case OP_UNLINK:
+    case OP_RENAME:
+    case OP_MKDIR:
+    case OP_RMDIR:
+    case OP_FOPEN:
+    case OP_FDOPEN:
+    case OP_FREOPEN:
+    case OP_FCLOSE:
+    case OP_FSEEK:
+    case OP_FTELL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace iotap::analyzer

@@ -1,0 +1,105 @@
+// `iotap stats`: counts per file and per process, summed over every process
+// of a run.
+//
+// A read is any call that moves data from a file into the program (read,
+// pread, readv, preadv, preadv2, copy_file_range and sendfile from the file,
+// fread, fgets, fgetc); a write the reverse. Bytes are what the calls
+// returned, not what they asked for. Opens are open, openat, creat, mkstemp,
+// fopen and freopen, failed ones included (as strace shows them); fdopen and
+// opendir are not opens of a file. STDIO calls are counted where the program
+// made them: glibc's streams reach the kernel through calls no wrapper sees.
+//
+//   StatsCollector stats;
+//   ReadTraceSet(files, &stats);
+//   std::cout << StatsToJson(stats.report());
+
+#ifndef IOTAP_ANALYZER_STATS_H_
+#define IOTAP_ANALYZER_STATS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analyzer/trace_reader.h"
+
+namespace iotap::analyzer {
+
+struct FileStats {
+  std::string path;
+  InternedString::Kind kind = InternedString::KIND_UNSPECIFIED;
+  uint64_t opens = 0;
+  uint64_t reads = 0;
+  uint64_t read_bytes = 0;
+  uint64_t writes = 0;
+  uint64_t write_bytes = 0;
+  uint64_t posix_reads = 0;
+  uint64_t stdio_reads = 0;
+  uint64_t posix_writes = 0;
+  uint64_t stdio_writes = 0;
+  uint64_t metadata_ops = 0;  // stat, readdir, close, lseek, ... (IsMetadata)
+  uint64_t mmaps = 0;
+  uint64_t mmap_bytes = 0;
+  uint64_t errors = 0;        // calls that failed
+  int64_t read_ns = 0;        // summed durations (not a union)
+  int64_t write_ns = 0;
+  int64_t metadata_ns = 0;
+  uint64_t processes = 0;     // how many processes touched the file
+};
+
+struct ProcessStats {
+  std::string trace_file;
+  int pid = 0;
+  int ppid = 0;
+  std::string hostname;
+  std::string executable;
+  std::vector<std::string> argv;
+  int rank = -1;
+  uint64_t events = 0;
+  uint64_t dropped = 0;
+  uint64_t reads = 0;
+  uint64_t read_bytes = 0;
+  uint64_t writes = 0;
+  uint64_t write_bytes = 0;
+  std::string end;  // "exit 0", "_exit 0", "exec", "abort", "killed (no end record)"
+};
+
+struct StatsReport {
+  uint64_t processes = 0;
+  uint64_t events = 0;
+  uint64_t dropped_events = 0;
+  std::vector<FileStats> files;        // paths and devices, most bytes first
+  std::vector<FileStats> ipc;          // pipes, sockets, anonymous: one entry per kind
+  std::vector<ProcessStats> process_list;
+  std::vector<ReadIssue> issues;
+};
+
+class StatsCollector : public TraceVisitor {
+ public:
+  void OnProcess(const ProcessTrace& process) override;
+  void OnEvents(const ProcessTrace& process, const EventBatch& batch) override;
+  void OnFileEnd(const ProcessTrace& process) override;
+
+  // The report; `issues` are those met while reading.
+  StatsReport Finish(std::vector<ReadIssue> issues);
+
+ private:
+  FileStats* Slot(const ProcessTrace& process, uint32_t id);
+
+  std::map<std::string, FileStats> files_;
+  std::map<int, FileStats> ipc_;  // by InternedString::Kind
+  std::vector<ProcessStats> processes_;
+  // Per file being read: string id -> stats slot, and which slots it touched.
+  std::vector<FileStats*> by_id_;
+  std::vector<FileStats*> touched_;
+  ProcessStats current_;
+  uint64_t events_ = 0;
+  uint64_t dropped_ = 0;
+};
+
+std::string StatsToJson(const StatsReport& report);
+std::string StatsToText(const StatsReport& report);
+
+}  // namespace iotap::analyzer
+
+#endif  // IOTAP_ANALYZER_STATS_H_

@@ -1,0 +1,31 @@
+// Text helpers for every output: safe display of names that come from the
+// user's system, and human units.
+
+#ifndef IOTAP_ANALYZER_TEXT_H_
+#define IOTAP_ANALYZER_TEXT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace iotap::analyzer {
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if the bytes
+// there are not valid UTF-8 (overlong forms and surrogates included).
+size_t Utf8SequenceLength(std::string_view s, size_t i);
+
+// `s` for a terminal or a log line: valid UTF-8 kept, control characters and
+// invalid bytes as \n, \t, \xNN, and '\' doubled, so a name with a newline
+// cannot forge a line.
+std::string DisplayName(std::string_view s);
+
+// "1.5 GiB", "312 KiB", "17 B".
+std::string HumanBytes(double bytes);
+// "1.25 s", "310 ms", "42 us", "800 ns".
+std::string HumanDuration(double seconds);
+// "1.2 GiB/s".
+std::string HumanRate(double bytes_per_second);
+
+}  // namespace iotap::analyzer
+
+#endif  // IOTAP_ANALYZER_TEXT_H_

@@ -1,0 +1,382 @@
+#include "analyzer/trace_reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "zstd.h"
+
+namespace iotap::analyzer {
+
+namespace {
+
+constexpr uint32_t kZstdMagic = 0xFD2FB528u;
+// Skippable frames (magic 0x184D2A50..5F) are valid zstd and carry nothing.
+constexpr uint32_t kSkippableMask = 0xFFFFFFF0u;
+constexpr uint32_t kSkippableMagic = 0x184D2A50u;
+// The shim's frames hold at most a few MiB; anything claiming far more is
+// damage, not data.
+constexpr size_t kMaxFrameBytes = 64u << 20;
+constexpr size_t kReadBlock = 4u << 20;
+
+uint32_t Le32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+bool IsFrameStart(const uint8_t* p) {
+  uint32_t m = Le32(p);
+  return m == kZstdMagic || (m & kSkippableMask) == kSkippableMagic;
+}
+
+// Where the bytes come from: a file read block by block, or memory.
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Appends up to `n` more bytes to `buf`; returns how many (0 at the end).
+  virtual absl::StatusOr<size_t> Read(std::string* buf, size_t n) = 0;
+};
+
+class FileSource : public Source {
+ public:
+  FileSource(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~FileSource() override { close(fd_); }
+  absl::StatusOr<size_t> Read(std::string* buf, size_t n) override {
+    size_t old = buf->size();
+    buf->resize(old + n);
+    for (;;) {
+      ssize_t r = read(fd_, buf->data() + old, n);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        buf->resize(old);
+        return absl::UnavailableError(
+            absl::StrCat(path_, ": cannot read: ", std::strerror(errno)));
+      }
+      buf->resize(old + static_cast<size_t>(r));
+      return static_cast<size_t>(r);
+    }
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+class MemorySource : public Source {
+ public:
+  explicit MemorySource(const std::string& bytes) : bytes_(bytes) {}
+  absl::StatusOr<size_t> Read(std::string* buf, size_t n) override {
+    size_t take = std::min(n, bytes_.size() - pos_);
+    buf->append(bytes_, pos_, take);
+    pos_ += take;
+    return take;
+  }
+
+ private:
+  const std::string& bytes_;
+  size_t pos_ = 0;
+};
+
+struct DctxDeleter {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+
+class Reader {
+ public:
+  Reader(std::string name, Source* source, TraceVisitor* visitor, std::vector<ReadIssue>* issues)
+      : name_(std::move(name)),
+        source_(source),
+        visitor_(visitor),
+        issues_(issues),
+        process_(name_),
+        dctx_(ZSTD_createDCtx()) {}
+
+  absl::Status Run();
+
+ private:
+  // Makes at least `n` bytes available after pos_ if the source has them.
+  absl::Status Fill(size_t n);
+  size_t Available() const { return buf_.size() - pos_; }
+  const uint8_t* Here() const { return reinterpret_cast<const uint8_t*>(buf_.data()) + pos_; }
+  uint64_t Offset() const { return base_ + pos_; }
+  void Advance(size_t n) { pos_ += n; }
+
+  void Issue(uint64_t offset, uint64_t skipped, bool truncated, std::string message) {
+    issues_->push_back(ReadIssue{name_, offset, skipped, truncated, std::move(message)});
+  }
+  // Skips to the next frame start after damage at the current position.
+  absl::Status Resync(const std::string& why);
+  // Parses the packets in `data`; with `partial`, the last one may be cut.
+  void Packets(const uint8_t* data, size_t size, uint64_t frame_offset, bool partial);
+  void Deliver(const Packet& packet);
+  void SalvageTruncatedFrame(uint64_t frame_offset);
+
+  std::string name_;
+  Source* source_;
+  TraceVisitor* visitor_;
+  std::vector<ReadIssue>* issues_;
+  ProcessTrace process_;
+  std::unique_ptr<ZSTD_DCtx, DctxDeleter> dctx_;
+  std::string buf_;
+  size_t pos_ = 0;
+  uint64_t base_ = 0;  // file offset of buf_[0]
+  bool eof_ = false;
+  std::string out_;
+  Packet packet_;
+  EventBatch batch_;
+  bool seen_process_ = false;
+  uint64_t packets_ = 0;
+};
+
+absl::Status Reader::Fill(size_t n) {
+  while (Available() < n && !eof_) {
+    if (pos_ > kReadBlock) {  // drop what has been consumed
+      buf_.erase(0, pos_);
+      base_ += pos_;
+      pos_ = 0;
+    }
+    absl::StatusOr<size_t> got = source_->Read(&buf_, std::max(kReadBlock, n - Available()));
+    if (!got.ok()) return got.status();
+    if (*got == 0) eof_ = true;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Reader::Resync(const std::string& why) {
+  uint64_t start = Offset();
+  Advance(1);
+  for (;;) {
+    if (absl::Status s = Fill(4); !s.ok()) return s;
+    if (Available() < 4) {
+      uint64_t skipped = Offset() + Available() - start;
+      Advance(Available());
+      Issue(start, skipped, false,
+            absl::StrCat(why, "; nothing readable follows up to the end of the file"));
+      return absl::OkStatus();
+    }
+    const uint8_t* p = Here();
+    size_t n = Available();
+    for (size_t i = 0; i + 4 <= n; ++i) {
+      if (IsFrameStart(p + i)) {
+        Advance(i);
+        Issue(start, Offset() - start, false,
+              absl::StrCat(why, "; reading resumes at the next frame"));
+        return absl::OkStatus();
+      }
+    }
+    Advance(n - 3);
+  }
+}
+
+void Reader::Deliver(const Packet& packet) {
+  ++packets_;
+  if (packet.has_process()) {
+    process_.SetHeader(packet.process());
+    seen_process_ = true;
+    visitor_->OnProcess(process_);
+    return;
+  }
+  if (!seen_process_) {
+    // Damage took the header; go on with what the rest of the file says.
+    seen_process_ = true;
+    Issue(0, 0, false, "no process header before the first events; process details unknown");
+    visitor_->OnProcess(process_);
+  }
+  switch (packet.payload_case()) {
+    case Packet::kEvents: {
+      absl::Status s = DecodeChunk(packet.events(), &batch_);
+      if (!s.ok()) {
+        Issue(Offset(), 0, false, std::string(s.message()));
+        return;
+      }
+      process_.CountEvents(batch_.size(), batch_.dropped_before);
+      visitor_->OnEvents(process_, batch_);
+      return;
+    }
+    case Packet::kStrings:
+      process_.AddStrings(packet.strings());
+      break;
+    case Packet::kClock:
+      process_.AddClock(packet.clock());
+      break;
+    case Packet::kEnd:
+      process_.SetEnd(packet.end());
+      break;
+    case Packet::kExec:
+      if (!packet.exec().spawn()) process_.NoteExec();
+      break;
+    default:
+      break;
+  }
+  visitor_->OnPacket(process_, packet);
+}
+
+void Reader::Packets(const uint8_t* data, size_t size, uint64_t frame_offset, bool partial) {
+  size_t i = 0;
+  while (i < size) {
+    // Each packet is Trace field 1, length-delimited: tag 0x0A, varint length.
+    if (data[i] != 0x0A) {
+      Issue(frame_offset, 0, false,
+            absl::StrFormat("frame contents damaged at byte %u of the frame; the rest of the "
+                            "frame was skipped",
+                            i));
+      return;
+    }
+    uint64_t len = 0;
+    size_t j = i + 1;
+    int shift = 0;
+    bool complete = false;
+    while (j < size && shift < 64) {
+      uint8_t b = data[j++];
+      len |= static_cast<uint64_t>(b & 0x7f) << shift;
+      shift += 7;
+      if (!(b & 0x80)) {
+        complete = true;
+        break;
+      }
+    }
+    if (!complete || len > size - j) {
+      if (!partial) {
+        Issue(frame_offset, 0, false, "frame ends inside a packet; the packet was skipped");
+      }
+      return;
+    }
+    if (!packet_.ParseFromArray(data + j, static_cast<int>(len))) {
+      Issue(frame_offset, 0, false,
+            absl::StrFormat("a packet at byte %u of the frame does not parse; skipped it", i));
+    } else {
+      Deliver(packet_);
+    }
+    i = j + len;
+  }
+}
+
+void Reader::SalvageTruncatedFrame(uint64_t frame_offset) {
+  // Decompress what there is; every complete packet before the cut counts.
+  ZSTD_DCtx_reset(dctx_.get(), ZSTD_reset_session_only);
+  out_.clear();
+  ZSTD_inBuffer in{Here(), Available(), 0};
+  std::string chunk(1u << 20, '\0');
+  bool failed = false;
+  while (in.pos < in.size && out_.size() < kMaxFrameBytes) {
+    ZSTD_outBuffer out{chunk.data(), chunk.size(), 0};
+    size_t r = ZSTD_decompressStream(dctx_.get(), &out, &in);
+    out_.append(chunk.data(), out.pos);
+    if (ZSTD_isError(r)) {
+      failed = true;
+      break;
+    }
+    if (out.pos == 0 && in.pos == in.size) break;
+  }
+  uint64_t before = packets_;
+  Packets(reinterpret_cast<const uint8_t*>(out_.data()), out_.size(), frame_offset,
+          /*partial=*/true);
+  uint64_t cut = Available();
+  Advance(Available());
+  Issue(frame_offset, cut, true,
+        absl::StrCat("the file ends in the middle of a frame (", failed ? "damaged, " : "",
+                     "a job killed while writing?); kept ", packets_ - before,
+                     " complete packets from it"));
+}
+
+absl::Status Reader::Run() {
+  if (dctx_ == nullptr) return absl::ResourceExhaustedError("cannot create a zstd context");
+  if (absl::Status s = Fill(4); !s.ok()) return s;
+  if (Available() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(name_, ": empty file, not an iotap trace"));
+  }
+  if (Available() < 4 || Le32(Here()) != kZstdMagic) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name_, ": not an iotap trace (it does not start with a zstd frame)"));
+  }
+  while (true) {
+    if (absl::Status s = Fill(4); !s.ok()) return s;
+    if (Available() == 0) break;
+    uint64_t frame_offset = Offset();
+    if (Available() < 4 || !IsFrameStart(Here())) {
+      if (Available() < 4 && eof_) {
+        Issue(frame_offset, Available(), true, "the file ends with a partial frame header");
+        Advance(Available());
+        break;
+      }
+      if (absl::Status s = Resync("bytes that are not a zstd frame"); !s.ok()) return s;
+      continue;
+    }
+    // Find the frame's extent, reading more as needed.
+    size_t frame_size = 0;
+    for (;;) {
+      frame_size = ZSTD_findFrameCompressedSize(Here(), Available());
+      if (!ZSTD_isError(frame_size)) break;
+      if (eof_ || Available() >= kMaxFrameBytes) break;
+      if (absl::Status s = Fill(Available() + kReadBlock); !s.ok()) return s;
+    }
+    if (ZSTD_isError(frame_size)) {
+      if (eof_) {
+        SalvageTruncatedFrame(frame_offset);
+        break;
+      }
+      if (absl::Status s = Resync("a frame too large or malformed"); !s.ok()) return s;
+      continue;
+    }
+    if ((Le32(Here()) & kSkippableMask) == kSkippableMagic) {
+      Advance(frame_size);
+      continue;
+    }
+    unsigned long long content = ZSTD_getFrameContentSize(Here(), frame_size);
+    size_t capacity = content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR
+                          ? kMaxFrameBytes
+                          : static_cast<size_t>(std::min<unsigned long long>(content, kMaxFrameBytes));
+    out_.resize(capacity);
+    size_t n = ZSTD_decompressDCtx(dctx_.get(), out_.data(), out_.size(), Here(), frame_size);
+    if (ZSTD_isError(n)) {
+      Issue(frame_offset, frame_size, false,
+            absl::StrCat("damaged frame (", ZSTD_getErrorName(n), "); skipped it"));
+      Advance(frame_size);
+      continue;
+    }
+    Advance(frame_size);
+    Packets(reinterpret_cast<const uint8_t*>(out_.data()), n, frame_offset, /*partial=*/false);
+  }
+  if (!seen_process_) {
+    return absl::DataLossError(
+        absl::StrCat(name_, ": no readable packet in the file; it is damaged beyond use"));
+  }
+  visitor_->OnFileEnd(process_);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string ReadIssue::ToString() const {
+  std::string s = offset == 0 && bytes_skipped == 0 && !truncated
+                      ? absl::StrCat(path, ": ", message)
+                      : absl::StrCat(path, ": at byte ", offset, ": ", message);
+  if (bytes_skipped > 0) absl::StrAppend(&s, " (", bytes_skipped, " bytes skipped)");
+  return s;
+}
+
+absl::Status ReadTraceFile(const std::string& path, TraceVisitor* visitor,
+                           std::vector<ReadIssue>* issues) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  }
+  FileSource source(fd, path);
+  Reader reader(path, &source, visitor, issues);
+  return reader.Run();
+}
+
+absl::Status ReadTraceBytes(const std::string& name, const std::string& bytes,
+                            TraceVisitor* visitor, std::vector<ReadIssue>* issues) {
+  MemorySource source(bytes);
+  Reader reader(name, &source, visitor, issues);
+  return reader.Run();
+}
+
+}  // namespace iotap::analyzer

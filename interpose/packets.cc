@@ -1,0 +1,274 @@
+#include "interpose/packets.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "interpose/config.h"
+#include "interpose/ops.h"
+#include "interpose/recorder.h"
+
+namespace iotap::interpose {
+
+namespace {
+
+constexpr uint32_t kFormatVersion = 1;
+constexpr char kShimVersion[] = "0.1.0";
+// The header keeps at most this much of the command line.
+constexpr size_t kMaxArgvBytes = 64 * 1024;
+
+int g_argc = 0;
+char** g_argv = nullptr;
+
+// Variables worth keeping for grouping processes into ranks and jobs.
+constexpr const char* kEnvNames[] = {
+    "RANK",          "LOCAL_RANK",          "WORLD_SIZE",         "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",    "NODE_RANK",           "TORCHELASTIC_RUN_ID", "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
+    "PMIX_RANK",     "MPI_LOCALRANKID",     "SLURM_PROCID",       "SLURM_LOCALID",
+    "SLURM_NTASKS",  "SLURM_JOB_ID",        "SLURM_STEP_ID",      "SLURM_NODEID",
+    "PBS_JOBID",     "LSB_JOBID",           "CUDA_VISIBLE_DEVICES",
+};
+constexpr const char* kRankNames[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                      "PMIX_RANK", "SLURM_PROCID"};
+constexpr const char* kLocalRankNames[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                           "MPI_LOCALRANKID", "SLURM_LOCALID"};
+constexpr const char* kWorldSizeNames[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE",
+                                           "PMI_SIZE", "SLURM_NTASKS"};
+constexpr const char* kJobIdNames[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID",
+                                       "TORCHELASTIC_RUN_ID"};
+
+template <size_t N>
+long FirstNumber(const char* const (&names)[N], long fallback) {
+  for (const char* name : names) {
+    const char* v = getenv(name);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    long n = strtol(v, &end, 10);
+    if (*end == '\0') return n;
+  }
+  return fallback;
+}
+
+// Reads a small file with raw syscalls (the shim does not trace itself).
+long ReadSmallFile(const char* path, char* buf, size_t cap) {
+  int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  if (fd < 0) return -1;
+  long n = syscall(SYS_read, fd, buf, cap);
+  syscall(SYS_close, fd);
+  return n;
+}
+
+}  // namespace
+
+void SetArgv(int argc, char** argv) {
+  g_argc = argc;
+  g_argv = argv;
+}
+
+void EncodeProcessHeader(WireWriter* w, const ProcessInfo& info,
+                         const ClockConverter& clock) {
+  size_t packet = w->BeginNested(1);
+  size_t h = w->BeginNested(1);
+  w->Varint(1, kFormatVersion);
+  w->String(2, kShimVersion);
+  w->Varint(3, static_cast<uint64_t>(info.pid));
+  w->Varint(4, static_cast<uint64_t>(info.ppid));
+  struct utsname uts;
+  if (uname(&uts) == 0) w->String(5, uts.nodename);
+  char buf[PATH_MAX];
+  long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n > 0) w->Bytes(6, buf, static_cast<size_t>(n));
+  size_t argv_bytes = 0;
+  for (int i = 0; i < g_argc && g_argv != nullptr && g_argv[i] != nullptr; ++i) {
+    size_t len = strlen(g_argv[i]);
+    if (argv_bytes + len > kMaxArgvBytes) break;
+    argv_bytes += len;
+    w->Bytes(7, g_argv[i], len);
+  }
+  if (syscall(SYS_getcwd, buf, sizeof(buf)) > 0) w->String(8, buf);
+  w->Varint(9, getuid());
+  n = ReadSmallFile("/proc/sys/kernel/random/boot_id", buf, 64);
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) --n;
+  if (n > 0) w->Bytes(10, buf, static_cast<size_t>(n));
+  w->Varint(11, info.start_monotonic_ns);
+  w->Varint(12, info.start_realtime_ns);
+  if (g_config.session[0] != '\0') w->String(13, g_config.session);
+  for (const char* name : kEnvNames) {
+    const char* v = getenv(name);
+    if (v == nullptr) continue;
+    size_t var = w->BeginNested(14);
+    w->String(1, name);
+    w->String(2, v);
+    w->EndNested(var);
+  }
+  w->Varint(15, static_cast<uint64_t>(static_cast<int64_t>(FirstNumber(kRankNames, -1))));
+  w->Varint(16,
+            static_cast<uint64_t>(static_cast<int64_t>(FirstNumber(kLocalRankNames, -1))));
+  w->Varint(17, static_cast<uint64_t>(FirstNumber(kWorldSizeNames, 0)));
+  for (const char* name : kJobIdNames) {
+    const char* v = getenv(name);
+    if (v != nullptr && *v != '\0') {
+      w->String(18, v);
+      break;
+    }
+  }
+  w->Varint(19, info.forked ? 2 : 1);
+  w->Varint(20, clock.uses_tsc() ? 1 : 2);
+  w->Varint(21, g_config.flush_interval_ms);
+  w->Varint(22, g_config.buffer_events);
+  for (uint32_t bit = 1; bit < kLayerAll; bit <<= 1) {
+    if (g_config.layers & bit) w->String(23, LayerName(bit));
+  }
+  w->EndNested(h);
+  w->EndNested(packet);
+}
+
+void EncodeClockSnapshot(WireWriter* w, uint64_t recorded, uint64_t dropped) {
+  uint64_t m0 = MonotonicNs();
+  uint64_t r = RealtimeNs();
+  uint64_t m1 = MonotonicNs();
+  size_t packet = w->BeginNested(1);
+  size_t c = w->BeginNested(2);
+  w->Varint(1, m0 + (m1 - m0) / 2);
+  w->Varint(2, r);
+  w->Varint(3, (m1 - m0) / 2);
+  w->VarintIfNonZero(4, recorded);
+  w->VarintIfNonZero(5, dropped);
+  w->EndNested(c);
+  w->EndNested(packet);
+}
+
+void EncodeResourceSample(WireWriter* w) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return;
+  auto ns = [](const struct timeval& tv) {
+    return static_cast<uint64_t>(tv.tv_sec) * 1000000000ull +
+           static_cast<uint64_t>(tv.tv_usec) * 1000ull;
+  };
+  size_t packet = w->BeginNested(1);
+  size_t s = w->BeginNested(6);
+  w->Varint(1, MonotonicNs());
+  w->Varint(2, ns(ru.ru_utime));
+  w->Varint(3, ns(ru.ru_stime));
+  w->Varint(4, static_cast<uint64_t>(ru.ru_maxrss));
+  w->VarintIfNonZero(5, static_cast<uint64_t>(ru.ru_nvcsw));
+  w->VarintIfNonZero(6, static_cast<uint64_t>(ru.ru_nivcsw));
+  w->VarintIfNonZero(7, static_cast<uint64_t>(ru.ru_minflt));
+  w->VarintIfNonZero(8, static_cast<uint64_t>(ru.ru_majflt));
+  w->EndNested(s);
+  w->EndNested(packet);
+}
+
+void EncodeEnd(WireWriter* w, int reason, int code, bool code_known,
+               uint64_t recorded, uint64_t dropped) {
+  size_t packet = w->BeginNested(1);
+  size_t e = w->BeginNested(5);
+  w->Varint(1, static_cast<uint64_t>(reason));
+  w->Varint(2, static_cast<uint64_t>(static_cast<int64_t>(code)));
+  w->Bool(3, code_known);
+  w->Varint(4, MonotonicNs());
+  w->Varint(5, RealtimeNs());
+  w->Varint(6, recorded);
+  w->Varint(7, dropped);
+  w->EndNested(e);
+  w->EndNested(packet);
+}
+
+void EncodeExecNotice(WireWriter* w, const char* path, bool spawn) {
+  size_t packet = w->BeginNested(1);
+  size_t e = w->BeginNested(10);
+  w->Varint(1, MonotonicNs());
+  if (path != nullptr) w->Bytes(2, path, strnlen(path, PATH_MAX));
+  if (spawn) w->Bool(3, true);
+  w->EndNested(e);
+  w->EndNested(packet);
+}
+
+namespace {
+
+// Writes one packed column produced by `value(i)` for i in [0, count),
+// omitting it when every value is zero.
+template <typename ValueFn>
+void PutColumn(WireWriter* w, uint32_t field, uint32_t count, ChunkScratch* scratch,
+               ValueFn value) {
+  uint8_t* p = scratch->column;
+  uint64_t any = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint64_t v = value(i);
+    any |= v;
+    p = PutVarint(p, v);
+  }
+  if (any == 0) return;
+  size_t bytes = static_cast<size_t>(p - scratch->column);
+  w->PackedHeader(field, bytes);
+  uint8_t* dst = w->Claim(bytes);
+  if (dst == nullptr) return;
+  memcpy(dst, scratch->column, bytes);
+  w->Commit(dst + bytes);
+}
+
+}  // namespace
+
+bool EncodeChunk(WireWriter* w, const Ring& ring, uint64_t first, uint32_t count,
+                 uint64_t first_seq, uint64_t dropped_before,
+                 const ClockConverter& clock, ChunkScratch* scratch) {
+  if (static_cast<size_t>(count) * 10 > scratch->capacity) return false;
+  const uint64_t mask = ring.capacity - 1;
+  auto at = [&](uint32_t i) -> const RawEvent& {
+    return ring.events[(first + i) & mask];
+  };
+  const uint64_t time_unit = g_config.time_unit_ns;
+  auto start_units = [&](uint32_t i) {
+    return static_cast<int64_t>(clock.ToMonotonicNs(at(i).t0) / time_unit);
+  };
+  size_t packet = w->BeginNested(1);
+  size_t chunk = w->BeginNested(4);
+  w->VarintIfNonZero(1, ring.tid);
+  int64_t base = count > 0 ? start_units(0) : 0;
+  w->Varint(2, static_cast<uint64_t>(base) * time_unit);
+  w->Varint(3, time_unit);
+  w->VarintIfNonZero(4, first_seq);
+  w->VarintIfNonZero(5, dropped_before);
+
+  PutColumn(w, 10, count, scratch, [&](uint32_t i) { return at(i).op; });
+  auto end_units = [&](uint32_t i) {
+    int64_t s = start_units(i);
+    int64_t e = static_cast<int64_t>(clock.ToMonotonicNs(at(i).t1) / time_unit);
+    return e > s ? e : s;
+  };
+  int64_t previous_end = base;
+  PutColumn(w, 11, count, scratch, [&](uint32_t i) {
+    int64_t gap = start_units(i) - previous_end;
+    previous_end = end_units(i);
+    return ZigZag(gap);
+  });
+  PutColumn(w, 12, count, scratch, [&](uint32_t i) {
+    return static_cast<uint64_t>(end_units(i) - start_units(i));
+  });
+  PutColumn(w, 13, count, scratch, [&](uint32_t i) { return at(i).file; });
+  int64_t previous_offset = 0;
+  PutColumn(w, 14, count, scratch, [&](uint32_t i) {
+    const RawEvent& e = at(i);
+    if (!(e.flags & kFlagHasOffset)) return uint64_t{0};
+    int64_t d = e.offset - previous_offset;
+    previous_offset = e.offset;
+    return ZigZag(d);
+  });
+  PutColumn(w, 15, count, scratch, [&](uint32_t i) { return at(i).requested; });
+  PutColumn(w, 16, count, scratch, [&](uint32_t i) { return ZigZag(at(i).result); });
+  PutColumn(w, 17, count, scratch, [&](uint32_t i) { return at(i).error; });
+  PutColumn(w, 18, count, scratch, [&](uint32_t i) { return at(i).flags; });
+  PutColumn(w, 19, count, scratch, [&](uint32_t i) { return at(i).parent; });
+  PutColumn(w, 20, count, scratch, [&](uint32_t i) { return at(i).aux; });
+  w->EndNested(chunk);
+  w->EndNested(packet);
+  return !w->overflow();
+}
+
+}  // namespace iotap::interpose

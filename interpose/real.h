@@ -1,0 +1,61 @@
+// The real functions behind the wrappers.
+//
+// Each wrapper file declares the functions it forwards to with IOTAP_REAL,
+// whose type comes from the library's own header through decltype, so a
+// signature is never typed by hand:
+//
+//   IOTAP_REAL(pread);                       // at namespace scope
+//   ...
+//   ssize_t r = real_pread()(fd, buf, n, offset);
+//
+// The address is looked up with dlsym(RTLD_NEXT) on first use and cached.
+// Resolution runs with the thread's busy flag set, so anything dlsym calls
+// passes through untraced. A function that cannot be found resolves to
+// `fallback` (see IOTAP_REAL_OR), so a missing symbol disables that wrapper
+// and never ends the process.
+
+#ifndef IOTAP_INTERPOSE_REAL_H_
+#define IOTAP_INTERPOSE_REAL_H_
+
+#include <atomic>
+
+namespace iotap::interpose {
+
+// dlsym(RTLD_NEXT, name) with the busy flag set; null if absent.
+void* ResolveNext(const char* name);
+
+template <typename Fn>
+class RealFunction {
+ public:
+  constexpr RealFunction(const char* name, Fn fallback) : name_(name), fallback_(fallback) {}
+
+  Fn operator()() {
+    Fn f = fn_.load(std::memory_order_relaxed);
+    if (__builtin_expect(f == nullptr, 0)) {
+      f = reinterpret_cast<Fn>(ResolveNext(name_));
+      if (f == nullptr) f = fallback_;
+      fn_.store(f, std::memory_order_relaxed);
+    }
+    return f;
+  }
+
+ private:
+  const char* name_;
+  Fn fallback_;
+  std::atomic<Fn> fn_{nullptr};
+};
+
+}  // namespace iotap::interpose
+
+// Declares real_NAME() returning the next definition of NAME, whose type is
+// that of the declaration the system header gives.
+#define IOTAP_REAL(name)                                                   \
+  ::iotap::interpose::RealFunction<decltype(&::name)> real_##name{#name,  \
+                                                                  nullptr}
+
+// As IOTAP_REAL, with a function to call when NAME cannot be found.
+#define IOTAP_REAL_OR(name, fallback)                                      \
+  ::iotap::interpose::RealFunction<decltype(&::name)> real_##name{#name,  \
+                                                                  fallback}
+
+#endif  // IOTAP_INTERPOSE_REAL_H_

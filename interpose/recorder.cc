@@ -1,0 +1,548 @@
+#include "interpose/recorder.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <new>
+
+#include "interpose/clock.h"
+#include "interpose/compress.h"
+#include "interpose/fd_table.h"
+#include "interpose/packets.h"
+#include "interpose/strings.h"
+#include "interpose/trace_file.h"
+#include "interpose/wire.h"
+
+namespace iotap::interpose {
+
+__thread ThreadState tls_thread __attribute__((tls_model("initial-exec"))) = {};
+std::atomic<uint32_t> g_active_layers{0};
+Config g_config;
+
+namespace {
+
+// Events per EventChunk: bounds the size of one encoded chunk.
+constexpr uint32_t kMaxChunkEvents = 4096;
+// Bytes of encoded packets per zstd frame.
+constexpr size_t kPacketBufferBytes = 1u << 20;
+// A chunk of kMaxChunkEvents takes at most 11 columns of 10-byte varints.
+constexpr size_t kWorstChunkBytes = kMaxChunkEvents * 11 * 10 + 256;
+
+struct Writer {
+  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  TraceFile file;
+  ClockConverter clock;
+  FrameCompressor compressor;
+  uint8_t* packets = nullptr;
+  size_t packets_used = 0;
+  uint64_t packets_events = 0;  // events in `packets`, lost if the write fails
+  uint8_t* frame = nullptr;
+  size_t frame_capacity = 0;
+  ChunkScratch scratch = {nullptr, 0};
+  uint64_t recorded = 0;  // events written to the file
+  uint64_t dropped = 0;   // events lost: full ring in a signal handler, failed writes
+  uint64_t next_flush_ns = 0;
+  uint64_t next_sample_ns = 0;
+  int pid = 0;
+  bool write_failed = false;
+};
+Writer g_writer;
+
+std::atomic<Ring*> g_rings{nullptr};
+pthread_mutex_t g_ring_lock = PTHREAD_MUTEX_INITIALIZER;  // allocation only
+pthread_key_t g_thread_key;
+std::atomic<int> g_exit_code{0};
+std::atomic<bool> g_exit_code_known{false};
+std::atomic<uint64_t> g_dropped_without_ring{0};
+
+// Writer thread.
+std::atomic<bool> g_writer_started{false};
+std::atomic<uint32_t> g_wake{0};
+std::atomic<bool> g_writer_sleeping{false};
+std::atomic<bool> g_warned{false};
+
+void* MapZeroed(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+// --- Output ------------------------------------------------------------------
+
+// Compresses and appends what has been encoded. Caller holds the writer lock.
+void FlushFrame() {
+  Writer& w = g_writer;
+  if (w.packets_used == 0) return;
+  size_t n = w.compressor.Compress(w.packets, w.packets_used, w.frame, w.frame_capacity);
+  int err = n == 0 ? ENOBUFS : w.file.Append(w.frame, n);
+  if (err == 0) {
+    w.recorded += w.packets_events;
+    w.write_failed = false;
+  } else {
+    w.dropped += w.packets_events;
+    if (!w.write_failed) WarnOnce("cannot write the trace file; events are being lost", err);
+    w.write_failed = true;
+  }
+  w.packets_used = 0;
+  w.packets_events = 0;
+}
+
+WireWriter PacketWriter() {
+  Writer& w = g_writer;
+  WireWriter out(w.packets, kPacketBufferBytes);
+  out.Rewind(w.packets_used);
+  return out;
+}
+
+// Runs `encode` on a writer over the packet buffer, flushing first or
+// retrying after a flush if it does not fit.
+template <typename EncodeFn>
+void Emit(EncodeFn encode) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    WireWriter out = PacketWriter();
+    encode(&out);
+    if (!out.overflow()) {
+      g_writer.packets_used = out.size();
+      return;
+    }
+    FlushFrame();
+  }
+}
+
+void EmitStrings() {
+  for (;;) {
+    WireWriter out = PacketWriter();
+    bool done = EmitPendingStrings(&out);
+    g_writer.packets_used = out.overflow() ? g_writer.packets_used : out.size();
+    if (done && !out.overflow()) return;
+    FlushFrame();
+  }
+}
+
+// Encodes [tail, head) of `ring`. Caller holds the writer lock and has
+// emitted the strings interned before `head` was read.
+void DrainRing(Ring* ring, uint64_t head) {
+  Writer& w = g_writer;
+  uint64_t tail = ring->tail.load(std::memory_order_relaxed);
+  while (tail < head) {
+    uint32_t count = static_cast<uint32_t>(
+        head - tail < kMaxChunkEvents ? head - tail : kMaxChunkEvents);
+    if (kPacketBufferBytes - w.packets_used < kWorstChunkBytes) FlushFrame();
+    uint64_t dropped = ring->dropped.load(std::memory_order_relaxed);
+    uint64_t dropped_before = dropped - ring->dropped_reported;
+    WireWriter out = PacketWriter();
+    if (EncodeChunk(&out, *ring, tail, count, tail - ring->seq_origin, dropped_before,
+                    w.clock, &w.scratch)) {
+      w.packets_used = out.size();
+      w.packets_events += count;
+      ring->dropped_reported = dropped;
+      w.dropped += dropped_before;
+    } else {
+      w.dropped += count;  // cannot happen with kWorstChunkBytes of room
+    }
+    tail += count;
+    ring->tail.store(tail, std::memory_order_release);
+  }
+}
+
+// Drains every ring. Caller holds the writer lock.
+void DrainAll() {
+  constexpr int kMaxRings = 4096;
+  Ring* rings[kMaxRings];
+  uint64_t heads[kMaxRings];
+  int n = 0;
+  // Heads first, then strings: every string an event up to its head uses was
+  // interned before the head was published.
+  for (Ring* r = g_rings.load(std::memory_order_acquire); r != nullptr && n < kMaxRings;
+       r = r->next) {
+    rings[n] = r;
+    heads[n] = r->head.load(std::memory_order_acquire);
+    ++n;
+  }
+  g_writer.clock.Reanchor();
+  EmitStrings();
+  for (int i = 0; i < n; ++i) {
+    DrainRing(rings[i], heads[i]);
+    if (rings[i]->state.load(std::memory_order_acquire) == kRingOrphaned &&
+        rings[i]->tail.load(std::memory_order_relaxed) ==
+            rings[i]->head.load(std::memory_order_acquire)) {
+      rings[i]->state.store(kRingFree, std::memory_order_release);
+    }
+  }
+}
+
+uint64_t TotalDropped() {
+  return g_writer.dropped + g_dropped_without_ring.load(std::memory_order_relaxed);
+}
+
+void EmitSnapshot() {
+  uint64_t recorded = g_writer.recorded + g_writer.packets_events;
+  uint64_t dropped = TotalDropped();
+  Emit([&](WireWriter* out) {
+    EncodeClockSnapshot(out, recorded, dropped);
+    EncodeResourceSample(out);
+  });
+}
+
+// --- Writer thread -----------------------------------------------------------
+
+void* WriterMain(void*) {
+  tls_thread.busy = true;  // nothing this thread does is traced
+  prctl(PR_SET_NAME, "iotap-writer", 0, 0, 0);
+  const uint64_t flush_ns = g_config.flush_interval_ms * 1000000ull;
+  const uint64_t sample_ns = g_config.sample_interval_ms * 1000000ull;
+  for (;;) {
+    uint64_t now = MonotonicNs();
+    uint64_t next = g_writer.next_flush_ns < g_writer.next_sample_ns
+                        ? g_writer.next_flush_ns
+                        : g_writer.next_sample_ns;
+    if (next > now) {
+      uint64_t wait = next - now;
+      struct timespec ts = {static_cast<time_t>(wait / 1000000000ull),
+                            static_cast<long>(wait % 1000000000ull)};
+      uint32_t seen = g_wake.load(std::memory_order_acquire);
+      g_writer_sleeping.store(true, std::memory_order_seq_cst);
+      syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
+      g_writer_sleeping.store(false, std::memory_order_relaxed);
+    }
+    pthread_mutex_lock(&g_writer.lock);
+    now = MonotonicNs();
+    if (now >= g_writer.next_sample_ns) {
+      Emit([](WireWriter* out) { EncodeResourceSample(out); });
+      g_writer.next_sample_ns = now + sample_ns;
+    }
+    DrainAll();
+    if (now >= g_writer.next_flush_ns) {
+      EmitSnapshot();
+      FlushFrame();
+      g_writer.next_flush_ns = now + flush_ns;
+    } else if (g_writer.packets_used > kPacketBufferBytes / 2) {
+      FlushFrame();
+    }
+    pthread_mutex_unlock(&g_writer.lock);
+  }
+  return nullptr;
+}
+
+void StartWriterThread() {
+  if (g_writer_started.exchange(true, std::memory_order_acq_rel)) return;
+  uint64_t now = MonotonicNs();
+  g_writer.next_flush_ns = now + g_config.flush_interval_ms * 1000000ull;
+  g_writer.next_sample_ns = now;
+  // The application's signal handlers must never run on our thread.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_t thread;
+  int err = pthread_create(&thread, &attr, WriterMain, nullptr);
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (err != 0) {
+    WarnOnce("cannot start the writer thread; events are written when buffers fill", err);
+  }
+}
+
+// --- Rings -------------------------------------------------------------------
+
+void ThreadExited(void* ring) {
+  static_cast<Ring*>(ring)->state.store(kRingOrphaned, std::memory_order_release);
+  tls_thread.ring = nullptr;
+}
+
+Ring* NewRing() {
+  uint32_t capacity = g_config.buffer_events;
+  void* mem = MapZeroed(sizeof(Ring) + sizeof(RawEvent) * capacity);
+  if (mem == nullptr) return nullptr;
+  Ring* ring = new (mem) Ring();
+  ring->capacity = capacity;
+  ring->events = reinterpret_cast<RawEvent*>(static_cast<uint8_t*>(mem) + sizeof(Ring));
+  Ring* head = g_rings.load(std::memory_order_relaxed);
+  do {
+    ring->next = head;
+  } while (!g_rings.compare_exchange_weak(head, ring, std::memory_order_acq_rel));
+  return ring;
+}
+
+Ring* AcquireRing() {
+  for (Ring* r = g_rings.load(std::memory_order_acquire); r != nullptr; r = r->next) {
+    uint32_t expected = kRingFree;
+    if (r->state.compare_exchange_strong(expected, kRingOwned, std::memory_order_acq_rel)) {
+      return r;
+    }
+  }
+  pthread_mutex_lock(&g_ring_lock);
+  Ring* ring = NewRing();
+  if (ring != nullptr) ring->state.store(kRingOwned, std::memory_order_release);
+  pthread_mutex_unlock(&g_ring_lock);
+  return ring;
+}
+
+// --- Start-up and fork ---------------------------------------------------------
+
+bool g_constructed = false;
+
+bool AllocateWriterBuffers() {
+  Writer& w = g_writer;
+  w.packets = static_cast<uint8_t*>(MapZeroed(kPacketBufferBytes));
+  w.frame_capacity = w.compressor.Bound(kPacketBufferBytes);
+  w.frame = static_cast<uint8_t*>(MapZeroed(w.frame_capacity));
+  w.scratch.capacity = kMaxChunkEvents * 10;
+  w.scratch.column = static_cast<uint8_t*>(MapZeroed(w.scratch.capacity));
+  return w.packets != nullptr && w.frame != nullptr && w.scratch.column != nullptr;
+}
+
+// Creates this process's file and writes its header. Returns 0 or errno.
+int OpenTrace(bool forked) {
+  Writer& w = g_writer;
+  ProcessInfo info;
+  info.pid = static_cast<int>(syscall(SYS_getpid));
+  info.ppid = static_cast<int>(syscall(SYS_getppid));
+  info.forked = forked;
+  info.start_monotonic_ns = MonotonicNs();
+  info.start_realtime_ns = RealtimeNs();
+  w.pid = info.pid;
+  w.recorded = 0;
+  w.dropped = 0;
+  w.packets_used = 0;
+  w.packets_events = 0;
+  w.write_failed = false;
+  int err = w.file.Create(g_config.dir, info.pid, info.start_realtime_ns);
+  if (err != 0) return err;
+  Emit([&](WireWriter* out) {
+    EncodeProcessHeader(out, info, w.clock);
+    EncodeClockSnapshot(out, 0, 0);
+  });
+  FlushFrame();
+  return w.write_failed ? EIO : 0;
+}
+
+void ForkPrepare() {
+  if (!g_constructed) return;
+  pthread_mutex_lock(&g_writer.lock);
+  LockStringsForFork();
+  pthread_mutex_lock(&g_ring_lock);
+}
+
+void ForkParent() {
+  if (!g_constructed) return;
+  pthread_mutex_unlock(&g_ring_lock);
+  UnlockStringsAfterFork(false);
+  pthread_mutex_unlock(&g_writer.lock);
+}
+
+void ForkChild() {
+  if (!g_constructed) return;
+  pthread_mutex_init(&g_ring_lock, nullptr);
+  UnlockStringsAfterFork(true);
+  pthread_mutex_init(&g_writer.lock, nullptr);
+  FdAfterForkChild();
+  // The parent's unwritten events stay with the parent.
+  for (Ring* r = g_rings.load(std::memory_order_relaxed); r != nullptr; r = r->next) {
+    r->tail.store(r->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    r->dropped_reported = r->dropped.load(std::memory_order_relaxed);
+    r->state.store(kRingFree, std::memory_order_relaxed);
+  }
+  g_dropped_without_ring.store(0, std::memory_order_relaxed);
+  // This thread, the only one in the child, takes a fresh ring on its next
+  // event.
+  tls_thread.ring = nullptr;
+  g_writer_started.store(false, std::memory_order_relaxed);
+  g_writer_sleeping.store(false, std::memory_order_relaxed);
+  g_exit_code_known.store(false, std::memory_order_relaxed);
+  g_writer.file.Forget();
+  if (!Recording()) return;
+  tls_thread.busy = true;
+  int err = OpenTrace(/*forked=*/true);
+  tls_thread.busy = false;
+  if (err != 0) {
+    g_active_layers.store(0, std::memory_order_release);
+    WarnOnce("cannot create the trace file of a forked process; not tracing it", err);
+  }
+}
+
+__attribute__((constructor)) void IotapInit(int argc, char** argv, char**) {
+  if (getauxval(AT_SECURE) != 0) return;  // set-uid/set-gid: stay inert
+  tls_thread.busy = true;
+  SetArgv(argc, argv);
+  char cwd[PATH_MAX];
+  if (syscall(SYS_getcwd, cwd, sizeof(cwd)) <= 0) strcpy(cwd, "/");
+  const char* why = nullptr;
+  if (!ReadConfig(&g_config, cwd, &why)) {
+    if (getenv("IOTAP_DISABLE") == nullptr) WarnOnce(why, 0);
+    tls_thread.busy = false;
+    return;
+  }
+  g_writer.clock.Init(g_config.allow_tsc);
+  if (!g_writer.compressor.Init(g_config.zstd_level, kPacketBufferBytes) ||
+      !AllocateWriterBuffers() || pthread_key_create(&g_thread_key, ThreadExited) != 0) {
+    WarnOnce("cannot allocate the trace buffers; not tracing", ENOMEM);
+    tls_thread.busy = false;
+    return;
+  }
+  int err = OpenTrace(/*forked=*/false);
+  if (err != 0) {
+    WarnOnce("cannot create the trace file; not tracing", err);
+    tls_thread.busy = false;
+    return;
+  }
+  pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+  g_constructed = true;
+  g_active_layers.store(g_config.layers, std::memory_order_release);
+  tls_thread.busy = false;
+}
+
+__attribute__((destructor)) void IotapFini() {
+  FinishTrace(EndReason::kExit, g_exit_code.load(std::memory_order_relaxed),
+              g_exit_code_known.load(std::memory_order_relaxed), /*blocking=*/true);
+}
+
+// Everything pending, then `tail` (end or exec packets). Caller holds the lock.
+template <typename TailFn>
+void WriteEverything(TailFn tail) {
+  DrainAll();
+  EmitSnapshot();
+  Emit(tail);
+  FlushFrame();
+}
+
+}  // namespace
+
+// --- Hot path helpers ------------------------------------------------------------
+
+RawEvent* ReserveEventSlow(ThreadState* ts) {
+  if (!Recording()) return nullptr;
+  if (ts->ring == nullptr) {
+    Ring* ring = AcquireRing();
+    if (ring == nullptr) {
+      g_dropped_without_ring.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    ring->tid = static_cast<uint32_t>(syscall(SYS_gettid));
+    ring->seq_origin = ring->head.load(std::memory_order_relaxed);
+    ring->tail_seen = ring->tail.load(std::memory_order_acquire);
+    ts->ring = ring;
+    pthread_setspecific(g_thread_key, ring);
+    StartWriterThread();
+  }
+  Ring* r = ts->ring;
+  uint64_t h = r->head.load(std::memory_order_relaxed);
+  r->tail_seen = r->tail.load(std::memory_order_acquire);
+  if (h - r->tail_seen >= r->capacity) {
+    // Full: drain it ourselves rather than lose events.
+    pthread_mutex_lock(&g_writer.lock);
+    g_writer.clock.Reanchor();
+    EmitStrings();
+    DrainRing(r, h);
+    pthread_mutex_unlock(&g_writer.lock);
+    r->tail_seen = r->tail.load(std::memory_order_acquire);
+  }
+  return &r->events[h & (r->capacity - 1)];
+}
+
+void WakeWriter(ThreadState* ts) {
+  Ring* r = ts->ring;
+  r->tail_seen = r->tail.load(std::memory_order_acquire);
+  if (r->head.load(std::memory_order_relaxed) - r->tail_seen < r->capacity / 2) return;
+  g_wake.fetch_add(1, std::memory_order_release);
+  if (g_writer_sleeping.load(std::memory_order_seq_cst)) {
+    syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  }
+}
+
+void CountDropped(ThreadState* ts) {
+  if (ts->ring != nullptr) {
+    ts->ring->dropped.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    g_dropped_without_ring.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+// --- Packets from other layers ---------------------------------------------------
+
+void WritePackets(const uint8_t* data, size_t size) {
+  if (!Recording() || size > kPacketBufferBytes) return;
+  pthread_mutex_lock(&g_writer.lock);
+  EmitStrings();
+  Emit([&](WireWriter* out) {
+    uint8_t* dst = out->Claim(size);
+    if (dst != nullptr) {
+      memcpy(dst, data, size);
+      out->Commit(dst + size);
+    }
+  });
+  pthread_mutex_unlock(&g_writer.lock);
+}
+
+void FlushStringsAndReset() {
+  pthread_mutex_lock(&g_writer.lock);
+  EmitStrings();
+  FlushFrame();
+  ResetStringsIfFull();
+  pthread_mutex_unlock(&g_writer.lock);
+}
+
+// --- Lifecycle -------------------------------------------------------------------
+
+void NoteExitCode(int code) {
+  g_exit_code.store(code, std::memory_order_relaxed);
+  g_exit_code_known.store(true, std::memory_order_release);
+}
+
+bool InOwnProcess() { return syscall(SYS_getpid) == g_writer.pid; }
+
+void FinishTrace(EndReason reason, int code, bool code_known, bool blocking) {
+  if (!Recording() || !InOwnProcess()) return;
+  bool was_busy = tls_thread.busy;
+  tls_thread.busy = true;
+  if (blocking) {
+    pthread_mutex_lock(&g_writer.lock);
+  } else if (pthread_mutex_trylock(&g_writer.lock) != 0) {
+    tls_thread.busy = was_busy;
+    return;
+  }
+  WriteEverything([&](WireWriter* out) {
+    EncodeEnd(out, static_cast<int>(reason), code, code_known,
+              g_writer.recorded + g_writer.packets_events, TotalDropped());
+  });
+  pthread_mutex_unlock(&g_writer.lock);
+  tls_thread.busy = was_busy;
+}
+
+void FlushBeforeExec(const char* path, bool spawn) {
+  if (!Recording() || !InOwnProcess()) return;
+  bool was_busy = tls_thread.busy;
+  tls_thread.busy = true;
+  pthread_mutex_lock(&g_writer.lock);
+  WriteEverything([&](WireWriter* out) {
+    EncodeExecNotice(out, path, spawn);
+    if (!spawn) {
+      EncodeEnd(out, static_cast<int>(EndReason::kExec), 0, false,
+                g_writer.recorded + g_writer.packets_events, TotalDropped());
+    }
+  });
+  pthread_mutex_unlock(&g_writer.lock);
+  tls_thread.busy = was_busy;
+}
+
+void WarnOnce(const char* what, int err) {
+  if (g_config.quiet || g_warned.exchange(true)) return;
+  char msg[512];
+  int n = err != 0 ? snprintf(msg, sizeof(msg), "iotap: %s (%s)\n", what,
+                              strerrordesc_np(err))
+                   : snprintf(msg, sizeof(msg), "iotap: %s\n", what);
+  if (n > 0) syscall(SYS_write, 2, msg, static_cast<size_t>(n < 512 ? n : 511));
+}
+
+}  // namespace iotap::interpose

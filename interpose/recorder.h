@@ -1,0 +1,114 @@
+// The recorder: thread state, the event path, flushing and the process
+// lifecycle of libiotap.so.
+//
+// Wrappers record through TraceCall (trace_call.h), which uses ReserveEvent
+// and CommitEvent below; the lifecycle wrappers (fork, exec, exit) call the
+// functions at the end of this header.
+//
+// Threads: an application thread only appends to its own ring. One writer
+// thread, started with the first event, drains every ring at least once per
+// flush interval, encodes columnar chunks, compresses and writes them, and
+// samples the process's CPU use. A thread whose ring fills up before the
+// writer comes drains it itself under the writer lock rather than drop events.
+//
+// Lock order: writer lock, then the string table lock. Neither is taken on the
+// hot path.
+
+#ifndef IOTAP_INTERPOSE_RECORDER_H_
+#define IOTAP_INTERPOSE_RECORDER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <atomic>
+
+#include "interpose/config.h"
+#include "interpose/ring.h"
+
+namespace iotap::interpose {
+
+// Per-thread state. Plain __thread data (no C++ TLS wrapper), so access is
+// one TLS load.
+struct ThreadState {
+  Ring* ring;  // null until the thread's first event, and again after fork
+  // Set while the shim itself runs on this thread: calls made then (and by
+  // signal handlers that interrupt it) pass through unrecorded.
+  bool busy;
+  // Id of the HDF5 call this thread is inside, for the POSIX events it causes.
+  uint64_t parent;
+};
+
+extern __thread ThreadState tls_thread
+    __attribute__((tls_model("initial-exec")));
+
+// The layers being recorded (Layer bits); 0 before start-up, when IOTAP_DIR
+// is missing or unusable, and in secure-execution processes. One load tells
+// a wrapper whether to record.
+extern std::atomic<uint32_t> g_active_layers;
+extern Config g_config;
+
+inline bool Recording() { return g_active_layers.load(std::memory_order_relaxed) != 0; }
+
+RawEvent* ReserveEventSlow(ThreadState* ts);
+void WakeWriter(ThreadState* ts);
+
+// Returns the slot for a new event on this thread, or null when the event
+// cannot be recorded (it is then counted as dropped). Call only with
+// ts->busy set; publish with CommitEvent.
+inline RawEvent* ReserveEvent(ThreadState* ts) {
+  Ring* r = ts->ring;
+  if (__builtin_expect(r == nullptr, 0)) return ReserveEventSlow(ts);
+  uint64_t h = r->head.load(std::memory_order_relaxed);
+  if (__builtin_expect(h - r->tail_seen >= r->capacity, 0)) return ReserveEventSlow(ts);
+  return &r->events[h & (r->capacity - 1)];
+}
+
+inline void CommitEvent(ThreadState* ts) {
+  Ring* r = ts->ring;
+  uint64_t h = r->head.load(std::memory_order_relaxed) + 1;
+  r->head.store(h, std::memory_order_release);
+  if (__builtin_expect(h - r->tail_seen == r->capacity / 2, 0)) WakeWriter(ts);
+}
+
+// Counts an event that could not be recorded on this thread.
+void CountDropped(ThreadState* ts);
+
+// Appends already-encoded packets (each a whole Trace.packet field) to the
+// trace, after the strings interned so far. For layers that describe an
+// object once (HDF5 datasets, TFRecord files).
+void WritePackets(const uint8_t* data, size_t size);
+
+// Writes every pending string and empties the string table (strings.cc calls
+// this when the table is full).
+void FlushStringsAndReset();
+
+// EndOfTrace.Reason in trace.proto.
+enum class EndReason {
+  kExit = 1,
+  kUnderscoreExit = 2,
+  kExec = 3,
+  kUnloaded = 4,
+  kAbort = 5,
+};
+
+// Remembers the code passed to exit() or returned from main.
+void NoteExitCode(int code);
+// Writes everything recorded so far and an end packet. With `blocking`
+// false it gives up if the writer lock is busy (abort may come from anywhere).
+// Recording goes on afterwards; a later end packet supersedes this one.
+void FinishTrace(EndReason reason, int code, bool code_known, bool blocking);
+// Before exec or posix_spawn: write everything, plus an exec notice (and, for
+// exec, an end packet that a failed exec leaves superseded later).
+void FlushBeforeExec(const char* path, bool spawn);
+
+// Warns once per process on stderr (unless IOTAP_QUIET=1); `err` is an errno
+// value or 0.
+void WarnOnce(const char* what, int err);
+
+// Whether the calling process owns this trace (false in a vfork child, which
+// shares our memory but must not write our file).
+bool InOwnProcess();
+
+}  // namespace iotap::interpose
+
+#endif  // IOTAP_INTERPOSE_RECORDER_H_

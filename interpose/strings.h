@@ -1,0 +1,71 @@
+// Interned strings: paths and names are written once per trace file and
+// events refer to them by id.
+//
+// The table is bounded: when it holds kMaxStrings entries or its arena is
+// full, it is emptied after every pending string has been written, and ids go
+// on counting up, so an id is never reused within a file and memory does not
+// grow with the length of the run. A path seen again after that is simply
+// written again under a new id.
+//
+//   uint32_t id = InternString(path, len, kKindPath);   // any thread
+//   ...
+//   EmitPendingStrings(&writer);   // writer, under the writer lock
+
+#ifndef IOTAP_INTERPOSE_STRINGS_H_
+#define IOTAP_INTERPOSE_STRINGS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interpose/wire.h"
+
+namespace iotap::interpose {
+
+// InternedString.Kind in trace.proto.
+enum StringKind : uint8_t {
+  kKindUnspecified = 0,
+  kKindPath = 1,
+  kKindPipe = 2,
+  kKindSocket = 3,
+  kKindDevice = 4,
+  kKindAnon = 5,
+  kKindDataset = 6,
+  kKindMark = 7,
+  kKindThreadName = 8,
+  kKindCudaStream = 9,
+};
+
+// Returns the id of `s` (n bytes), adding it if new. Never returns 0. Takes
+// the table lock; call with the thread's busy flag set.
+uint32_t InternString(const char* s, size_t n, StringKind kind);
+
+// Makes `path` absolute against `dirfd` (AT_FDCWD or a directory descriptor)
+// and the current directory, removes "." components, duplicate slashes and
+// resolvable ".." components (lexically, as os.path.normpath does), then
+// interns it as a path.
+uint32_t InternPath(int dirfd, const char* path);
+
+// Forgets the cached working directory (after chdir/fchdir).
+void InvalidateCwd();
+
+// Writes StringTable packets for every string interned since the last call
+// (or since MarkAllStringsPending) into `w`, stopping before `w` would
+// overflow. Returns false if strings remain; the caller writes `w` out and
+// calls again. Caller holds the writer lock.
+bool EmitPendingStrings(WireWriter* w);
+
+// In a fork child: the new trace file needs every string again.
+void MarkAllStringsPending();
+
+// Locks for fork: the table lock is taken after the writer lock.
+void LockStringsForFork();
+void UnlockStringsAfterFork(bool child);
+
+// Whether the table must be emptied before it accepts more strings; the
+// writer calls ResetStringsIfFull after emitting everything pending.
+bool StringsNeedReset();
+void ResetStringsIfFull();
+
+}  // namespace iotap::interpose
+
+#endif  // IOTAP_INTERPOSE_STRINGS_H_

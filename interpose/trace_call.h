@@ -1,0 +1,104 @@
+// TraceCall: the one shape every wrapper has.
+//
+//   ssize_t pread(int fd, void* buf, size_t n, off_t offset) {
+//     TraceCall call(kLayerPosix);               // t0, if this thread may record
+//     ssize_t r = real_pread()(fd, buf, n, offset);
+//     if (RawEvent* e = call.Finish(kOpPread, r < 0)) {
+//       e->file = FileOf(fd);                     // bookkeeping runs "busy"
+//       ...
+//     }
+//     return r;                                   // ~TraceCall publishes the
+//   }                                             // event and restores errno
+//
+// The real function's return value is returned untouched; errno is saved
+// right after the real call and restored as the wrapper returns, whatever the
+// bookkeeping did. Calls made while the thread is already inside the shim
+// (including from a signal handler that interrupted it) are not recorded.
+
+#ifndef IOTAP_INTERPOSE_TRACE_CALL_H_
+#define IOTAP_INTERPOSE_TRACE_CALL_H_
+
+#include <errno.h>
+#include <string.h>
+
+#include "interpose/clock.h"
+#include "interpose/config.h"
+#include "interpose/ops.h"
+#include "interpose/recorder.h"
+
+namespace iotap::interpose {
+
+class TraceCall {
+ public:
+  explicit TraceCall(uint32_t layer) : ts_(&tls_thread) {
+    active_ = (g_active_layers.load(std::memory_order_relaxed) & layer) != 0 && !ts_->busy;
+    if (active_) t0_ = Now();
+  }
+
+  TraceCall(const TraceCall&) = delete;
+  TraceCall& operator=(const TraceCall&) = delete;
+
+  ~TraceCall() {
+    if (!finished_) return;
+    if (event_ != nullptr) CommitEvent(ts_);
+    ts_->busy = false;
+    *errno_ = saved_errno_;
+  }
+
+  bool active() const { return active_; }
+  uint64_t start() const { return t0_; }
+
+  // Ends the call: takes the end time and errno, marks the thread busy and
+  // reserves the event. Returns the event with op, times, error and parent
+  // set and every other field zero, or null if nothing is to be recorded.
+  RawEvent* Finish(Op op, bool failed) {
+    if (!active_) return nullptr;
+    uint64_t t1 = Now();
+    errno_ = &errno;
+    saved_errno_ = *errno_;
+    finished_ = true;
+    ts_->busy = true;
+    event_ = ReserveEvent(ts_);
+    if (event_ == nullptr) {
+      CountDropped(ts_);
+      return nullptr;
+    }
+    memset(static_cast<void*>(event_), 0, sizeof(RawEvent));
+    event_->t0 = t0_;
+    event_->t1 = t1;
+    event_->op = op;
+    event_->error = failed ? static_cast<uint16_t>(saved_errno_) : 0;
+    event_->parent = ts_->parent;
+    return event_;
+  }
+
+  // A second event for the same call (copy_file_range's destination side).
+  // Only after Finish returned an event.
+  RawEvent* Another(Op op) {
+    RawEvent first = *event_;
+    CommitEvent(ts_);
+    event_ = ReserveEvent(ts_);
+    if (event_ == nullptr) {
+      CountDropped(ts_);
+      return nullptr;
+    }
+    *event_ = first;
+    event_->op = op;
+    return event_;
+  }
+
+  int saved_errno() const { return saved_errno_; }
+
+ private:
+  ThreadState* ts_;
+  RawEvent* event_ = nullptr;
+  int* errno_ = nullptr;
+  uint64_t t0_ = 0;
+  int saved_errno_ = 0;
+  bool active_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace iotap::interpose
+
+#endif  // IOTAP_INTERPOSE_TRACE_CALL_H_

@@ -1,0 +1,124 @@
+#include "interpose/trace_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace iotap::interpose {
+
+namespace {
+
+// The shim's own file operations use raw system calls: they must never be
+// traced.
+int OpenDirectory(const char* dir) {
+  return static_cast<int>(syscall(SYS_openat, AT_FDCWD, dir,
+                                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
+void SafeHostname(char* out, size_t cap) {
+  struct utsname uts;
+  const char* host = uname(&uts) == 0 ? uts.nodename : "host";
+  size_t n = 0;
+  for (; host[n] != '\0' && n + 1 < cap; ++n) {
+    char c = host[n];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '-' || c == '_';
+    out[n] = ok ? c : '_';
+  }
+  out[n] = '\0';
+}
+
+}  // namespace
+
+int TraceFile::Create(const char* dir, int pid, uint64_t realtime_ns) {
+  created_ = false;
+  int dirfd = OpenDirectory(dir);
+  if (dirfd < 0 && errno == ENOENT) {
+    if (syscall(SYS_mkdirat, AT_FDCWD, dir, 0700) != 0 && errno != EEXIST) return errno;
+    dirfd = OpenDirectory(dir);
+  }
+  if (dirfd < 0) return errno == ELOOP ? ENOTDIR : errno;
+  struct stat st;
+  if (syscall(SYS_fstat, dirfd, &st) != 0 || st.st_uid != geteuid()) {
+    syscall(SYS_close, dirfd);
+    return EPERM;  // someone else's directory: do not write into it
+  }
+  char host[64];
+  SafeHostname(host, sizeof(host));
+  time_t secs = static_cast<time_t>(realtime_ns / 1000000000ull);
+  struct tm tm;
+  gmtime_r(&secs, &tm);
+  char name[160];
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    int len = snprintf(name, sizeof(name), "%s.%d.%04d%02d%02dT%02d%02d%02d.%09lluZ",
+                       host, pid, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                       tm.tm_hour, tm.tm_min, tm.tm_sec,
+                       static_cast<unsigned long long>(realtime_ns % 1000000000ull));
+    if (attempt > 0) snprintf(name + len, sizeof(name) - len, "-%d", attempt);
+    strncat(name, ".iotap", sizeof(name) - strlen(name) - 1);
+    fd = static_cast<int>(syscall(SYS_openat, dirfd, name,
+                                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  int err = fd < 0 ? errno : 0;
+  syscall(SYS_close, dirfd);
+  if (fd < 0) return err;
+  if (syscall(SYS_fstat, fd, &st) != 0) {
+    err = errno;
+    syscall(SYS_close, fd);
+    return err;
+  }
+  syscall(SYS_close, fd);
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
+  size_ = 0;
+  snprintf(path_, sizeof(path_), "%s/%s", dir, name);
+  created_ = true;
+  return 0;
+}
+
+int TraceFile::Append(const uint8_t* data, size_t n) {
+  if (!created_) return EBADF;
+  int fd = static_cast<int>(
+      syscall(SYS_openat, AT_FDCWD, path_, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
+  if (fd < 0) return errno;
+  struct stat st;
+  if (syscall(SYS_fstat, fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
+    syscall(SYS_close, fd);
+    return ESTALE;  // not our file any more
+  }
+  // Another process never shares this file, so its size is ours to know; a
+  // previous failure may have left it shorter than we think.
+  size_ = static_cast<uint64_t>(st.st_size);
+  size_t done = 0;
+  int err = 0;
+  while (done < n) {
+    long w = syscall(SYS_write, fd, data + done, n - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      err = errno;
+      break;
+    }
+    if (w == 0) {
+      err = ENOSPC;
+      break;
+    }
+    done += static_cast<size_t>(w);
+  }
+  if (err != 0) {
+    syscall(SYS_ftruncate, fd, static_cast<off_t>(size_));
+  } else {
+    size_ += n;
+  }
+  syscall(SYS_close, fd);
+  return err;
+}
+
+}  // namespace iotap::interpose

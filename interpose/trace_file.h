@@ -1,0 +1,50 @@
+// The process's trace file, created safely and written without holding a
+// descriptor between writes.
+//
+// The file is created owner-only (0600) with O_CREAT|O_EXCL|O_NOFOLLOW inside
+// a directory opened with O_NOFOLLOW and owned by the effective user, so a
+// symlink or a directory planted by someone else is never followed. Every
+// write reopens it (O_NOFOLLOW) and checks that it is still the same inode:
+// the shim keeps no descriptor that a program closing every descriptor, or
+// calling dup2 over it, could disturb, and a file swapped in its place is never
+// written. A write that fails half-way is truncated back, so the file always
+// ends with a complete frame.
+
+#ifndef IOTAP_INTERPOSE_TRACE_FILE_H_
+#define IOTAP_INTERPOSE_TRACE_FILE_H_
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+namespace iotap::interpose {
+
+class TraceFile {
+ public:
+  // Creates "<dir>/<host>.<pid>.<UTC start time>.iotap", making `dir` (one
+  // level, mode 0700) if it does not exist. Returns 0 or an errno value.
+  int Create(const char* dir, int pid, uint64_t realtime_ns);
+
+  // Appends `n` bytes. Returns 0 or an errno value; on failure nothing of
+  // `data` remains in the file.
+  int Append(const uint8_t* data, size_t n);
+
+  bool created() const { return created_; }
+  const char* path() const { return path_; }
+  uint64_t size() const { return size_; }
+
+  // Forgets the file (a fork child makes its own).
+  void Forget() { created_ = false; }
+
+ private:
+  char path_[PATH_MAX] = {};
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  uint64_t size_ = 0;
+  bool created_ = false;
+};
+
+}  // namespace iotap::interpose
+
+#endif  // IOTAP_INTERPOSE_TRACE_FILE_H_

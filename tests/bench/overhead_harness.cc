@@ -1,0 +1,186 @@
+// Traced against untraced, in one invocation.
+//
+//   overhead_harness --shim build/lib/libiotap.so --worker build/bin/io_worker \
+//       --mode pread1 --calls 1000000 --threads 1 --pairs 15 --file DATA
+//
+// Runs the worker in pairs, once untraced and once with the shim (order
+// alternating from pair to pair), and reports for each the median ns per call
+// and the median of the per-pair differences: pairing cancels the slow drift
+// of a shared machine, the median its spikes. For traced runs it also reports
+// the trace's size per event, the events dropped and the worker's RSS growth.
+// Prints a human summary and, with --json FILE, the numbers as JSON.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Sample {
+  double wall = 0;
+  double cpu = 0;
+  long rss_growth_kib = 0;
+  long calls = 0;
+};
+
+std::map<std::string, std::string> Flags(int argc, char** argv) {
+  std::map<std::string, std::string> flags;
+  for (int i = 1; i + 1 < argc; i += 2) flags[argv[i]] = argv[i + 1];
+  return flags;
+}
+
+// Runs the worker, with the shim if `trace_dir` is not empty, and parses its
+// key=value line.
+Sample RunWorker(const std::vector<std::string>& argv, const std::string& shim,
+                 const std::string& trace_dir) {
+  int pipefd[2];
+  if (pipe(pipefd) != 0) std::exit(2);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipefd[1], 1);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    if (!trace_dir.empty()) {
+      setenv("LD_PRELOAD", shim.c_str(), 1);
+      setenv("IOTAP_DIR", trace_dir.c_str(), 1);
+    } else {
+      unsetenv("LD_PRELOAD");
+    }
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(pipefd[1]);
+  std::string out;
+  char buf[512];
+  ssize_t n;
+  while ((n = read(pipefd[0], buf, sizeof(buf))) > 0) out.append(buf, n);
+  close(pipefd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "worker failed (status %d): %s\n", status, out.c_str());
+    std::exit(2);
+  }
+  Sample s;
+  if (std::sscanf(out.c_str(), "ns_per_call=%lf cpu_ns_per_call=%lf calls=%ld rss_growth_kib=%ld",
+                  &s.wall, &s.cpu, &s.calls, &s.rss_growth_kib) != 4) {
+    std::fprintf(stderr, "unexpected worker output: %s\n", out.c_str());
+    std::exit(2);
+  }
+  return s;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double Quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * (v.size() - 1) + 0.5)];
+}
+
+uint64_t DirectoryBytes(const std::string& dir) {
+  uint64_t total = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_regular_file()) total += e.file_size();
+  }
+  return total;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto flags = Flags(argc, argv);
+  auto get = [&](const char* name, const char* fallback) {
+    auto it = flags.find(name);
+    return it == flags.end() ? std::string(fallback) : it->second;
+  };
+  std::string shim = get("--shim", "");
+  std::string worker = get("--worker", "");
+  std::string iotap = get("--iotap", "");
+  std::string mode = get("--mode", "pread1");
+  std::string calls = get("--calls", "1000000");
+  std::string threads = get("--threads", "1");
+  int pairs = std::atoi(get("--pairs", "11").c_str());
+  std::string file = get("--file", "");
+  std::string json = get("--json", "");
+  if (shim.empty() || worker.empty() || file.empty()) {
+    std::fprintf(stderr,
+                 "usage: overhead_harness --shim LIB --worker BIN --file DATA [--mode pread1|read4k]"
+                 " [--calls N] [--threads N] [--pairs N] [--iotap BIN] [--json FILE]\n");
+    return 1;
+  }
+  std::vector<std::string> wargv = {worker, mode, file, calls, threads};
+  char tmpl[] = "/tmp/iotap-harness-XXXXXX";
+  std::string base = mkdtemp(tmpl);
+
+  std::vector<double> plain_wall, traced_wall, plain_cpu, traced_cpu, diff_wall, diff_cpu;
+  std::vector<double> bytes_per_event, rss_growth;
+  RunWorker(wargv, shim, "");  // warm the page cache and the binaries
+  for (int p = 0; p < pairs; ++p) {
+    std::string dir = base + "/run" + std::to_string(p);
+    Sample plain, traced;
+    if (p % 2 == 0) {
+      plain = RunWorker(wargv, shim, "");
+      traced = RunWorker(wargv, shim, dir);
+    } else {
+      traced = RunWorker(wargv, shim, dir);
+      plain = RunWorker(wargv, shim, "");
+    }
+    plain_wall.push_back(plain.wall);
+    traced_wall.push_back(traced.wall);
+    plain_cpu.push_back(plain.cpu);
+    traced_cpu.push_back(traced.cpu);
+    diff_wall.push_back(traced.wall - plain.wall);
+    diff_cpu.push_back(traced.cpu - plain.cpu);
+    rss_growth.push_back(traced.rss_growth_kib - plain.rss_growth_kib);
+    bytes_per_event.push_back(static_cast<double>(DirectoryBytes(dir)) / traced.calls);
+    fs::remove_all(dir);
+  }
+  fs::remove_all(base);
+
+  std::printf("mode %s, %s calls x %s threads, %d pairs\n", mode.c_str(), calls.c_str(),
+              threads.c_str(), pairs);
+  std::printf("  untraced  median %.1f ns/call (cpu %.1f)\n", Median(plain_wall),
+              Median(plain_cpu));
+  std::printf("  traced    median %.1f ns/call (cpu %.1f)\n", Median(traced_wall),
+              Median(traced_cpu));
+  std::printf("  added     median %.1f ns/call wall [p25 %.1f, p75 %.1f], %.1f ns/call cpu\n",
+              Median(diff_wall), Quantile(diff_wall, 0.25), Quantile(diff_wall, 0.75),
+              Median(diff_cpu));
+  std::printf("  trace     median %.3f bytes/event (whole directory, headers included)\n",
+              Median(bytes_per_event));
+  std::printf("  rss       median %.0f KiB more than untraced\n", Median(rss_growth));
+  if (!json.empty()) {
+    FILE* f = std::fopen(json.c_str(), "w");
+    if (f != nullptr) {
+      std::fprintf(f,
+                   "{\"mode\": \"%s\", \"calls\": %s, \"threads\": %s, \"pairs\": %d,\n"
+                   " \"untraced_ns_per_call\": %.2f, \"traced_ns_per_call\": %.2f,\n"
+                   " \"added_ns_per_call\": %.2f, \"added_cpu_ns_per_call\": %.2f,\n"
+                   " \"bytes_per_event\": %.4f, \"rss_growth_kib\": %.0f}\n",
+                   mode.c_str(), calls.c_str(), threads.c_str(), pairs, Median(plain_wall),
+                   Median(traced_wall), Median(diff_wall), Median(diff_cpu),
+                   Median(bytes_per_event), Median(rss_growth));
+      std::fclose(f);
+    }
+  }
+  return 0;
+}
