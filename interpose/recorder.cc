@@ -52,6 +52,7 @@ struct Writer {
   uint64_t dropped = 0;   // events lost: full ring in a signal handler, failed writes
   uint64_t next_flush_ns = 0;
   uint64_t next_sample_ns = 0;
+  uint64_t retry_write_ns = 0;  // after a failed write, the next attempt
   int pid = 0;
   bool write_failed = false;
 };
@@ -78,17 +79,28 @@ void* MapZeroed(size_t bytes) {
 // --- Output ------------------------------------------------------------------
 
 // Compresses and appends what has been encoded. Caller holds the writer lock.
-void FlushFrame() {
+// While writes fail (disk full, file-size limit, directory gone), retry at
+// most this often, so a broken output costs the job almost nothing.
+constexpr uint64_t kRetryWriteNs = 1000000000ull;
+
+// `final` (the end of the trace) always tries to write.
+void FlushFrame(bool final = false) {
   Writer& w = g_writer;
   if (w.packets_used == 0) return;
-  size_t n = w.compressor.Compress(w.packets, w.packets_used, w.frame, w.frame_capacity);
-  int err = n == 0 ? ENOBUFS : w.file.Append(w.frame, n);
+  int err = 0;
+  if (w.write_failed && !final && MonotonicNs() < w.retry_write_ns) {
+    err = EAGAIN;
+  } else {
+    size_t n = w.compressor.Compress(w.packets, w.packets_used, w.frame, w.frame_capacity);
+    err = n == 0 ? ENOBUFS : w.file.Append(w.frame, n);
+  }
   if (err == 0) {
     w.recorded += w.packets_events;
     w.write_failed = false;
   } else {
     w.dropped += w.packets_events;
     if (!w.write_failed) WarnOnce("cannot write the trace file; events are being lost", err);
+    if (err != EAGAIN) w.retry_write_ns = MonotonicNs() + kRetryWriteNs;
     w.write_failed = true;
   }
   w.packets_used = 0;
@@ -414,7 +426,7 @@ void WriteEverything(TailFn tail) {
   DrainAll();
   EmitSnapshot();
   Emit(tail);
-  FlushFrame();
+  FlushFrame(/*final=*/true);
 }
 
 }  // namespace

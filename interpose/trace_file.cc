@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -84,8 +85,47 @@ int TraceFile::Create(const char* dir, int pid, uint64_t realtime_ns) {
   return 0;
 }
 
+namespace {
+
+// Writing past RLIMIT_FSIZE raises SIGXFSZ, whose default action would kill
+// the job for a write that was ours. The signal is blocked around our write
+// and, if our write raised it, taken off the thread's pending set.
+class NoFileSizeSignal {
+ public:
+  NoFileSizeSignal() {
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGXFSZ);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old_, sizeof(uint64_t));
+    sigset_t pending;
+    sigemptyset(&pending);
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGXFSZ) == 1;
+  }
+  ~NoFileSizeSignal() {
+    sigset_t pending;
+    sigemptyset(&pending);
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGXFSZ) == 1) {
+      sigset_t only;
+      sigemptyset(&only);
+      sigaddset(&only, SIGXFSZ);
+      struct timespec zero = {0, 0};
+      sigtimedwait(&only, nullptr, &zero);
+    }
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old_, nullptr, sizeof(uint64_t));
+  }
+
+ private:
+  sigset_t old_;
+  bool was_pending_ = false;
+};
+
+}  // namespace
+
 int TraceFile::Append(const uint8_t* data, size_t n) {
   if (!created_) return EBADF;
+  NoFileSizeSignal no_sigxfsz;
   int fd = static_cast<int>(
       syscall(SYS_openat, AT_FDCWD, path_, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
   if (fd < 0) return errno;

@@ -1,0 +1,155 @@
+// Nothing changed: return values, errno, exit codes and signals are the same
+// with and without the shim, and a missing, unusable or full output
+// directory leaves the job running normally with one warning.
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <string>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/integration/testing.h"
+
+namespace iotap::testing {
+namespace {
+
+class PassthroughTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    data_ = dir_.Sub("data");
+    ASSERT_EQ(RunProgram({"mkdir", data_}).exit_code, 0);
+    WriteFile(data_ + "/a.bin", std::string(64 * 1024, 'a'));
+  }
+  std::string Program() const { return TestProgram("lifecycle"); }
+
+  TempDir dir_;
+  std::string data_;
+};
+
+TEST_F(PassthroughTest, FailingCallsReturnAndSetErrnoAsUntraced) {
+  RunResult plain = RunProgram({Program(), "errors", data_});
+  RunResult traced = RunPreloaded({Program(), "errors", data_}, dir_.Sub("trace"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(traced.exit_code, 0);
+  EXPECT_EQ(traced.out, plain.out);
+  EXPECT_EQ(traced.err, plain.err);
+  // The lines the comparison rests on, so a broken program cannot pass.
+  EXPECT_TRUE(absl::StrContains(plain.out, "open-missing -1 ENOENT\n")) << plain.out;
+  EXPECT_TRUE(absl::StrContains(plain.out, "read-badfd -1 EBADF\n"));
+  EXPECT_TRUE(absl::StrContains(plain.out, "read-interrupted -1 EINTR\n"));
+  EXPECT_TRUE(absl::StrContains(plain.out, "lseek-pipe -1 ESPIPE\n"));
+  EXPECT_TRUE(absl::StrContains(plain.out, "errno-after-success 1 1234\n"));
+  // And the shim saw the failures with their errno.
+  LoadedRun run = LoadRun(dir_.Sub("trace"));
+  auto opens = run.On(data_ + "/missing", OP_OPEN);
+  ASSERT_EQ(opens.size(), 1u);
+  EXPECT_EQ(opens[0]->result, -1);
+  EXPECT_EQ(opens[0]->error, static_cast<uint32_t>(ENOENT));
+  int interrupted = 0;
+  for (const LoadedProcess& p : run.processes) {
+    for (const LoadedEvent& e : p.events) interrupted += e.op == OP_READ && e.error == EINTR;
+  }
+  EXPECT_EQ(interrupted, 1);
+}
+
+TEST_F(PassthroughTest, IotapRunPassesExitCodes) {
+  EXPECT_EQ(RunTraced({"sh", "-c", "exit 42"}, dir_.Sub("t1")).exit_code, 42);
+  EXPECT_EQ(RunTraced({"true"}, dir_.Sub("t2")).exit_code, 0);
+  RunResult missing = RunTraced({"/no/such/program"}, dir_.Sub("t3"));
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_TRUE(absl::StrContains(missing.err, "cannot run /no/such/program")) << missing.err;
+}
+
+TEST_F(PassthroughTest, IotapRunPassesTerminatingSignals) {
+  for (int sig : {SIGTERM, SIGSEGV, SIGKILL, SIGINT}) {
+    RunResult r = RunTraced({"sh", "-c", "kill -" + std::to_string(sig) + " $$"},
+                            dir_.Sub("t" + std::to_string(sig)));
+    EXPECT_EQ(r.signal, sig) << "exit " << r.exit_code << " " << r.err;
+  }
+}
+
+TEST_F(PassthroughTest, IotapRunForwardsSignalsItReceives) {
+  // iotap run is sent SIGTERM; the command gets it, and dies of it.
+  std::string trace = dir_.Sub("trace");
+  std::thread killer([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    RunProgram({"pkill", "-TERM", "-f", "^" + IotapBinary() + " run"});
+  });
+  RunResult r = RunTraced({"sleep", "30"}, trace, RunOptions{.timeout_seconds = 20});
+  killer.join();
+  EXPECT_EQ(r.signal, SIGTERM);
+}
+
+// A job whose output directory cannot be used runs as it would untraced, and
+// says so once on stderr.
+void ExpectRunsNormallyWithOneWarning(const std::vector<std::string>& argv,
+                                      const std::string& trace_dir, const RunResult& plain,
+                                      const RunOptions& options = {}) {
+  RunResult traced = RunPreloaded(argv, trace_dir, options);
+  EXPECT_EQ(traced.exit_code, plain.exit_code);
+  EXPECT_EQ(traced.out, plain.out);
+  std::vector<std::string> lines = absl::StrSplit(traced.err, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 1u) << traced.err;
+  EXPECT_TRUE(absl::StartsWith(lines[0], "iotap: ")) << lines[0];
+}
+
+TEST_F(PassthroughTest, MissingOutputDirectory) {
+  RunResult plain = RunProgram({Program(), "errors", data_});
+  ExpectRunsNormallyWithOneWarning({Program(), "errors", data_}, dir_.Sub("no/such/dir"), plain);
+}
+
+TEST_F(PassthroughTest, UnwritableOutputDirectory) {
+  RunResult plain = RunProgram({Program(), "errors", data_});
+  // /proc refuses new directories even to root.
+  ExpectRunsNormallyWithOneWarning({Program(), "errors", data_}, "/proc/iotap-test", plain);
+}
+
+TEST_F(PassthroughTest, OutputPathIsAFile) {
+  RunResult plain = RunProgram({Program(), "errors", data_});
+  WriteFile(dir_.Sub("file"), "x");
+  ExpectRunsNormallyWithOneWarning({Program(), "errors", data_}, dir_.Sub("file"), plain);
+}
+
+TEST_F(PassthroughTest, FullOutputFileSystem) {
+  // A file-size limit of 8 KiB: the trace cannot grow, and the SIGXFSZ its
+  // writes raise must not kill the job. The job writes nothing itself.
+  std::vector<std::string> argv = {"sh", "-c",
+                                   "ulimit -f 16; exec \"$0\" threads \"$1\" 4 20000",
+                                   Program(), data_};
+  for (int i = 0; i < 4; ++i) {
+    WriteFile(data_ + "/t" + std::to_string(i) + ".bin", std::string(20000 * 100, 'x'));
+  }
+  RunResult plain = RunProgram(argv);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  // sh itself is traced too and may warn separately; only the program's
+  // process must warn once, so count warnings per process instead of lines.
+  RunResult traced = RunPreloaded(argv, dir_.Sub("trace"));
+  EXPECT_EQ(traced.exit_code, 0) << traced.err;
+  EXPECT_EQ(traced.signal, 0);
+  std::vector<std::string> lines = absl::StrSplit(traced.err, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 1u) << traced.err;
+  EXPECT_TRUE(absl::StrContains(lines[0], "File too large")) << lines[0];
+}
+
+TEST_F(PassthroughTest, OutputDirectoryDeletedMidRun) {
+  std::string trace = dir_.Sub("trace");
+  for (int i = 0; i < 2; ++i) {
+    WriteFile(data_ + "/t" + std::to_string(i) + ".bin", std::string(400000 * 100, 'x'));
+  }
+  std::thread remover([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    RunProgram({"rm", "-rf", trace});
+  });
+  RunResult r = RunPreloaded({Program(), "threads", data_, "2", "400000"}, trace);
+  remover.join();
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.signal, 0);
+  std::vector<std::string> lines = absl::StrSplit(r.err, '\n', absl::SkipEmpty());
+  EXPECT_LE(lines.size(), 1u) << r.err;
+}
+
+}  // namespace
+}  // namespace iotap::testing

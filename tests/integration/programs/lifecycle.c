@@ -1,0 +1,202 @@
+// A program the lifecycle tests run under the shim: one mode per behaviour.
+//
+//   lifecycle threads DIR N M   N threads, each pread()s DIR/t<i>.bin M times
+//   lifecycle fork DIR          reads a.bin, forks a child that reads b.bin
+//   lifecycle exec DIR          reads a.bin 4 times, then execs cat b.bin
+//   lifecycle spawn DIR         posix_spawn()s cat b.bin and waits
+//   lifecycle end HOW CODE      one read of /dev/zero, then ends by HOW:
+//                               exit, _exit, _Exit, return, abort
+//   lifecycle loop DIR          reads a.bin forever, 1 ms apart, printing
+//                               "<count>" after every 100 reads
+//   lifecycle errors DIR        failing calls; prints each result and errno
+//
+// Files are created by the tests. Output goes to stdout, one line per fact.
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+static char g_dir[4096];
+
+static int OpenIn(const char* name) {
+  char path[8192];
+  snprintf(path, sizeof(path), "%s/%s", g_dir, name);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) {
+    perror(path);
+    exit(90);
+  }
+  return fd;
+}
+
+static void ReadTimes(int fd, int times, size_t size) {
+  char buf[4096];
+  for (int i = 0; i < times; ++i) {
+    if (read(fd, buf, size) != (ssize_t)size) exit(91);
+  }
+}
+
+struct ThreadJob {
+  int index;
+  int reads;
+};
+
+static void* ThreadMain(void* arg) {
+  struct ThreadJob* job = arg;
+  char name[64];
+  snprintf(name, sizeof(name), "t%d.bin", job->index);
+  int fd = OpenIn(name);
+  char buf[100];
+  for (int i = 0; i < job->reads; ++i) {
+    if (pread(fd, buf, sizeof(buf), (off_t)i * 100) != (ssize_t)sizeof(buf)) exit(92);
+  }
+  close(fd);
+  return NULL;
+}
+
+static int Threads(int n, int m) {
+  pthread_t ids[256];
+  struct ThreadJob jobs[256];
+  if (n > 256) n = 256;
+  for (int i = 0; i < n; ++i) {
+    jobs[i].index = i;
+    jobs[i].reads = m;
+    pthread_create(&ids[i], NULL, ThreadMain, &jobs[i]);
+  }
+  for (int i = 0; i < n; ++i) pthread_join(ids[i], NULL);
+  return 0;
+}
+
+static int Fork(void) {
+  int a = OpenIn("a.bin");
+  ReadTimes(a, 10, 100);  // still in the parent's buffer when it forks
+  pid_t child = fork();
+  if (child == 0) {
+    int b = OpenIn("b.bin");
+    ReadTimes(b, 5, 100);
+    close(b);
+    exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ReadTimes(a, 3, 100);
+  close(a);
+  printf("child %d\n", (int)child);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+}
+
+static int Exec(void) {
+  int a = OpenIn("a.bin");
+  ReadTimes(a, 4, 100);
+  char path[8192];
+  snprintf(path, sizeof(path), "%s/b.bin", g_dir);
+  fflush(stdout);
+  execl("/bin/cat", "cat", path, (char*)NULL);
+  return 98;
+}
+
+static int Spawn(void) {
+  char path[8192];
+  snprintf(path, sizeof(path), "%s/b.bin", g_dir);
+  char* argv[] = {"cat", path, NULL};
+  pid_t pid;
+  if (posix_spawn(&pid, "/bin/cat", NULL, NULL, argv, environ) != 0) return 97;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  printf("child %d\n", (int)pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 96;
+}
+
+static int End(const char* how, int code) {
+  int fd = open("/dev/zero", O_RDONLY);
+  char c;
+  if (read(fd, &c, 1) != 1) return 95;
+  fflush(stdout);
+  if (strcmp(how, "exit") == 0) exit(code);
+  if (strcmp(how, "_exit") == 0) _exit(code);
+  if (strcmp(how, "_Exit") == 0) _Exit(code);
+  if (strcmp(how, "abort") == 0) abort();
+  return code;  // "return"
+}
+
+static int Loop(void) {
+  int a = OpenIn("a.bin");
+  char buf[100];
+  for (long count = 1;; ++count) {
+    if (pread(a, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) return 94;
+    if (count % 100 == 0) {
+      printf("%ld\n", count);
+      fflush(stdout);
+    }
+    usleep(1000);
+  }
+}
+
+static void OnAlarm(int sig) { (void)sig; }
+
+static void Report(const char* what, long result) {
+  printf("%s %ld %s\n", what, result, result < 0 ? strerrorname_np(errno) : "-");
+}
+
+static int Errors(void) {
+  char path[8192];
+  snprintf(path, sizeof(path), "%s/missing", g_dir);
+  char buf[16];
+  struct stat st;
+  errno = 0;
+  Report("open-missing", open(path, O_RDONLY));
+  Report("read-badfd", read(-1, buf, 1));
+  Report("close-badfd", close(12345));
+  Report("stat-missing", stat(path, &st));
+  FILE* f = fopen(path, "r");
+  printf("fopen-missing %s %s\n", f == NULL ? "null" : "file", strerrorname_np(errno));
+  int p[2];
+  if (pipe(p) != 0) return 93;
+  Report("lseek-pipe", lseek(p[0], 0, SEEK_SET));
+  // A read interrupted by a signal whose handler does not restart it.
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = OnAlarm;
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval t = {{0, 0}, {0, 50000}};
+  setitimer(ITIMER_REAL, &t, NULL);
+  Report("read-interrupted", read(p[0], buf, 1));
+  int ro = OpenIn("a.bin");
+  Report("write-readonly", write(ro, "x", 1));
+  Report("pread-negative", pread(ro, buf, 1, -1));
+  errno = 1234;  // errno survives a successful call untouched
+  ssize_t ok = read(ro, buf, 1);
+  printf("errno-after-success %ld %d\n", (long)ok, errno);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (argc < 3) {
+    fprintf(stderr, "usage: lifecycle MODE ARGS\n");
+    return 2;
+  }
+  const char* mode = argv[1];
+  if (strcmp(mode, "end") == 0) return End(argv[2], argc > 3 ? atoi(argv[3]) : 0);
+  snprintf(g_dir, sizeof(g_dir), "%s", argv[2]);
+  if (strcmp(mode, "threads") == 0 && argc > 4) return Threads(atoi(argv[3]), atoi(argv[4]));
+  if (strcmp(mode, "fork") == 0) return Fork();
+  if (strcmp(mode, "exec") == 0) return Exec();
+  if (strcmp(mode, "spawn") == 0) return Spawn();
+  if (strcmp(mode, "loop") == 0) return Loop();
+  if (strcmp(mode, "errors") == 0) return Errors();
+  fprintf(stderr, "unknown mode %s\n", mode);
+  return 2;
+}
