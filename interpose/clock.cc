@@ -11,7 +11,7 @@
 
 namespace iotap::interpose {
 
-bool g_use_tsc = false;
+constinit bool g_use_tsc = false;
 
 namespace {
 

@@ -32,8 +32,8 @@ enum Layer : uint32_t {
 };
 
 struct Config {
-  char dir[PATH_MAX];  // absolute; empty = not tracing
-  char session[128];
+  char dir[PATH_MAX] = {};  // absolute; empty = not tracing
+  char session[128] = {};
   uint32_t flush_interval_ms = 1000;
   uint32_t buffer_events = 4096;
   uint32_t sample_interval_ms = 100;

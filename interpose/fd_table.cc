@@ -14,7 +14,7 @@
 
 namespace iotap::interpose {
 
-std::atomic<FdEntry*> g_fd_pages[kFdPages];
+constinit std::atomic<FdEntry*> g_fd_pages[kFdPages] = {};
 
 namespace {
 
@@ -31,7 +31,7 @@ struct PositionPool {
   uint32_t next_unused = 0;  // within the last slab
   uint32_t free_head = 0;    // 1-based index, 0 = empty
 };
-PositionPool g_pool;
+constinit PositionPool g_pool;
 
 FilePosition* PositionAt(uint32_t index1) {
   uint32_t i = index1 - 1;

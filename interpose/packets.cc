@@ -22,8 +22,8 @@ constexpr char kShimVersion[] = "0.1.0";
 // The header keeps at most this much of the command line.
 constexpr size_t kMaxArgvBytes = 64 * 1024;
 
-int g_argc = 0;
-char** g_argv = nullptr;
+constinit int g_argc = 0;
+constinit char** g_argv = nullptr;
 
 // Variables worth keeping for grouping processes into ranks and jobs.
 constexpr const char* kEnvNames[] = {

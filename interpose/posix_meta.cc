@@ -75,10 +75,10 @@ struct Mapping {
 };
 struct MappingTable {
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-  Mapping entries[kMaxMappings];
+  Mapping entries[kMaxMappings] = {};
   std::atomic<int> count{0};
 };
-MappingTable g_mappings;
+constinit MappingTable g_mappings;
 
 void AddMapping(void* addr, size_t length, uint32_t file) {
   pthread_mutex_lock(&g_mappings.lock);

@@ -9,6 +9,8 @@
 //   ssize_t r = real_pread()(fd, buf, n, offset);
 //
 // The address is looked up with dlsym(RTLD_NEXT) on first use and cached.
+// Every global of the shim is constinit: a wrapper may run before the
+// library's own static initialisers, which must therefore have nothing to do.
 // Resolution runs with the thread's busy flag set, so anything dlsym calls
 // passes through untraced. A function that cannot be found resolves to
 // `fallback` (see IOTAP_REAL_OR), so a missing symbol disables that wrapper
@@ -49,13 +51,13 @@ class RealFunction {
 
 // Declares real_NAME() returning the next definition of NAME, whose type is
 // that of the declaration the system header gives.
-#define IOTAP_REAL(name)                                                   \
-  ::iotap::interpose::RealFunction<decltype(&::name)> real_##name{#name,  \
-                                                                  nullptr}
+#define IOTAP_REAL(name)                                                          \
+  constinit ::iotap::interpose::RealFunction<decltype(&::name)> real_##name{#name, \
+                                                                           nullptr}
 
 // As IOTAP_REAL, with a function to call when NAME cannot be found.
-#define IOTAP_REAL_OR(name, fallback)                                      \
-  ::iotap::interpose::RealFunction<decltype(&::name)> real_##name{#name,  \
-                                                                  fallback}
+#define IOTAP_REAL_OR(name, fallback)                                             \
+  constinit ::iotap::interpose::RealFunction<decltype(&::name)> real_##name{#name, \
+                                                                           fallback}
 
 #endif  // IOTAP_INTERPOSE_REAL_H_

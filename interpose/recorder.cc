@@ -24,9 +24,9 @@
 
 namespace iotap::interpose {
 
-__thread ThreadState tls_thread __attribute__((tls_model("initial-exec"))) = {};
-std::atomic<uint32_t> g_active_layers{0};
-Config g_config;
+constinit __thread ThreadState tls_thread __attribute__((tls_model("initial-exec"))) = {};
+constinit std::atomic<uint32_t> g_active_layers{0};
+constinit Config g_config;
 
 namespace {
 
@@ -56,20 +56,20 @@ struct Writer {
   int pid = 0;
   bool write_failed = false;
 };
-Writer g_writer;
+constinit Writer g_writer;
 
-std::atomic<Ring*> g_rings{nullptr};
-pthread_mutex_t g_ring_lock = PTHREAD_MUTEX_INITIALIZER;  // allocation only
+constinit std::atomic<Ring*> g_rings{nullptr};
+constinit pthread_mutex_t g_ring_lock = PTHREAD_MUTEX_INITIALIZER;  // allocation only
 pthread_key_t g_thread_key;
-std::atomic<int> g_exit_code{0};
-std::atomic<bool> g_exit_code_known{false};
-std::atomic<uint64_t> g_dropped_without_ring{0};
+constinit std::atomic<int> g_exit_code{0};
+constinit std::atomic<bool> g_exit_code_known{false};
+constinit std::atomic<uint64_t> g_dropped_without_ring{0};
 
 // Writer thread.
-std::atomic<bool> g_writer_started{false};
-std::atomic<uint32_t> g_wake{0};
-std::atomic<bool> g_writer_sleeping{false};
-std::atomic<bool> g_warned{false};
+constinit std::atomic<bool> g_writer_started{false};
+constinit std::atomic<uint32_t> g_wake{0};
+constinit std::atomic<bool> g_writer_sleeping{false};
+constinit std::atomic<bool> g_warned{false};
 
 void* MapZeroed(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -303,7 +303,7 @@ Ring* AcquireRing() {
 
 // --- Start-up and fork ---------------------------------------------------------
 
-bool g_constructed = false;
+constinit bool g_constructed = false;
 
 bool AllocateWriterBuffers() {
   Writer& w = g_writer;

@@ -38,11 +38,11 @@ struct Table {
   uint32_t next_id = 1;
   bool mapped = false;
   bool map_failed = false;
-  char cwd[PATH_MAX];
+  char cwd[PATH_MAX] = {};
   bool cwd_valid = false;
 };
 
-Table g_table;
+constinit Table g_table;
 
 uint32_t Hash(const char* s, size_t n, StringKind kind) {
   uint64_t h = 1469598103934665603ull ^ kind;

@@ -6,8 +6,8 @@
 //   lifecycle spawn DIR         posix_spawn()s cat b.bin and waits
 //   lifecycle end HOW CODE      one read of /dev/zero, then ends by HOW:
 //                               exit, _exit, _Exit, return, abort
-//   lifecycle loop DIR          reads a.bin forever, 1 ms apart, printing
-//                               "<count>" after every 100 reads
+//   lifecycle loop DIR [N]      reads a.bin (forever, or N times) 1 ms apart,
+//                               printing "<count>" after every 100 reads
 //   lifecycle errors DIR        failing calls; prints each result and errno
 //
 // Files are created by the tests. Output goes to stdout, one line per fact.
@@ -131,10 +131,10 @@ static int End(const char* how, int code) {
   return code;  // "return"
 }
 
-static int Loop(void) {
+static int Loop(long times) {
   int a = OpenIn("a.bin");
   char buf[100];
-  for (long count = 1;; ++count) {
+  for (long count = 1; times == 0 || count <= times; ++count) {
     if (pread(a, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) return 94;
     if (count % 100 == 0) {
       printf("%ld\n", count);
@@ -142,6 +142,7 @@ static int Loop(void) {
     }
     usleep(1000);
   }
+  return 0;
 }
 
 static void OnAlarm(int sig) { (void)sig; }
@@ -195,7 +196,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "fork") == 0) return Fork();
   if (strcmp(mode, "exec") == 0) return Exec();
   if (strcmp(mode, "spawn") == 0) return Spawn();
-  if (strcmp(mode, "loop") == 0) return Loop();
+  if (strcmp(mode, "loop") == 0) return Loop(argc > 3 ? atol(argv[3]) : 0);
   if (strcmp(mode, "errors") == 0) return Errors();
   fprintf(stderr, "unknown mode %s\n", mode);
   return 2;

@@ -1,0 +1,35 @@
+#include "analyzer/text.h"
+
+#include "gtest/gtest.h"
+
+namespace iotap::analyzer {
+namespace {
+
+TEST(DisplayNameTest, NewlinesAndInvalidBytesCannotForgeLines) {
+  EXPECT_EQ(DisplayName("a\nb"), "a\\nb");
+  EXPECT_EQ(DisplayName("x\xffy"), "x\\xffy");
+  EXPECT_EQ(DisplayName("back\\slash"), "back\\\\slash");
+  EXPECT_EQ(DisplayName("\xc3\xa9t\xc3\xa9"), "\xc3\xa9t\xc3\xa9");
+  EXPECT_EQ(DisplayName(std::string("nul\0x", 5)), "nul\\x00x");
+}
+
+TEST(Utf8Test, RejectsSurrogatesAndOverlongForms) {
+  EXPECT_EQ(Utf8SequenceLength("\xed\xa0\x80", 0), 0u);  // U+D800
+  EXPECT_EQ(Utf8SequenceLength("\xe0\x80\xaf", 0), 0u);  // overlong
+  EXPECT_EQ(Utf8SequenceLength("\xf4\x90\x80\x80", 0), 0u);  // > U+10FFFF
+  EXPECT_EQ(Utf8SequenceLength("\xf0\x9f\x98\x80", 0), 4u);
+}
+
+TEST(HumanUnitsTest, BytesDurationsRates) {
+  EXPECT_EQ(HumanBytes(17), "17 B");
+  EXPECT_EQ(HumanBytes(1536), "1.50 KiB");
+  EXPECT_EQ(HumanBytes(3.0 * 1024 * 1024 * 1024), "3.00 GiB");
+  EXPECT_EQ(HumanDuration(1.25), "1.25 s");
+  EXPECT_EQ(HumanDuration(0.0031), "3.1 ms");
+  EXPECT_EQ(HumanDuration(42e-6), "42.0 us");
+  EXPECT_EQ(HumanDuration(800e-9), "800 ns");
+  EXPECT_EQ(HumanRate(100.0 * 1024 * 1024), "100.0 MiB/s");
+}
+
+}  // namespace
+}  // namespace iotap::analyzer
