@@ -45,22 +45,22 @@ uint64_t IovecBytes(const struct iovec* iov, int count) {
 }
 
 // read and __read_chk.
-void RecordRead(TraceCall& call, int fd, size_t n, ssize_t r) {
+IOTAP_HOT void RecordRead(TraceCall& call, int fd, size_t n, ssize_t r) {
   if (RawEvent* e = call.Finish(kOpRead, r < 0)) FillTrackedIo(e, FdLookup(fd), n, r, false);
 }
 
 // pread and its variants.
-void RecordPread(TraceCall& call, int fd, size_t n, off64_t offset, ssize_t r) {
+IOTAP_HOT void RecordPread(TraceCall& call, int fd, size_t n, off64_t offset, ssize_t r) {
   if (RawEvent* e = call.Finish(kOpPread, r < 0)) FillExplicitIo(e, FdLookup(fd), offset, n, r);
 }
 
-void RecordPwrite(TraceCall& call, int fd, size_t n, off64_t offset, ssize_t r) {
+IOTAP_HOT void RecordPwrite(TraceCall& call, int fd, size_t n, off64_t offset, ssize_t r) {
   if (RawEvent* e = call.Finish(kOpPwrite, r < 0)) FillExplicitIo(e, FdLookup(fd), offset, n, r);
 }
 
 // Vector transfers; `offset` -1 means "at the current position" (readv, or
 // preadv2 with offset -1).
-void RecordVector(TraceCall& call, Op op, int fd, const struct iovec* iov, int count,
+IOTAP_HOT void RecordVector(TraceCall& call, Op op, int fd, const struct iovec* iov, int count,
                   off64_t offset, ssize_t r, bool is_write) {
   RawEvent* e = call.Finish(op, r < 0);
   if (e == nullptr) return;

@@ -63,12 +63,17 @@ class TraceCall {
       CountDropped(ts_);
       return nullptr;
     }
-    memset(static_cast<void*>(event_), 0, sizeof(RawEvent));
-    event_->t0 = t0_;
-    event_->t1 = t1;
-    event_->op = op;
-    event_->error = failed ? static_cast<uint16_t>(saved_errno_) : 0;
-    event_->parent = ts_->parent;
+    *event_ = RawEvent{.t0 = t0_,
+                       .t1 = t1,
+                       .offset = 0,
+                       .requested = 0,
+                       .result = 0,
+                       .aux = 0,
+                       .parent = ts_->parent,
+                       .file = 0,
+                       .op = op,
+                       .error = failed ? static_cast<uint16_t>(saved_errno_) : uint16_t{0},
+                       .flags = 0};
     return event_;
   }
 
