@@ -96,6 +96,24 @@ double Quantile(std::vector<double> v, double q) {
   return v[static_cast<size_t>(q * (v.size() - 1) + 0.5)];
 }
 
+// "events" and "dropped_events" from `iotap stats --json DIR`.
+bool TraceCounts(const std::string& iotap, const std::string& dir, long* events, long* dropped) {
+  std::string cmd = iotap + " stats --json " + dir;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return false;
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  pclose(p);
+  size_t e = out.find("\"events\": ");
+  size_t d = out.find("\"dropped_events\": ");
+  if (e == std::string::npos || d == std::string::npos) return false;
+  *events = std::atol(out.c_str() + e + 10);
+  *dropped = std::atol(out.c_str() + d + 18);
+  return true;
+}
+
 uint64_t DirectoryBytes(const std::string& dir) {
   uint64_t total = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -133,6 +151,7 @@ int main(int argc, char** argv) {
 
   std::vector<double> plain_wall, traced_wall, plain_cpu, traced_cpu, diff_wall, diff_cpu;
   std::vector<double> bytes_per_event, rss_growth;
+  long min_events = -1, max_dropped = 0;
   RunWorker(wargv, shim, "");  // warm the page cache and the binaries
   for (int p = 0; p < pairs; ++p) {
     std::string dir = base + "/run" + std::to_string(p);
@@ -152,6 +171,11 @@ int main(int argc, char** argv) {
     diff_cpu.push_back(traced.cpu - plain.cpu);
     rss_growth.push_back(traced.rss_growth_kib - plain.rss_growth_kib);
     bytes_per_event.push_back(static_cast<double>(DirectoryBytes(dir)) / traced.calls);
+    long events = 0, dropped = 0;
+    if (!iotap.empty() && TraceCounts(iotap, dir, &events, &dropped)) {
+      if (min_events < 0 || events < min_events) min_events = events;
+      max_dropped = std::max(max_dropped, dropped);
+    }
     fs::remove_all(dir);
   }
   fs::remove_all(base);
@@ -168,6 +192,10 @@ int main(int argc, char** argv) {
   std::printf("  trace     median %.3f bytes/event (whole directory, headers included)\n",
               Median(bytes_per_event));
   std::printf("  rss       median %.0f KiB more than untraced\n", Median(rss_growth));
+  if (min_events >= 0) {
+    std::printf("  events    at least %ld recorded per run for %s calls, at most %ld dropped\n",
+                min_events, calls.c_str(), max_dropped);
+  }
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");
     if (f != nullptr) {
@@ -175,10 +203,11 @@ int main(int argc, char** argv) {
                    "{\"mode\": \"%s\", \"calls\": %s, \"threads\": %s, \"pairs\": %d,\n"
                    " \"untraced_ns_per_call\": %.2f, \"traced_ns_per_call\": %.2f,\n"
                    " \"added_ns_per_call\": %.2f, \"added_cpu_ns_per_call\": %.2f,\n"
-                   " \"bytes_per_event\": %.4f, \"rss_growth_kib\": %.0f}\n",
+                   " \"bytes_per_event\": %.4f, \"rss_growth_kib\": %.0f,\n"
+                   " \"min_events\": %ld, \"max_dropped\": %ld}\n",
                    mode.c_str(), calls.c_str(), threads.c_str(), pairs, Median(plain_wall),
                    Median(traced_wall), Median(diff_wall), Median(diff_cpu),
-                   Median(bytes_per_event), Median(rss_growth));
+                   Median(bytes_per_event), Median(rss_growth), min_events, max_dropped);
       std::fclose(f);
     }
   }

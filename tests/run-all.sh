@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite from a fresh clone: installs what is missing, builds
+# everything in ./build and runs every test. Exit status is CTest's.
+# Usage: tests/run-all.sh [extra ctest arguments]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+.ci/install-deps
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build
+ctest --test-dir build --output-on-failure --timeout 900 -j2 "$@"
