@@ -1,0 +1,44 @@
+#include "analyzer/time_bitmap.h"
+
+#include "gtest/gtest.h"
+
+namespace iotap::analyzer {
+namespace {
+
+TEST(TimeBitmapTest, UnionAndWindowCountsAtMicrosecondResolution) {
+  TimeBitmap b(1'000'000'000, 1000);
+  b.Set(1'000'010'000, 1'000'020'000);  // 10 us
+  b.Set(1'000'015'000, 1'000'030'000);  // overlaps: union 20 us
+  b.Set(1'000'100'000, 1'000'101'000);  // 1 us
+  EXPECT_EQ(b.Total(), 21'000);
+  EXPECT_EQ(b.Count(1'000'000'000, 1'000'025'000), 15'000);
+  EXPECT_EQ(b.Count(1'000'025'000, 1'000'200'000), 6'000);
+  EXPECT_EQ(b.Count(1'000'200'000, 1'000'300'000), 0);
+}
+
+TEST(TimeBitmapTest, IntervalsRoundOutwardToWholeSlots) {
+  TimeBitmap b(0, 1000);
+  b.Set(1500, 2500);  // touches slots 1 and 2
+  EXPECT_EQ(b.Total(), 2000);
+  b.Set(5000, 5001);
+  EXPECT_EQ(b.Count(5000, 6000), 1000);
+}
+
+TEST(TimeBitmapTest, SpansChunkBoundariesAndIntersects) {
+  TimeBitmap a(0, 1), b(0, 1);
+  a.Set(65530, 65546);  // across the first chunk boundary (65,536 slots)
+  b.Set(65540, 70000);
+  EXPECT_EQ(a.Total(), 16);
+  EXPECT_EQ(a.CountBoth(b, 0, 100000), 6);
+  a.Or(b);
+  EXPECT_EQ(a.Total(), 70000 - 65530);
+}
+
+TEST(TimeBitmapTest, ResolutionCoarsensOnlyForLongRuns) {
+  EXPECT_EQ(ChooseResolution(int64_t{600} * 1'000'000'000), 1000);
+  EXPECT_EQ(ChooseResolution(int64_t{3600} * 1'000'000'000), 2000);
+  EXPECT_EQ(ChooseResolution(int64_t{36000} * 1'000'000'000), 32000);
+}
+
+}  // namespace
+}  // namespace iotap::analyzer
