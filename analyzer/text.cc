@@ -65,6 +65,25 @@ std::string DisplayName(std::string_view s) {
   return out;
 }
 
+std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t len = Utf8SequenceLength(s, i);
+    if (len == 0) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(s[i]));
+      out += buf;
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 std::string Scaled(double value, const char* const* units, int count, double step,

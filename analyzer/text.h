@@ -19,6 +19,11 @@ size_t Utf8SequenceLength(std::string_view s, size_t i);
 // cannot forge a line.
 std::string DisplayName(std::string_view s);
 
+// `s` as valid UTF-8 for protobuf string fields and JSON: valid sequences
+// kept, each other byte replaced by the four characters \xNN (the same
+// spelling JsonEscape uses), so a non-UTF-8 file name stays recognisable.
+std::string ValidUtf8(std::string_view s);
+
 // "1.5 GiB", "312 KiB", "17 B".
 std::string HumanBytes(double bytes);
 // "1.25 s", "310 ms", "42 us", "800 ns".

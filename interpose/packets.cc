@@ -125,6 +125,8 @@ void EncodeProcessHeader(WireWriter* w, const ProcessInfo& info,
   for (uint32_t bit = 1; bit < kLayerAll; bit <<= 1) {
     if (g_config.layers & bit) w->String(23, LayerName(bit));
   }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus > 0) w->Varint(24, static_cast<uint64_t>(cpus));
   w->EndNested(h);
   w->EndNested(packet);
 }

@@ -16,6 +16,7 @@ inline constexpr int kExitDamaged = 3;   // with --strict: some input was damage
 int RunCommand(int argc, char** argv);
 int StatsCommand(int argc, char** argv);
 int DumpCommand(int argc, char** argv);
+int ReportCommand(int argc, char** argv);
 
 }  // namespace iotap::cli
 

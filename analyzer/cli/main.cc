@@ -15,6 +15,7 @@ constexpr char kUsage[] =
     "  run [-o DIR] [OPTIONS] -- COMMAND [ARGS]   trace COMMAND and every process it starts\n"
     "\n"
     "Look:\n"
+    "  report PATH [--steps LOG] [--format F]     why the job waits for data, and what to change\n"
     "  stats PATH [--json]                        counts per file and per process\n"
     "  dump PATH                                  every event, one line each\n"
     "\n"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   if (command == "run") return iotap::cli::RunCommand(sub_argc, sub_argv);
   if (command == "stats") return iotap::cli::StatsCommand(sub_argc, sub_argv);
   if (command == "dump") return iotap::cli::DumpCommand(sub_argc, sub_argv);
+  if (command == "report") return iotap::cli::ReportCommand(sub_argc, sub_argv);
   std::fprintf(stderr, "iotap: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return iotap::cli::kExitUsage;
 }

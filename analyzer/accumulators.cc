@@ -1,0 +1,207 @@
+#include "analyzer/accumulators.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace iotap::analyzer {
+
+int DarshanBucket(uint64_t bytes) {
+  static constexpr uint64_t kEdges[9] = {100,        1000,        10000,       100000,
+                                         1000000,    4000000,     10000000,    100000000,
+                                         1000000000};
+  int b = 0;
+  while (b < 9 && bytes >= kEdges[b]) ++b;
+  return b;
+}
+
+int Log2Bucket(uint64_t bytes) { return bytes <= 1 ? 0 : 63 - std::countl_zero(bytes); }
+
+void SizeHistogram::Merge(const SizeHistogram& o) {
+  for (size_t i = 0; i < darshan.size(); ++i) darshan[i] += o.darshan[i];
+  for (size_t i = 0; i < log2.size(); ++i) log2[i] += o.log2[i];
+}
+
+bool SizeHistogram::empty() const {
+  return std::all_of(darshan.begin(), darshan.end(), [](uint64_t v) { return v == 0; });
+}
+
+void SizeHistogram::ToProto(report::SizeHistogram* out) const {
+  for (uint64_t v : darshan) out->add_darshan(static_cast<double>(v));
+  size_t last = log2.size();
+  while (last > 0 && log2[last - 1] == 0) --last;
+  for (size_t i = 0; i < last; ++i) out->add_log2(static_cast<double>(log2[i]));
+}
+
+void AccessPattern::Count(AccessKind kind) {
+  switch (kind) {
+    case AccessKind::kFirst: break;
+    case AccessKind::kConsecutive: ++consecutive; break;
+    case AccessKind::kSequential: ++sequential; break;
+    case AccessKind::kStrided: ++strided; break;
+    case AccessKind::kRandom: ++random; break;
+  }
+}
+
+void AccessPattern::Merge(const AccessPattern& o) {
+  consecutive += o.consecutive;
+  sequential += o.sequential;
+  strided += o.strided;
+  random += o.random;
+}
+
+void AccessPattern::ToProto(report::AccessPattern* out) const {
+  out->set_consecutive(static_cast<double>(consecutive));
+  out->set_sequential(static_cast<double>(sequential));
+  out->set_strided(static_cast<double>(strided));
+  out->set_random(static_cast<double>(random));
+}
+
+AccessKind AccessPatternTracker::Add(int64_t offset, uint64_t bytes) {
+  AccessKind kind = AccessKind::kFirst;
+  if (has_previous_) {
+    int64_t gap = offset - previous_end_;
+    if (gap == 0) {
+      kind = AccessKind::kConsecutive;
+    } else if (has_gap_ && gap == previous_gap_) {
+      kind = AccessKind::kStrided;
+    } else if (gap > 0) {
+      kind = AccessKind::kSequential;
+    } else {
+      kind = AccessKind::kRandom;
+    }
+    previous_gap_ = gap;
+    has_gap_ = true;
+  }
+  has_previous_ = true;
+  previous_end_ = offset + static_cast<int64_t>(bytes);
+  return kind;
+}
+
+void ByteRanges::Add(int64_t offset, uint64_t bytes) {
+  if (bytes == 0) return;
+  int64_t start = offset, end = offset + static_cast<int64_t>(bytes);
+  auto it = ranges_.upper_bound(start);
+  if (it != ranges_.begin() && std::prev(it)->second >= start) --it;
+  while (it != ranges_.end() && it->first <= end) {
+    start = std::min(start, it->first);
+    end = std::max(end, it->second);
+    covered_ -= static_cast<uint64_t>(it->second - it->first);
+    it = ranges_.erase(it);
+  }
+  ranges_.emplace(start, end);
+  covered_ += static_cast<uint64_t>(end - start);
+  if (ranges_.size() > kMaxRanges) Shrink();
+}
+
+void ByteRanges::Shrink() {
+  // Join each pair of neighbours separated by less than the median gap.
+  std::vector<int64_t> gaps;
+  for (auto it = ranges_.begin(); std::next(it) != ranges_.end(); ++it) {
+    gaps.push_back(std::next(it)->first - it->second);
+  }
+  std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+  int64_t limit = gaps[gaps.size() / 2];
+  std::map<int64_t, int64_t> joined;
+  uint64_t covered = 0;
+  std::pair<int64_t, int64_t> cur = *ranges_.begin();
+  for (auto it = std::next(ranges_.begin()); it != ranges_.end(); ++it) {
+    if (it->first - cur.second <= limit) {
+      cur.second = it->second;
+    } else {
+      joined.insert(cur);
+      covered += static_cast<uint64_t>(cur.second - cur.first);
+      cur = *it;
+    }
+  }
+  joined.insert(cur);
+  covered += static_cast<uint64_t>(cur.second - cur.first);
+  ranges_.swap(joined);
+  covered_ = covered;
+  approximate_ = true;
+}
+
+void ByteRanges::Merge(const ByteRanges& o) {
+  for (const auto& [s, e] : o.ranges_) Add(s, static_cast<uint64_t>(e - s));
+  approximate_ = approximate_ || o.approximate_;
+}
+
+void AdaptiveSeries::Coarsen() {
+  std::vector<double> half((bins_.size() + 1) / 2, 0.0);
+  for (size_t i = 0; i < bins_.size(); ++i) half[i / 2] += bins_[i];
+  bins_.swap(half);
+  bin_ns_ *= 2;
+}
+
+void AdaptiveSeries::Grow(size_t index) {
+  while (index >= kMaxBins) {
+    Coarsen();
+    index /= 2;
+  }
+  if (index >= bins_.size()) bins_.resize(index + 1, 0.0);
+}
+
+void AdaptiveSeries::AddAt(int64_t t, double amount) {
+  int64_t d = std::max<int64_t>(0, t - origin_ns_);
+  size_t index = static_cast<size_t>(d / bin_ns_);
+  Grow(index);
+  index = static_cast<size_t>(d / bin_ns_);
+  bins_[index] += amount;
+}
+
+void AdaptiveSeries::AddOver(int64_t start, int64_t end, double amount) {
+  start = std::max(start, origin_ns_);
+  if (end <= start) {
+    AddAt(start, amount);
+    return;
+  }
+  Grow(static_cast<size_t>((end - 1 - origin_ns_) / bin_ns_));
+  double per_ns = amount / static_cast<double>(end - start);
+  for (int64_t t = start; t < end;) {
+    size_t index = static_cast<size_t>((t - origin_ns_) / bin_ns_);
+    int64_t bin_end = origin_ns_ + static_cast<int64_t>(index + 1) * bin_ns_;
+    int64_t piece_end = std::min(end, bin_end);
+    bins_[index] += per_ns * static_cast<double>(piece_end - t);
+    t = piece_end;
+  }
+}
+
+double AdaptiveSeries::SumOver(int64_t start, int64_t end) const {
+  double sum = 0;
+  start = std::max(start, origin_ns_);
+  for (int64_t t = start; t < end;) {
+    size_t index = static_cast<size_t>((t - origin_ns_) / bin_ns_);
+    if (index >= bins_.size()) break;
+    int64_t bin_start = origin_ns_ + static_cast<int64_t>(index) * bin_ns_;
+    int64_t piece_end = std::min(end, bin_start + bin_ns_);
+    sum += bins_[index] * static_cast<double>(piece_end - t) / static_cast<double>(bin_ns_);
+    t = piece_end;
+  }
+  return sum;
+}
+
+void AdaptiveSeries::Merge(const AdaptiveSeries& o) {
+  while (bin_ns_ < o.bin_ns_) Coarsen();
+  // `o` may be finer: fold its bins into ours.
+  int64_t ratio = bin_ns_ / o.bin_ns_;
+  for (size_t i = 0; i < o.bins_.size(); ++i) {
+    if (o.bins_[i] == 0) continue;
+    size_t index = i / static_cast<size_t>(ratio);
+    Grow(index);
+    index = static_cast<size_t>(static_cast<int64_t>(i) * o.bin_ns_ / bin_ns_);
+    bins_[index] += o.bins_[i];
+  }
+}
+
+std::vector<double> AdaptiveSeries::Resample(int64_t start_ns, int64_t width_ns,
+                                             size_t bins) const {
+  std::vector<double> out(bins, 0.0);
+  for (size_t k = 0; k < bins; ++k) {
+    int64_t s = start_ns + static_cast<int64_t>(k) * width_ns;
+    out[k] = SumOver(s, s + width_ns);
+  }
+  return out;
+}
+
+}  // namespace iotap::analyzer

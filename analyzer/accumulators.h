@@ -1,0 +1,120 @@
+// Small accumulators the analysis keeps per file, layer and process.
+//
+// SizeHistogram: Darshan's ten access-size buckets and power-of-two buckets.
+// AccessPatternTracker: classifies each access against the previous one.
+// ByteRanges: which bytes of a file were read, to tell re-reads apart.
+// AdaptiveSeries: a time series that halves its resolution when it would
+// grow past a fixed number of bins, so memory does not grow with run length.
+
+#ifndef IOTAP_ANALYZER_ACCUMULATORS_H_
+#define IOTAP_ANALYZER_ACCUMULATORS_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "iotap/report.pb.h"
+
+namespace iotap::analyzer {
+
+// Darshan's bucket edges: 100, 1K, 10K, 100K, 1M, 4M, 10M, 100M, 1G bytes.
+int DarshanBucket(uint64_t bytes);
+// floor(log2(bytes)), with 0 for 0 and 1.
+int Log2Bucket(uint64_t bytes);
+
+struct SizeHistogram {
+  std::array<uint64_t, 10> darshan{};
+  std::array<uint64_t, 64> log2{};
+
+  void Add(uint64_t bytes) {
+    ++darshan[DarshanBucket(bytes)];
+    ++log2[Log2Bucket(bytes)];
+  }
+  void Merge(const SizeHistogram& o);
+  bool empty() const;
+  void ToProto(report::SizeHistogram* out) const;
+};
+
+enum class AccessKind { kFirst, kConsecutive, kSequential, kStrided, kRandom };
+
+struct AccessPattern {
+  uint64_t consecutive = 0;
+  uint64_t sequential = 0;
+  uint64_t strided = 0;
+  uint64_t random = 0;
+
+  void Count(AccessKind kind);
+  void Merge(const AccessPattern& o);
+  uint64_t total() const { return consecutive + sequential + strided + random; }
+  void ToProto(report::AccessPattern* out) const;
+};
+
+// Classifies the accesses of one thread to one file, in the order it made
+// them (see report.proto, AccessPattern).
+class AccessPatternTracker {
+ public:
+  AccessKind Add(int64_t offset, uint64_t bytes);
+
+ private:
+  bool has_previous_ = false;
+  int64_t previous_end_ = 0;
+  int64_t previous_gap_ = 0;
+  bool has_gap_ = false;
+};
+
+// The set of byte ranges of one file that have been read. Past kMaxRanges
+// fragments, the closest neighbours are joined (counting the bytes between
+// them as read), so memory stays bounded; `approximate()` says it happened.
+class ByteRanges {
+ public:
+  void Add(int64_t offset, uint64_t bytes);
+  uint64_t covered() const { return covered_; }
+  bool approximate() const { return approximate_; }
+  void Merge(const ByteRanges& o);
+
+ private:
+  static constexpr size_t kMaxRanges = 1 << 14;
+  void Shrink();
+  std::map<int64_t, int64_t> ranges_;  // start -> end, disjoint
+  uint64_t covered_ = 0;
+  bool approximate_ = false;
+};
+
+// Sums of a quantity in time bins over [origin, ...), starting at
+// `initial_bin_ns` and doubling the bin width whenever more than kMaxBins
+// would be needed. Merging adjacent bins keeps sums exact.
+class AdaptiveSeries {
+ public:
+  static constexpr size_t kMaxBins = 1 << 15;
+
+  AdaptiveSeries(int64_t origin_ns, int64_t initial_bin_ns)
+      : origin_ns_(origin_ns), bin_ns_(initial_bin_ns) {}
+
+  // Adds `amount` at instant `t`.
+  void AddAt(int64_t t, double amount);
+  // Spreads `amount` evenly over [start, end).
+  void AddOver(int64_t start, int64_t end, double amount);
+  // The sum over [start, end), bins partly inside counted in proportion.
+  double SumOver(int64_t start, int64_t end) const;
+  // Adds another series (same origin) into this one.
+  void Merge(const AdaptiveSeries& o);
+  // `bins` sums of [origin + k * width, ...) for the requested width (a
+  // multiple of the current bin width, or coarser by proportion).
+  std::vector<double> Resample(int64_t start_ns, int64_t width_ns, size_t bins) const;
+
+  int64_t bin_ns() const { return bin_ns_; }
+  int64_t origin_ns() const { return origin_ns_; }
+
+ private:
+  void Coarsen();
+  void Grow(size_t index);
+
+  int64_t origin_ns_;
+  int64_t bin_ns_;
+  std::vector<double> bins_;
+};
+
+}  // namespace iotap::analyzer
+
+#endif  // IOTAP_ANALYZER_ACCUMULATORS_H_

@@ -1,0 +1,110 @@
+// `iotap report`: the analysis of a run, for a terminal, a ticket or a script.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "analyzer/cli/args.h"
+#include "analyzer/cli/commands.h"
+#include "analyzer/findings.h"
+#include "analyzer/report_output.h"
+#include "analyzer/run_analysis.h"
+
+namespace iotap::cli {
+
+namespace {
+
+constexpr char kReportHelp[] =
+    "usage: iotap report PATH [--steps LOG]... [--format text|markdown|json]\n"
+    "                         [-o FILE] [--top N]\n"
+    "\n"
+    "Analyses every trace under PATH, with the framework's step logs if given,\n"
+    "and says whether the job waits for data, why, and what to change.\n"
+    "\n"
+    "  --steps LOG   a TensorBoard event file, a PyTorch profiler trace (.json or\n"
+    "                .json.gz) or a JSON-lines step log (repeatable); without one,\n"
+    "                steps come from iotap's markers (iotap run --torch-steps)\n"
+    "  --format F    text (default), markdown (for a ticket), json (schema:\n"
+    "                proto/iotap/report.proto)\n"
+    "  -o FILE       write to FILE instead of standard output\n"
+    "  --top N       files listed one by one (default 50)\n"
+    "  --rules FILE  findings' thresholds and wording (a copy of the built-in\n"
+    "                analyzer/findings.textproto, edited)\n"
+    "\n"
+    "Exit codes: 0 done, 1 bad usage, 2 nothing readable at PATH.\n";
+
+}  // namespace
+
+int ReportCommand(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kReportHelp, stdout);
+      return kExitOk;
+    }
+  }
+  auto args = Args::Parse(argc, argv,
+                          {{"", "--steps", true},
+                           {"", "--format", true},
+                           {"-o", "--output", true},
+                           {"", "--top", true},
+                           {"", "--rules", true}});
+  std::string format = args.ok() ? args->Get("--format", "text") : "";
+  int top = 50;
+  bool usage_ok = args.ok() && args->positional().size() == 1 &&
+                  (format == "text" || format == "markdown" || format == "json") &&
+                  absl::SimpleAtoi(args.ok() ? args->Get("--top", "50") : "50", &top) && top >= 0;
+  if (!usage_ok) {
+    std::fprintf(stderr, "iotap report: %s\n\n%s",
+                 !args.ok() ? std::string(args.status().message()).c_str()
+                 : args->positional().size() != 1 ? "give one PATH"
+                                                  : "bad --format or --top",
+                 kReportHelp);
+    return kExitUsage;
+  }
+  analyzer::AnalysisOptions options;
+  rules::RuleSet rules;
+  if (args->Has("--rules")) {
+    absl::StatusOr<rules::RuleSet> loaded = analyzer::LoadRules(args->Get("--rules"));
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "iotap report: %s\n", std::string(loaded.status().message()).c_str());
+      return kExitUsage;
+    }
+    rules = std::move(*loaded);
+    options.rules = &rules;
+  }
+  options.step_logs = args->GetAll("--steps");
+  options.top_files = top;
+  bool tty = isatty(2) != 0;
+  if (tty) {
+    options.progress = [](size_t done, size_t total) {
+      std::fprintf(stderr, "\riotap: reading traces %zu/%zu", done, total);
+      if (done == total) std::fputs("\n", stderr);
+    };
+  }
+  absl::StatusOr<report::Report> report = analyzer::AnalyzeRun(args->positional()[0], options);
+  if (!report.ok()) {
+    std::fprintf(stderr, "iotap report: %s\n", std::string(report.status().message()).c_str());
+    return kExitNoInput;
+  }
+  std::string text = format == "json"       ? analyzer::ReportToJson(*report)
+                     : format == "markdown" ? analyzer::ReportToMarkdown(*report)
+                                            : analyzer::ReportToText(*report);
+  std::string out = args->Get("--output");
+  if (out.empty() || out == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
+  std::FILE* f = std::fopen(out.c_str(), "w");
+  if (f == nullptr) {
+    std::perror(("iotap report: " + out).c_str());
+    return kExitUsage;
+  }
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  return kExitOk;
+}
+
+}  // namespace iotap::cli

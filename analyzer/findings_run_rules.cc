@@ -1,0 +1,198 @@
+// Rules about processes and the training loop: who reads, how many
+// workers, GPU copies, checkpoints, the first epoch.
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analyzer/findings_internal.h"
+#include "analyzer/text.h"
+
+namespace iotap::analyzer::internal {
+
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::optional<Result> IoInTrainer(const Context& c) {
+  const Report& r = c.report();
+  const report::Process* worst = nullptr;
+  for (const report::Process& p : r.processes()) {
+    if (p.role() != report::TRAINER) continue;
+    bool has_loaders = std::any_of(r.processes().begin(), r.processes().end(),
+                                   [&](const report::Process& l) {
+                                     return l.role() == report::LOADER && l.trainer_pid() == p.pid();
+                                   });
+    if (has_loaders || p.io_busy_s() <= 0) continue;
+    if (worst == nullptr || p.io_busy_s() > worst->io_busy_s()) worst = &p;
+  }
+  if (worst == nullptr) return std::nullopt;
+  double lifetime = std::max(1e-9, worst->end_s() - worst->start_s());
+  double busy_share = worst->io_busy_s() / lifetime;
+  if (busy_share < c.T("busy_share", 0.05)) return std::nullopt;
+  Result res;
+  res.score = c.steps_known() ? FetchSeconds(r) : worst->io_busy_s();
+  res.severity = c.Impact(res.score, busy_share);
+  res.values = {{"trainer", absl::StrCat("pid ", worst->pid())},
+                {"reads", absl::StrCat(static_cast<int64_t>(worst->reads()))},
+                {"busy", HumanDuration(worst->io_busy_s())},
+                {"busy_share", Pct(busy_share)}};
+  res.objects.push_back(absl::StrCat("pid ", worst->pid()));
+  AddEvidence(res, "trainer's time in data I/O", worst->io_busy_s(), "s",
+              absl::StrFormat("%s (%s of its run)", HumanDuration(worst->io_busy_s()), Pct(busy_share)));
+  return res;
+}
+
+std::optional<Result> TooFewWorkers(const Context& c) {
+  const Report& r = c.report();
+  const report::StepStatistics& st = r.step_statistics();
+  if (!c.steps_known() || st.prep_share() < c.T("prep_share", 0.5)) return std::nullopt;
+  if (r.workers().loaders_per_trainer_size() == 0) return std::nullopt;
+  double loaders = *std::min_element(r.workers().loaders_per_trainer().begin(),
+                                     r.workers().loaders_per_trainer().end());
+  double cpus = r.run().host_cpus();
+  double trainers = std::max(1.0, r.workers().trainers());
+  // Room for more workers: CPUs beyond one per trainer and its loaders.
+  if (cpus > 0 && loaders + 1 >= cpus / trainers) return std::nullopt;
+  Result res;
+  res.score = st.total_data_wait_s() * st.prep_share();
+  res.severity = c.Impact(res.score, 0);
+  double suggested = cpus > 0 ? std::max(loaders + 1, std::floor(cpus / trainers) - 1) : loaders * 2;
+  res.values = {{"loader_cpu", Pct(st.prep_share())},
+                {"loaders", absl::StrCat(static_cast<int64_t>(loaders))},
+                {"cpus", cpus > 0 ? absl::StrCat(static_cast<int64_t>(cpus)) : "an unknown number of"},
+                {"suggested", absl::StrCat("num_workers=", static_cast<int64_t>(suggested))}};
+  AddEvidence(res, "loaders per trainer", loaders, "processes", absl::StrCat(static_cast<int64_t>(loaders)));
+  AddEvidence(res, "share of the wait the loaders were computing", st.prep_share(), "share",
+              Pct(st.prep_share()));
+  if (cpus > 0) AddEvidence(res, "online CPUs", cpus, "cpus", absl::StrCat(static_cast<int64_t>(cpus)));
+  return res;
+}
+
+std::optional<Result> ImbalancedWorkers(const Context& c) {
+  const report::Workers& w = c.report().workers();
+  if (w.loaders() < 2 || w.max_over_mean_busy() < c.T("ratio", 1.5)) return std::nullopt;
+  Result res;
+  res.score = 0;
+  double stall = std::max(0.0, c.report().step_statistics().data_stall_share());
+  res.severity = stall >= c.T("warning_share", 0.10) ? Finding::WARNING : Finding::INFO;
+  res.values = {{"ratio", absl::StrFormat("%.1fx", w.max_over_mean_busy())}};
+  AddEvidence(res, "busiest loader's I/O time over the mean", w.max_over_mean_busy(), "ratio",
+              absl::StrFormat("%.2f", w.max_over_mean_busy()));
+  return res;
+}
+
+std::optional<Result> PageableHtoD(const Context& c) {
+  double pageable = 0, total = 0, copies = 0, in_steps = 0;
+  for (const report::CudaCopies& k : c.report().cuda_copies()) {
+    if (k.direction() != "HtoD") continue;
+    total += k.bytes();
+    copies += k.copies();
+    if (k.host_memory() == "pageable") {
+      pageable += k.bytes();
+      in_steps += k.in_steps_s();
+    }
+  }
+  if (copies < c.T("min_copies", 10) || total <= 0 || pageable / total < c.T("pageable_share", 0.5)) {
+    return std::nullopt;
+  }
+  Result res;
+  res.score = in_steps;
+  double step_share = c.total_step_s() > 0 ? in_steps / c.total_step_s() : 0;
+  res.severity = step_share >= c.T("step_share", 0.02) ? Finding::WARNING : Finding::INFO;
+  res.values = {{"pageable_share", Pct(pageable / total)},
+                {"bytes", HumanBytes(total)},
+                {"copies", absl::StrCat(static_cast<int64_t>(copies))}};
+  AddEvidence(res, "host-to-device bytes from pageable memory", pageable, "bytes", HumanBytes(pageable));
+  AddEvidence(res, "time in pageable copies inside steps", in_steps, "s", HumanDuration(in_steps));
+  return res;
+}
+
+std::optional<Result> SyncCopies(const Context& c) {
+  double in_steps = 0;
+  for (const report::CudaCopies& k : c.report().cuda_copies()) {
+    if (k.direction() == "HtoD" && !k.async()) in_steps += k.in_steps_s();
+  }
+  double share = c.total_step_s() > 0 ? in_steps / c.total_step_s() : 0;
+  if (share < c.T("step_share", 0.05)) return std::nullopt;
+  Result res;
+  res.score = in_steps;
+  res.severity = Finding::WARNING;
+  res.values = {{"time", HumanDuration(in_steps)}, {"step_share", Pct(share)}};
+  AddEvidence(res, "synchronous host-to-device copy time in steps", in_steps, "s", HumanDuration(in_steps));
+  return res;
+}
+
+std::optional<Result> CheckpointStall(const Context& c) {
+  std::vector<double> writing, other;
+  double write_time = 0;
+  for (const report::Step& s : c.report().steps()) {
+    (s.write_busy_s() > 0 ? writing : other).push_back(s.duration_s());
+    write_time += s.write_busy_s();
+  }
+  if (writing.empty() || other.empty()) return std::nullopt;
+  double slow = Median(writing), normal = Median(other);
+  double share = c.total_step_s() > 0 ? write_time / c.total_step_s() : 0;
+  if (normal <= 0 || slow / normal < c.T("slowdown", 1.5) || share < c.T("step_share", 0.02)) {
+    return std::nullopt;
+  }
+  Result res;
+  res.score = (slow - normal) * static_cast<double>(writing.size());
+  res.severity = Finding::WARNING;
+  res.values = {{"write_steps", absl::StrCat(writing.size())},
+                {"slow", HumanDuration(slow)},
+                {"normal", HumanDuration(normal)},
+                {"write_time", HumanDuration(write_time)}};
+  AddEvidence(res, "median step with writes / without", slow / normal, "ratio",
+              absl::StrFormat("%s / %s", HumanDuration(slow), HumanDuration(normal)));
+  return res;
+}
+
+std::optional<Result> ColdFirstEpoch(const Context& c) {
+  const auto& epochs = c.report().epochs().epoch();
+  if (epochs.size() < 2) return std::nullopt;
+  double later_latency = 0, later_step = 0;
+  int later = 0;
+  for (int i = 1; i < epochs.size(); ++i) {
+    later_latency += epochs[i].mean_read_latency_s();
+    later_step += epochs[i].median_step_s();
+    ++later;
+  }
+  later_latency /= later;
+  later_step /= later;
+  const report::Epoch& first = epochs[0];
+  if (later_latency <= 0 || first.mean_read_latency_s() < c.T("latency_ratio", 3) * later_latency ||
+      (later_step > 0 && first.median_step_s() < c.T("step_ratio", 1.2) * later_step)) {
+    return std::nullopt;
+  }
+  Result res;
+  res.score = (first.median_step_s() - later_step) * first.steps();
+  res.severity = Finding::INFO;
+  res.values = {{"first_latency", HumanDuration(first.mean_read_latency_s())},
+                {"later_latency", HumanDuration(later_latency)},
+                {"first_step", HumanDuration(first.median_step_s())},
+                {"later_step", HumanDuration(later_step)}};
+  AddEvidence(res, "read latency, epoch 0 / later", first.mean_read_latency_s() / later_latency,
+              "ratio", absl::StrFormat("%.1fx", first.mean_read_latency_s() / later_latency));
+  return res;
+}
+
+}  // namespace
+
+void RegisterRunRules(std::map<std::string, RuleFn>* rules) {
+  (*rules)["io_in_trainer"] = IoInTrainer;
+  (*rules)["too_few_workers"] = TooFewWorkers;
+  (*rules)["imbalanced_workers"] = ImbalancedWorkers;
+  (*rules)["pageable_htod"] = PageableHtoD;
+  (*rules)["sync_copies"] = SyncCopies;
+  (*rules)["checkpoint_stall"] = CheckpointStall;
+  (*rules)["cold_first_epoch"] = ColdFirstEpoch;
+}
+
+}  // namespace iotap::analyzer::internal

@@ -1,0 +1,331 @@
+#include "analyzer/process_analysis.h"
+
+#include <algorithm>
+
+
+namespace iotap::analyzer {
+
+namespace {
+
+// Intervals of one process overlap only across threads, and a thread's
+// calls reach the file within one flush interval of ending; a call blocked
+// longer than this is clipped (IntervalUnion).
+constexpr int64_t kUnionHorizonNs = 30'000'000'000;
+// The series start fine and coarsen as the run gets longer.
+constexpr int64_t kInitialBinNs = 1'000'000;
+
+bool EndsWithAny(std::string_view s, std::initializer_list<std::string_view> suffixes) {
+  for (std::string_view x : suffixes) {
+    if (s.ends_with(x)) return true;
+  }
+  return false;
+}
+
+bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+std::string CudaDirection(Op op) {
+  switch (op) {
+    case OP_CUDA_MEMCPY_HTOD: return "HtoD";
+    case OP_CUDA_MEMCPY_DTOH: return "DtoH";
+    case OP_CUDA_MEMCPY_DTOD: return "DtoD";
+    case OP_CUDA_MEMCPY_HTOH: return "HtoH";
+    case OP_CUDA_MEMCPY_PEER: return "peer";
+    default: return "default";
+  }
+}
+
+}  // namespace
+
+const char* FileCategory(std::string_view path) {
+  if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/")) {
+    return "system";
+  }
+  if (Contains(path, "/site-packages/") || Contains(path, "/dist-packages/") ||
+      path.starts_with("/usr/lib/") || path.starts_with("/usr/lib64/") ||
+      path.starts_with("/lib/") || path.starts_with("/lib64/") ||
+      path.starts_with("/usr/share/") || path.starts_with("/etc/") ||
+      path.starts_with("/usr/local/lib/") || Contains(path, "/__pycache__/") ||
+      EndsWithAny(path, {".py", ".pyc", ".so", ".pth"}) || Contains(path, ".so.")) {
+    return "runtime";
+  }
+  return "data";
+}
+
+void FileAccumulator::Merge(const FileAccumulator& o) {
+  if (kind.empty()) kind = o.kind;
+  if (category.empty()) category = o.category;
+  processes += o.processes;
+  opens += o.opens;
+  reads += o.reads;
+  read_bytes += o.read_bytes;
+  writes += o.writes;
+  write_bytes += o.write_bytes;
+  metadata_ops += o.metadata_ops;
+  metadata_ns += o.metadata_ns;
+  read_ns += o.read_ns;
+  write_ns += o.write_ns;
+  size_bytes = std::max(size_bytes, o.size_bytes);
+  direct_opens += o.direct_opens;
+  dontneed_advice += o.dontneed_advice;
+  hdf5_reads += o.hdf5_reads;
+  read_sizes.Merge(o.read_sizes);
+  write_sizes.Merge(o.write_sizes);
+  read_pattern.Merge(o.read_pattern);
+  read_ranges.Merge(o.read_ranges);
+}
+
+void LayerAccumulator::Merge(const LayerAccumulator& o) {
+  ops += o.ops;
+  reads += o.reads;
+  read_bytes += o.read_bytes;
+  writes += o.writes;
+  write_bytes += o.write_bytes;
+  metadata_ops += o.metadata_ops;
+  time_ns += o.time_ns;
+  read_sizes.Merge(o.read_sizes);
+  read_pattern.Merge(o.read_pattern);
+}
+
+void DatasetAccumulator::Merge(const DatasetAccumulator& o) {
+  if (!described && o.described) {
+    description = o.description;
+    described = true;
+  }
+  reads += o.reads;
+  logical_bytes += o.logical_bytes;
+  posix_reads += o.posix_reads;
+  posix_bytes += o.posix_bytes;
+  read_ns += o.read_ns;
+}
+
+ProcessAnalyzer::ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns)
+    : origin_unix_ns_(origin_unix_ns), resolution_ns_(resolution_ns) {}
+
+void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
+  result_.io = std::make_unique<TimeBitmap>(origin_unix_ns_, resolution_ns_);
+  result_.writes = std::make_unique<TimeBitmap>(origin_unix_ns_, resolution_ns_);
+  for (int i = 0; i < kLayerCount; ++i) {
+    result_.read_bytes_by_layer.emplace_back(origin_unix_ns_, kInitialBinNs);
+  }
+  result_.data_read_bytes = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
+  result_.data_read_calls = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
+  result_.data_read_ns = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
+  result_.cpu_ns = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
+  TimeBitmap* io = result_.io.get();
+  io_union_ = std::make_unique<IntervalUnion>(
+      kUnionHorizonNs, [io](int64_t start, int64_t end) { io->Set(start, end); });
+}
+
+ProcessAnalyzer::FileSlot& ProcessAnalyzer::Slot(const ProcessTrace& process, uint32_t id) {
+  if (id >= slots_.size()) slots_.resize(id + 1);
+  FileSlot& slot = slots_[id];
+  if (slot.known) return slot;
+  slot.known = true;
+  const InternedName& name = process.Name(id);
+  if (name.kind != InternedString::KIND_PATH && name.kind != InternedString::KIND_DEVICE) {
+    return slot;  // pipes, sockets, datasets and marks are not files
+  }
+  auto [it, inserted] = result_.files.try_emplace(name.value);
+  FileAccumulator& f = it->second;
+  if (inserted) {
+    f.kind = name.kind == InternedString::KIND_DEVICE ? "device" : "file";
+    f.category = FileCategory(name.value);
+    f.processes = 1;
+  }
+  slot.file = &f;
+  slot.data = f.category == std::string_view("data");
+  return slot;
+}
+
+void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, int64_t start,
+                           int64_t end) {
+  LayerAccumulator& layer = result_.layers[static_cast<int>(LayerOf(e.op))];
+  ++layer.ops;
+  layer.time_ns += end - start;
+  FileSlot& slot = Slot(process, e.file);
+  FileAccumulator* f = slot.file;
+  Transfer t = TransferOf(e.op);
+  uint64_t bytes = BytesMoved(e);
+  if (t == Transfer::kRead) {
+    ++layer.reads;
+    layer.read_bytes += bytes;
+    layer.read_sizes.Add(bytes);
+    result_.read_bytes_by_layer[static_cast<int>(LayerOf(e.op))].AddAt(end, bytes);
+    result_.summary.set_reads(result_.summary.reads() + 1);
+    result_.summary.set_read_bytes(result_.summary.read_bytes() + bytes);
+  } else if (t == Transfer::kWrite) {
+    ++layer.writes;
+    layer.write_bytes += bytes;
+    result_.summary.set_writes(result_.summary.writes() + 1);
+    result_.summary.set_write_bytes(result_.summary.write_bytes() + bytes);
+  } else if (IsMetadata(e.op)) {
+    ++layer.metadata_ops;
+    result_.summary.set_metadata_ops(result_.summary.metadata_ops() + 1);
+  }
+  if (e.parent != 0 && LayerOf(e.op) == Layer::kPosix && t == Transfer::kRead) {
+    auto& child = hdf5_children_[e.parent];
+    ++child.first;
+    child.second += bytes;
+  }
+  if (f == nullptr) return;
+  if (IsOpen(e.op)) {
+    ++f->opens;
+    if ((e.flags & FLAG_O_DIRECT) && !e.Failed()) ++f->direct_opens;
+  }
+  if (e.op == OP_FADVISE && e.aux == 4 /* POSIX_FADV_DONTNEED */) ++f->dontneed_advice;
+  if (t == Transfer::kRead) {
+    ++f->reads;
+    f->read_bytes += bytes;
+    f->read_ns += end - start;
+    f->read_sizes.Add(bytes);
+    if (e.parent != 0) ++f->hdf5_reads;
+    if (e.HasOffset() && bytes > 0) {
+      AccessKind kind = patterns_[PatternKey{e.file, e.tid}].Add(e.offset, bytes);
+      f->read_pattern.Count(kind);
+      layer.read_pattern.Count(kind);
+      f->read_ranges.Add(e.offset, bytes);
+    }
+    if (slot.data) {
+      result_.data_read_bytes->AddAt(end, bytes);
+      result_.data_read_calls->AddAt(end, 1);
+      result_.data_read_ns->AddAt(end, static_cast<double>(end - start));
+    }
+  } else if (t == Transfer::kWrite) {
+    ++f->writes;
+    f->write_bytes += bytes;
+    f->write_ns += end - start;
+    f->write_sizes.Add(bytes);
+    if (slot.data) result_.writes->Set(start, end);
+  } else if (IsMetadata(e.op)) {
+    ++f->metadata_ops;
+    f->metadata_ns += end - start;
+    bool stat = e.op == OP_STAT || e.op == OP_LSTAT || e.op == OP_FSTAT || e.op == OP_FSTATAT ||
+                e.op == OP_STATX;
+    if (stat && !e.Failed()) f->size_bytes = std::max(f->size_bytes, static_cast<int64_t>(e.aux));
+  }
+  if (slot.data && e.op != OP_MMAP && e.op != OP_MUNMAP) io_union_->Add(start, end);
+}
+
+void ProcessAnalyzer::OnHdf5(const ProcessTrace& process, const Event& e, int64_t start,
+                             int64_t end) {
+  LayerAccumulator& layer = result_.layers[static_cast<int>(Layer::kHdf5)];
+  ++layer.ops;
+  layer.time_ns += end - start;
+  if (e.op != OP_H5D_READ && e.op != OP_H5D_READ_CHUNK) return;
+  const InternedName& name = process.Name(e.file);
+  DatasetAccumulator& d = result_.datasets[name.value];
+  if (d.name.empty()) {
+    size_t colon = name.value.rfind(':');
+    d.file = colon == std::string::npos ? "" : name.value.substr(0, colon);
+    d.name = colon == std::string::npos ? name.value : name.value.substr(colon + 1);
+  }
+  ++d.reads;
+  d.logical_bytes += e.requested;
+  d.read_ns += end - start;
+  ++layer.reads;
+  layer.read_bytes += e.requested;
+  layer.read_sizes.Add(e.requested);
+  result_.read_bytes_by_layer[static_cast<int>(Layer::kHdf5)].AddAt(end, e.requested);
+  auto child = hdf5_children_.find(e.aux);
+  if (child != hdf5_children_.end()) {
+    d.posix_reads += child->second.first;
+    d.posix_bytes += child->second.second;
+    hdf5_children_.erase(child);
+  }
+}
+
+CudaKey CudaKeyOf(Op op, uint32_t flags) {
+  std::string host = (flags & FLAG_CUDA_PINNED)     ? "pinned"
+                     : (flags & FLAG_CUDA_PAGEABLE) ? "pageable"
+                                                    : "device";
+  return CudaKey{CudaDirection(op), host, (flags & FLAG_CUDA_ASYNC) != 0};
+}
+
+void ProcessAnalyzer::OnCuda(const Event& e, int64_t start, int64_t end) {
+  if (e.op < OP_CUDA_MEMCPY_HTOD || e.op > OP_CUDA_MEMCPY_DEFAULT) return;
+  CudaAccumulator& c = result_.cuda[CudaKeyOf(e.op, e.flags)];
+  ++c.copies;
+  c.bytes += e.requested;
+  c.time_ns += end - start;
+  result_.cuda_copies.push_back(TimedEvent{e.op, start, end, e.aux, e.requested, e.flags, ""});
+  LayerAccumulator& layer = result_.layers[static_cast<int>(Layer::kCuda)];
+  ++layer.ops;
+  layer.time_ns += end - start;
+  result_.read_bytes_by_layer[static_cast<int>(Layer::kCuda)].AddAt(end, e.requested);
+}
+
+void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
+  if (batch.events.empty()) return;
+  // One wall-clock offset per chunk: clocks do not drift measurably within one.
+  int64_t offset = process.ToRealtimeNs(batch.events.front().start_ns) -
+                   batch.events.front().start_ns;
+  result_.events += batch.size();
+  for (const Event& e : batch.events) {
+    int64_t start = e.start_ns + offset;
+    int64_t end = e.end_ns + offset;
+    result_.first_unix_ns = std::min(result_.first_unix_ns, start);
+    result_.last_unix_ns = std::max(result_.last_unix_ns, end);
+    switch (LayerOf(e.op)) {
+      case Layer::kPosix:
+      case Layer::kStdio:
+      case Layer::kGds:
+        OnIo(process, e, start, end);
+        break;
+      case Layer::kHdf5:
+        OnHdf5(process, e, start, end);
+        break;
+      case Layer::kCuda:
+        OnCuda(e, start, end);
+        break;
+      case Layer::kMarker:
+        result_.markers.push_back(TimedEvent{e.op, start, end, e.aux, 0, e.flags,
+                                             std::string(process.Text(e.file))});
+        break;
+      case Layer::kTfRecord:
+      case Layer::kOther:
+        ++result_.layers[static_cast<int>(LayerOf(e.op))].ops;
+        break;
+    }
+  }
+}
+
+void ProcessAnalyzer::OnResources(const ResourceSample& sample, const ProcessTrace& process) {
+  int64_t at = process.ToRealtimeNs(static_cast<int64_t>(sample.monotonic_ns()));
+  int64_t cpu = static_cast<int64_t>(sample.user_cpu_ns() + sample.system_cpu_ns());
+  if (last_cpu_ns_ >= 0 && cpu >= last_cpu_ns_ && at > last_cpu_at_) {
+    result_.cpu_ns->AddOver(last_cpu_at_, at, static_cast<double>(cpu - last_cpu_ns_));
+  }
+  last_cpu_ns_ = cpu;
+  last_cpu_at_ = at;
+  result_.summary.set_cpu_user_s(static_cast<double>(sample.user_cpu_ns()) / 1e9);
+  result_.summary.set_cpu_system_s(static_cast<double>(sample.system_cpu_ns()) / 1e9);
+}
+
+void ProcessAnalyzer::OnPacket(const ProcessTrace& process, const Packet& packet) {
+  if (packet.has_resources()) {
+    OnResources(packet.resources(), process);
+  } else if (packet.has_hdf5_dataset()) {
+    const Hdf5Dataset& h = packet.hdf5_dataset();
+    DatasetAccumulator& d = result_.datasets[std::string(process.Text(h.id()))];
+    d.description = h;
+    d.described = true;
+  }
+}
+
+void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
+  io_union_->Finish();
+  result_.io_busy_ns = io_union_->total_ns();
+  result_.late_clipped_ns = io_union_->late_clipped_ns();
+  result_.dropped = process.dropped();
+  report::Process& s = result_.summary;
+  s.set_events(static_cast<double>(result_.events));
+  s.set_dropped_events(static_cast<double>(process.dropped()));
+  s.set_io_busy_s(static_cast<double>(result_.io_busy_ns) / 1e9);
+  // Patterns and slots refer to ids of this file only.
+  slots_.clear();
+  patterns_.clear();
+}
+
+}  // namespace iotap::analyzer

@@ -1,0 +1,246 @@
+#include "analyzer/report_output.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analyzer/text.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace iotap::analyzer {
+
+namespace {
+
+using report::Report;
+
+const char* SeverityName(report::Finding::Severity s) {
+  switch (s) {
+    case report::Finding::CRITICAL: return "CRITICAL";
+    case report::Finding::WARNING: return "WARNING";
+    default: return "INFO";
+  }
+}
+
+const char* RoleName(report::Role r) {
+  switch (r) {
+    case report::TRAINER: return "trainer";
+    case report::LOADER: return "loader";
+    case report::HELPER: return "helper";
+    default: return "?";
+  }
+}
+
+std::string Percent(double share) { return absl::StrFormat("%.0f%%", share * 100); }
+
+// Markdown that a file name cannot break out of: table pipes, emphasis,
+// links, code and raw HTML are all escaped.
+std::string Md(std::string_view s) {
+  std::string shown = DisplayName(s);
+  std::string out;
+  for (char c : shown) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '|': case '*': case '_': case '`': case '[': case ']': case '#': case '\\':
+      case '~': case '!':
+        out += '\\';
+        out += c;
+        break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string Command(const Report& r) {
+  std::vector<std::string> shown;
+  for (const std::string& a : r.run().command()) shown.push_back(DisplayName(a));
+  return absl::StrJoin(shown, " ");
+}
+
+struct Counts {
+  int trainers = 0, loaders = 0, helpers = 0;
+};
+
+Counts RoleCounts(const Report& r) {
+  Counts c;
+  for (const report::Process& p : r.processes()) {
+    if (p.role() == report::TRAINER) ++c.trainers;
+    if (p.role() == report::LOADER) ++c.loaders;
+    if (p.role() == report::HELPER) ++c.helpers;
+  }
+  return c;
+}
+
+// The run at a glance, one fact a line; shared by text and Markdown.
+std::vector<std::string> Glance(const Report& r) {
+  const report::Run& run = r.run();
+  Counts c = RoleCounts(r);
+  std::vector<std::string> lines;
+  lines.push_back(absl::StrFormat(
+      "%s, %d processes on %d host%s (%d trainer%s, %d loader%s, %d helper%s)",
+      HumanDuration(run.duration_s()), static_cast<int>(run.processes()), run.hosts_size(),
+      run.hosts_size() == 1 ? "" : "s", c.trainers, c.trainers == 1 ? "" : "s", c.loaders,
+      c.loaders == 1 ? "" : "s", c.helpers, c.helpers == 1 ? "" : "s"));
+  lines.push_back(absl::StrFormat("read %s (%s over the run), wrote %s",
+                                  HumanBytes(run.bytes_read()),
+                                  HumanRate(run.read_throughput_bytes_per_s()),
+                                  HumanBytes(run.bytes_written())));
+  lines.push_back(absl::StrFormat("I/O busy %s (union of every process's data-file I/O)",
+                                  HumanDuration(run.io_busy_s())));
+  const report::StepStatistics& st = r.step_statistics();
+  if (run.steps() > 0) {
+    lines.push_back(absl::StrFormat("%d steps, median %s, p90 %s (first step of each trainer "
+                                    "left out of statistics: %d)",
+                                    static_cast<int>(run.steps()), HumanDuration(st.median_step_s()),
+                                    HumanDuration(st.p90_step_s()),
+                                    static_cast<int>(st.warmup_steps_skipped())));
+  }
+  if (run.data_stall_share() >= 0) {
+    lines.push_back(absl::StrFormat(
+        "data stall: %s of step time waiting for data (of the wait: fetch %s, preparation %s, "
+        "other %s)",
+        Percent(run.data_stall_share()), Percent(st.fetch_share()), Percent(st.prep_share()),
+        Percent(st.other_share())));
+    const report::Overlap& o = r.overlap();
+    lines.push_back(absl::StrFormat(
+        "I/O hidden behind compute: %s of %s (%s); exposed while waiting: %s",
+        HumanDuration(o.hidden_io_s()), HumanDuration(o.hidden_io_s() + o.exposed_io_s()),
+        Percent(o.hidden_share()), HumanDuration(o.exposed_io_s())));
+  } else if (run.steps() > 0) {
+    lines.push_back("data stall: unknown (the step source does not say when steps waited)");
+  }
+  lines.push_back(absl::StrFormat("%d events traced, %d dropped, %d trace files",
+                                  static_cast<int64_t>(run.events()),
+                                  static_cast<int64_t>(run.dropped_events()),
+                                  static_cast<int64_t>(run.trace_files())));
+  return lines;
+}
+
+}  // namespace
+
+std::string ReportToText(const Report& r) {
+  std::string out = absl::StrCat("iotap report: ", Command(r), "\n");
+  for (const std::string& line : Glance(r)) absl::StrAppend(&out, "  ", line, "\n");
+  absl::StrAppend(&out, "\nFindings\n");
+  if (r.findings_size() == 0) absl::StrAppend(&out, "  (none)\n");
+  for (int i = 0; i < r.findings_size(); ++i) {
+    const report::Finding& f = r.findings(i);
+    absl::StrAppendFormat(&out, "  %d. [%s] %s\n     %s\n", i + 1, SeverityName(f.severity()),
+                          f.title(), f.summary());
+    for (const report::Evidence& e : f.evidence()) {
+      absl::StrAppendFormat(&out, "     - %s: %s\n", e.name(), e.text());
+    }
+    if (!f.objects().empty()) {
+      std::vector<std::string> shown;
+      for (int k = 0; k < f.objects_size() && k < 5; ++k) shown.push_back(DisplayName(f.objects(k)));
+      absl::StrAppendFormat(&out, "     concerns: %s%s\n", absl::StrJoin(shown, ", "),
+                            f.objects_size() > 5 ? absl::StrCat(" and ", f.objects_size() - 5,
+                                                                " more")
+                                                 : "");
+    }
+    if (!f.recommendation().empty()) absl::StrAppend(&out, "     what to do: ", f.recommendation(), "\n");
+  }
+  absl::StrAppend(&out, "\nLayers\n");
+  for (const report::Layer& l : r.layers()) {
+    absl::StrAppendFormat(&out, "  %-8s %10d calls, %9d reads (%s), %9d writes (%s), %s in calls\n",
+                          l.name(), static_cast<int64_t>(l.ops()), static_cast<int64_t>(l.reads()),
+                          HumanBytes(l.read_bytes()), static_cast<int64_t>(l.writes()),
+                          HumanBytes(l.write_bytes()), HumanDuration(l.time_s()));
+  }
+  if (r.datasets_size() > 0) {
+    absl::StrAppend(&out, "\nHDF5 datasets\n");
+    for (const report::Dataset& d : r.datasets()) {
+      absl::StrAppendFormat(
+          &out, "  %s:%s (%s): %d reads of %s each became %.1f POSIX reads of %s (%.2fx bytes)\n",
+          DisplayName(d.file()), DisplayName(d.name()), d.layout(), static_cast<int64_t>(d.reads()),
+          HumanBytes(d.reads() > 0 ? d.logical_bytes() / d.reads() : 0), d.reads_per_call(),
+          HumanBytes(d.posix_reads() > 0 ? d.posix_bytes() / d.posix_reads() : 0),
+          d.byte_amplification());
+    }
+  }
+  absl::StrAppend(&out, "\nFiles (data first, by bytes)\n");
+  for (const report::File& f : r.files()) {
+    if (f.read_bytes() + f.write_bytes() == 0 && f.category() != "data") continue;
+    absl::StrAppendFormat(&out, "  %10s read in %7d calls, %10s written, %6d opens  %s [%s]\n",
+                          HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
+                          HumanBytes(f.write_bytes()), static_cast<int64_t>(f.opens()),
+                          DisplayName(f.path()), f.category());
+  }
+  if (r.other_files().files() > 0) {
+    absl::StrAppendFormat(&out, "  %10s read in %7d calls, %10s written  (%d more files)\n",
+                          HumanBytes(r.other_files().read_bytes()),
+                          static_cast<int64_t>(r.other_files().reads()),
+                          HumanBytes(r.other_files().write_bytes()),
+                          static_cast<int64_t>(r.other_files().files()));
+  }
+  absl::StrAppend(&out, "\nProcesses\n");
+  for (const report::Process& p : r.processes()) {
+    absl::StrAppendFormat(&out, "  %7d %-7s %9s read, busy %9s, cpu %8s  %s  %s\n", p.pid(),
+                          RoleName(p.role()), HumanBytes(p.read_bytes()),
+                          HumanDuration(p.io_busy_s()),
+                          HumanDuration(p.cpu_user_s() + p.cpu_system_s()), p.end(),
+                          DisplayName(absl::StrJoin(p.argv(), " ")).substr(0, 60));
+  }
+  if (r.notes_size() > 0) {
+    absl::StrAppend(&out, "\nNotes\n");
+    for (const report::Note& n : r.notes()) absl::StrAppend(&out, "  - ", DisplayName(n.message()), "\n");
+  }
+  return out;
+}
+
+std::string ReportToMarkdown(const Report& r) {
+  std::string out = absl::StrCat("## iotap report: `", Md(Command(r)), "`\n\n");
+  for (const std::string& line : Glance(r)) absl::StrAppend(&out, "- ", Md(line), "\n");
+  absl::StrAppend(&out, "\n### Findings\n\n");
+  if (r.findings_size() == 0) absl::StrAppend(&out, "None.\n");
+  for (int i = 0; i < r.findings_size(); ++i) {
+    const report::Finding& f = r.findings(i);
+    absl::StrAppendFormat(&out, "%d. **%s: %s.** %s\n", i + 1, SeverityName(f.severity()),
+                          Md(f.title()), Md(f.summary()));
+    for (const report::Evidence& e : f.evidence()) {
+      absl::StrAppendFormat(&out, "   - %s: %s\n", Md(e.name()), Md(e.text()));
+    }
+    if (!f.recommendation().empty()) {
+      absl::StrAppendFormat(&out, "   - *What to do:* %s\n", Md(f.recommendation()));
+    }
+  }
+  absl::StrAppend(&out, "\n### Layers\n\n| layer | calls | reads | read | writes | written | time in calls |\n"
+                        "|---|---:|---:|---:|---:|---:|---:|\n");
+  for (const report::Layer& l : r.layers()) {
+    absl::StrAppendFormat(&out, "| %s | %d | %d | %s | %d | %s | %s |\n", l.name(),
+                          static_cast<int64_t>(l.ops()), static_cast<int64_t>(l.reads()),
+                          HumanBytes(l.read_bytes()), static_cast<int64_t>(l.writes()),
+                          HumanBytes(l.write_bytes()), HumanDuration(l.time_s()));
+  }
+  absl::StrAppend(&out, "\n### Top files\n\n| file | category | read | reads | written | opens |\n"
+                        "|---|---|---:|---:|---:|---:|\n");
+  int shown = 0;
+  for (const report::File& f : r.files()) {
+    if (shown++ == 20) break;
+    absl::StrAppendFormat(&out, "| %s | %s | %s | %d | %s | %d |\n", Md(f.path()), f.category(),
+                          HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
+                          HumanBytes(f.write_bytes()), static_cast<int64_t>(f.opens()));
+  }
+  if (r.notes_size() > 0) {
+    absl::StrAppend(&out, "\n### Notes\n\n");
+    for (const report::Note& n : r.notes()) absl::StrAppend(&out, "- ", Md(n.message()), "\n");
+  }
+  absl::StrAppend(&out, "\n<sub>iotap ", r.schema_version(), "; full details: `iotap report --format json`</sub>\n");
+  return out;
+}
+
+std::string ReportToJson(const Report& r) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string out;
+  auto status = google::protobuf::util::MessageToJsonString(r, &out, options);
+  if (!status.ok()) return absl::StrCat("{\"error\": \"", status.ToString(), "\"}\n");
+  return out + "\n";
+}
+
+}  // namespace iotap::analyzer

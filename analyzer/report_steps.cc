@@ -1,0 +1,264 @@
+// Steps, data stalls, overlap, epochs and worker balance (see run_analysis.h
+// for the definitions).
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analyzer/run_state.h"
+
+namespace iotap::analyzer::internal {
+
+namespace {
+
+double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+// How busy the busiest loader's CPU was during [start, end) (0..1); the
+// trainer's own when it has no loaders (it loads its data itself).
+double LoaderBusy(const TrainerGroup& g, int64_t start, int64_t end) {
+  double width = static_cast<double>(end - start);
+  if (width <= 0) return 0;
+  double busiest = 0;
+  if (g.loader_cpu.empty()) {
+    busiest = g.trainer_cpu->SumOver(start, end) / width;
+  } else {
+    for (const auto& [index, cpu] : g.loader_cpu) {
+      busiest = std::max(busiest, cpu.SumOver(start, end) / width);
+    }
+  }
+  return std::min(1.0, busiest);
+}
+
+void CollectSteps(RunState& s) {
+  for (auto& [index, g] : s.groups) {
+    const ProcessHeader& h = s.catalog.entries[index].header;
+    g.steps = StepsFromMarkers(s.markers[index], h.pid(), h.rank());
+    if (!g.steps.empty()) s.step_sources.push_back(absl::StrCat("markers of pid ", h.pid()));
+    std::vector<int64_t> epoch_starts;
+    for (const TimedEvent& m : s.markers[index]) {
+      if (m.op == OP_MARK && m.name == "epoch") epoch_starts.push_back(m.start_unix_ns);
+    }
+    std::sort(epoch_starts.begin(), epoch_starts.end());
+    for (size_t k = 0; k < epoch_starts.size(); ++k) {
+      int64_t end = k + 1 < epoch_starts.size() ? epoch_starts[k + 1]
+                                                : std::max(s.end_ns, epoch_starts[k]);
+      g.epochs.push_back(TimeWindow{epoch_starts[k], end});
+    }
+  }
+  for (const std::string& path : s.step_log_paths) {
+    s.notes.push_back(absl::StrCat("step log not used: ", path,
+                                   ": reading step logs is not available in this build"));
+  }
+  bool any_steps = false;
+  for (auto& [index, g] : s.groups) any_steps = any_steps || !g.steps.empty();
+  if (!any_steps) return;
+  // A "trainer" with neither steps nor loaders (torchrun's agent, a shell
+  // script's python) is only helping.
+  for (auto it = s.groups.begin(); it != s.groups.end();) {
+    if (it->second.steps.empty() && it->second.loaders.empty()) {
+      s.catalog.entries[it->first].role = report::HELPER;
+      it = s.groups.erase(it);
+    } else {
+      for (auto& span : it->second.steps) {
+        if (span.rank < 0) span.rank = s.catalog.entries[it->first].header.rank();
+      }
+      std::sort(it->second.steps.begin(), it->second.steps.end(),
+                [](const StepSpan& a, const StepSpan& b) { return a.start_ns < b.start_ns; });
+      ++it;
+    }
+  }
+}
+
+report::Step ComputeStep(const RunState& s, const TrainerGroup& g, const StepSpan& span,
+                         report::Overlap* overlap) {
+  report::Step out;
+  out.set_rank(span.rank);
+  out.set_pid(span.pid != 0 ? span.pid : s.catalog.entries[g.trainer].header.pid());
+  out.set_step(static_cast<double>(span.step));
+  out.set_start_s(Seconds(span.start_ns - s.origin_ns));
+  out.set_end_s(Seconds(span.end_ns - s.origin_ns));
+  out.set_duration_s(Seconds(span.duration_ns()));
+  out.set_epoch(-1);
+  for (size_t k = 0; k < g.epochs.size(); ++k) {
+    if (span.start_ns >= g.epochs[k].start_ns && span.start_ns < g.epochs[k].end_ns) {
+      out.set_epoch(static_cast<double>(k));
+    }
+  }
+  int64_t io_busy = g.io->Count(span.start_ns, span.end_ns);
+  out.set_io_busy_s(Seconds(io_busy));
+  out.set_write_busy_s(Seconds(g.writes->Count(span.start_ns, span.end_ns)));
+  out.set_read_bytes(g.read_bytes->SumOver(span.start_ns, span.end_ns));
+  if (!span.has_data_wait) {
+    out.set_data_wait_s(-1);
+    out.set_hidden_io_s(Seconds(io_busy));
+    return out;
+  }
+  int64_t wait = 0, fetch = 0;
+  double prep = 0;
+  for (const TimeWindow& w : span.data_waits) {
+    int64_t start = std::max(w.start_ns, span.start_ns), end = std::min(w.end_ns, span.end_ns);
+    if (end <= start) continue;
+    int64_t f = g.io->Count(start, end);
+    wait += end - start;
+    fetch += f;
+    prep += static_cast<double>(end - start - f) * LoaderBusy(g, start, end);
+  }
+  out.set_data_wait_s(Seconds(wait));
+  out.set_fetch_s(Seconds(fetch));
+  out.set_prep_s(prep / 1e9);
+  out.set_other_s(Seconds(wait - fetch) - prep / 1e9);
+  out.set_exposed_io_s(Seconds(fetch));
+  out.set_hidden_io_s(Seconds(io_busy - fetch));
+  overlap->set_wait_s(overlap->wait_s() + Seconds(wait));
+  overlap->set_compute_s(overlap->compute_s() + Seconds(span.duration_ns() - wait));
+  return out;
+}
+
+void Statistics(const std::vector<report::Step>& steps, size_t skipped,
+                report::StepStatistics* st) {
+  std::vector<double> durations, waits;
+  double total = 0, total_wait = 0, fetch = 0, prep = 0, other = 0;
+  for (const report::Step& s : steps) {
+    durations.push_back(s.duration_s());
+    total += s.duration_s();
+    if (s.data_wait_s() >= 0) {
+      waits.push_back(s.data_wait_s());
+      total_wait += s.data_wait_s();
+      fetch += s.fetch_s();
+      prep += s.prep_s();
+      other += s.other_s();
+    }
+  }
+  st->set_steps(static_cast<double>(steps.size()));
+  st->set_warmup_steps_skipped(static_cast<double>(skipped));
+  st->set_median_step_s(Median(durations));
+  st->set_p90_step_s(Quantile(durations, 0.9));
+  st->set_total_step_s(total);
+  if (waits.empty()) {
+    st->set_median_data_wait_s(-1);
+    st->set_data_stall_share(-1);
+    return;
+  }
+  st->set_median_data_wait_s(Median(waits));
+  st->set_total_data_wait_s(total_wait);
+  st->set_data_stall_share(total > 0 ? total_wait / total : 0);
+  if (total_wait > 0) {
+    st->set_fetch_share(fetch / total_wait);
+    st->set_prep_share(prep / total_wait);
+    st->set_other_share(other / total_wait);
+  }
+}
+
+void Workers(const RunState& s, report::Report* r) {
+  report::Workers* w = r->mutable_workers();
+  double worst_bytes = 0, worst_busy = 0;
+  double loaders = 0;
+  for (const auto& [index, g] : s.groups) {
+    w->add_loaders_per_trainer(static_cast<double>(g.loaders.size()));
+    loaders += static_cast<double>(g.loaders.size());
+    if (g.loaders.size() < 2) continue;
+    double sum_bytes = 0, max_bytes = 0, sum_busy = 0, max_busy = 0;
+    for (int l : g.loaders) {
+      double bytes = s.processes[l].summary.read_bytes();
+      double busy = static_cast<double>(s.processes[l].io_busy_ns);
+      sum_bytes += bytes;
+      sum_busy += busy;
+      max_bytes = std::max(max_bytes, bytes);
+      max_busy = std::max(max_busy, busy);
+    }
+    double n = static_cast<double>(g.loaders.size());
+    if (sum_bytes > 0) worst_bytes = std::max(worst_bytes, max_bytes / (sum_bytes / n));
+    if (sum_busy > 0) worst_busy = std::max(worst_busy, max_busy / (sum_busy / n));
+  }
+  w->set_trainers(static_cast<double>(s.groups.size()));
+  w->set_loaders(loaders);
+  w->set_max_over_mean_bytes(worst_bytes);
+  w->set_max_over_mean_busy(worst_busy);
+}
+
+void Epochs(const RunState& s, const std::vector<report::Step>& steps, report::Report* r) {
+  for (const auto& [index, g] : s.groups) {
+    for (size_t k = 0; k < g.epochs.size(); ++k) {
+      const TimeWindow& w = g.epochs[k];
+      report::Epoch* e = r->mutable_epochs()->add_epoch();
+      e->set_index(static_cast<double>(k));
+      e->set_start_s(Seconds(w.start_ns - s.origin_ns));
+      e->set_end_s(Seconds(w.end_ns - s.origin_ns));
+      e->set_read_bytes(g.read_bytes->SumOver(w.start_ns, w.end_ns));
+      double calls = g.read_calls->SumOver(w.start_ns, w.end_ns);
+      double read_ns = g.read_ns->SumOver(w.start_ns, w.end_ns);
+      e->set_read_time_s(read_ns / 1e9);
+      e->set_mean_read_latency_s(calls > 0 ? read_ns / calls / 1e9 : 0);
+      std::vector<double> durations;
+      for (const report::Step& st : steps) {
+        if (st.epoch() == static_cast<double>(k)) durations.push_back(st.duration_s());
+      }
+      e->set_steps(static_cast<double>(durations.size()));
+      e->set_median_step_s(Median(durations));
+    }
+    if (!g.epochs.empty()) break;  // one trainer's epochs speak for the run
+  }
+}
+
+}  // namespace
+
+int GroupOf(const RunState& state, int index) {
+  const CatalogEntry& e = state.catalog.entries[index];
+  if (e.role == report::TRAINER && state.groups.count(index)) return index;
+  if (e.role == report::LOADER && e.trainer >= 0 && state.groups.count(e.trainer)) {
+    return e.trainer;
+  }
+  return -1;
+}
+
+void BuildSteps(RunState& s, report::Report* r) {
+  CollectSteps(s);
+  report::Overlap* overlap = r->mutable_overlap();
+  std::vector<report::Step> counted;
+  size_t skipped = 0;
+  int64_t in_steps_io = 0;
+  for (const auto& [index, g] : s.groups) {
+    for (size_t k = 0; k < g.steps.size(); ++k) {
+      report::Step step = ComputeStep(s, g, g.steps[k], overlap);
+      in_steps_io += g.io->Count(g.steps[k].start_ns, g.steps[k].end_ns);
+      overlap->set_exposed_io_s(overlap->exposed_io_s() + step.exposed_io_s());
+      overlap->set_hidden_io_s(overlap->hidden_io_s() + step.hidden_io_s());
+      // The first step of each trainer starts its workers and warms caches.
+      if (k == 0 && g.steps.size() > 1) {
+        ++skipped;
+      } else {
+        counted.push_back(step);
+      }
+      *r->add_steps() = std::move(step);
+    }
+  }
+  int64_t group_io = 0;
+  for (const auto& [index, g] : s.groups) group_io += g.io->Total();
+  overlap->set_io_busy_s(Seconds(group_io));
+  overlap->set_outside_steps_io_s(Seconds(group_io - in_steps_io));
+  double hidden = overlap->hidden_io_s(), exposed = overlap->exposed_io_s();
+  overlap->set_hidden_share(hidden + exposed > 0 ? hidden / (hidden + exposed) : 0);
+  Statistics(counted, skipped, r->mutable_step_statistics());
+  Workers(s, r);
+  Epochs(s, counted, r);
+  // Roles may have changed (helpers among would-be trainers).
+  for (int i = 0; i < r->processes_size(); ++i) {
+    r->mutable_processes(i)->set_role(s.catalog.entries[i].role);
+  }
+}
+
+}  // namespace iotap::analyzer::internal

@@ -1,0 +1,159 @@
+#include "analyzer/run_catalog.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace iotap::analyzer {
+
+namespace {
+
+// The header packet sits in the first frame, which is small; this much of
+// the file always holds it.
+constexpr size_t kHeadBytes = 256 * 1024;
+
+class HeaderCatcher : public TraceVisitor {
+ public:
+  void OnProcess(const ProcessTrace& p) override {
+    header = p.header();
+    found = true;
+  }
+  ProcessHeader header;
+  bool found = false;
+};
+
+absl::StatusOr<ProcessHeader> ReadHeader(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat("cannot open: ", std::strerror(errno)));
+  }
+  std::string head(kHeadBytes, '\0');
+  ssize_t n = 0;
+  size_t got = 0;
+  while (got < head.size() && (n = read(fd, head.data() + got, head.size() - got)) > 0) {
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  head.resize(got);
+  HeaderCatcher catcher;
+  std::vector<ReadIssue> ignored;  // the prefix is cut on purpose
+  absl::Status s = ReadTraceBytes(path, head, &catcher, &ignored);
+  if (!catcher.found) {
+    return s.ok() ? absl::DataLossError("no process header") : s;
+  }
+  return catcher.header;
+}
+
+std::string Basename(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool IsPython(const CatalogEntry& e) {
+  return absl::StartsWith(Basename(e.header.executable()), "python");
+}
+
+std::string Argv(const CatalogEntry& e) { return absl::StrJoin(e.header.argv(), " "); }
+
+}  // namespace
+
+void ClassifyProcesses(RunCatalog* catalog) {
+  std::vector<CatalogEntry>& es = catalog->entries;
+  std::sort(es.begin(), es.end(), [](const CatalogEntry& a, const CatalogEntry& b) {
+    return a.start_unix_ns != b.start_unix_ns ? a.start_unix_ns < b.start_unix_ns
+                                              : a.header.pid() < b.header.pid();
+  });
+  // Images of one process (same host and pid) in start order; the last image
+  // of a pid started before a child is that child's parent.
+  std::map<std::pair<std::string, int>, std::vector<int>> images;
+  std::set<std::string> hosts;
+  for (int i = 0; i < static_cast<int>(es.size()); ++i) {
+    images[{es[i].header.hostname(), es[i].header.pid()}].push_back(i);
+    hosts.insert(es[i].header.hostname());
+  }
+  catalog->hosts.assign(hosts.begin(), hosts.end());
+  for (auto& [key, list] : images) {
+    for (size_t k = 0; k + 1 < list.size(); ++k) es[list[k]].replaced_by_exec = true;
+  }
+  for (int i = 0; i < static_cast<int>(es.size()); ++i) {
+    auto it = images.find({es[i].header.hostname(), es[i].header.ppid()});
+    if (it == images.end()) continue;
+    for (int candidate : it->second) {
+      if (candidate != i && es[candidate].start_unix_ns <= es[i].start_unix_ns) {
+        es[i].parent = candidate;
+      }
+    }
+  }
+  // Roles, parents first (entries are in start order, parents start first).
+  for (CatalogEntry& e : es) {
+    std::string argv = Argv(e);
+    const CatalogEntry* parent = e.parent >= 0 ? &es[e.parent] : nullptr;
+    bool forked = e.header.origin() == ProcessHeader::ORIGIN_FORK;
+    if (absl::StrContains(argv, "multiprocessing.resource_tracker") ||
+        absl::StrContains(argv, "multiprocessing.forkserver") || e.replaced_by_exec) {
+      e.role = report::HELPER;
+    } else if (IsPython(e) && absl::StrContains(argv, "multiprocessing.spawn")) {
+      e.role = report::LOADER;
+    } else if (forked && IsPython(e) && parent != nullptr && IsPython(*parent)) {
+      e.role = report::LOADER;
+    } else if (IsPython(e) || e.header.rank() >= 0) {
+      e.role = report::TRAINER;
+    } else {
+      e.role = report::HELPER;
+    }
+  }
+  bool any_trainer = std::any_of(es.begin(), es.end(), [](const CatalogEntry& e) {
+    return e.role == report::TRAINER;
+  });
+  if (!any_trainer) {
+    // A job that is not Python (dd, tar, a C++ trainer): its first process
+    // that did not only exec something else is what the user ran.
+    for (CatalogEntry& e : es) {
+      if (e.parent < 0 && !e.replaced_by_exec) {
+        e.role = report::TRAINER;
+        break;
+      }
+    }
+  }
+  for (CatalogEntry& e : es) {
+    if (e.role != report::LOADER) continue;
+    for (int a = e.parent; a >= 0; a = es[a].parent) {
+      if (es[a].role == report::TRAINER) {
+        e.trainer = a;
+        break;
+      }
+    }
+  }
+  catalog->start_unix_ns = es.empty() ? 0 : es.front().start_unix_ns;
+}
+
+RunCatalog CatalogTraceFiles(const std::vector<std::string>& files) {
+  RunCatalog catalog;
+  for (const std::string& path : files) {
+    absl::StatusOr<ProcessHeader> header = ReadHeader(path);
+    if (!header.ok()) {
+      catalog.issues.push_back(
+          ReadIssue{path, 0, 0, false, std::string(header.status().message())});
+      continue;
+    }
+    CatalogEntry e;
+    e.path = path;
+    e.header = *header;
+    e.start_unix_ns = static_cast<int64_t>(header->start_realtime_ns());
+    catalog.entries.push_back(std::move(e));
+  }
+  ClassifyProcesses(&catalog);
+  return catalog;
+}
+
+}  // namespace iotap::analyzer
