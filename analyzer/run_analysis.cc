@@ -1,7 +1,5 @@
 #include "analyzer/run_analysis.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -51,19 +49,6 @@ class EndCatcher : public ProcessAnalyzer {
   std::string end_text;
   int64_t end_unix_ns = 0;
 };
-
-// The latest modification time among the files: a cheap upper bound on the
-// run's end, to choose the bitmap's resolution before reading.
-int64_t LatestModification(const std::vector<std::string>& files) {
-  int64_t latest = 0;
-  for (const std::string& f : files) {
-    struct stat st;
-    if (stat(f.c_str(), &st) == 0) {
-      latest = std::max<int64_t>(latest, st.st_mtim.tv_sec * 1'000'000'000ll + st.st_mtim.tv_nsec);
-    }
-  }
-  return latest;
-}
 
 void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
   std::lock_guard<std::mutex> lock(s.mu);
@@ -202,8 +187,8 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   }
   s.origin_ns = s.catalog.start_unix_ns;
   s.step_log_paths = options.step_logs;
-  s.resolution_ns = ChooseResolution(std::max<int64_t>(0, LatestModification(files) - s.origin_ns));
-  s.end_ns = s.origin_ns;
+  s.resolution_ns = ChooseResolution(std::max<int64_t>(0, s.catalog.end_unix_ns - s.origin_ns));
+  s.end_ns = std::max(s.origin_ns, s.catalog.end_unix_ns);
   const size_t n = s.catalog.entries.size();
   s.processes.resize(n);
   s.read_ok.assign(n, false);

@@ -54,6 +54,50 @@ absl::StatusOr<ProcessHeader> ReadHeader(const std::string& path) {
   return catcher.header;
 }
 
+// The latest monotonic time in the last readable frame of `path`: clock
+// snapshots, the end record and event ends. Reads a little of the file's
+// tail, more if no whole frame fits.
+class LatestTime : public TraceVisitor {
+ public:
+  void OnEvents(const ProcessTrace& p, const EventBatch& b) override {
+    for (const Event& e : b.events) latest = std::max(latest, e.end_ns);
+  }
+  void OnPacket(const ProcessTrace& p, const Packet& packet) override {
+    if (packet.has_clock()) latest = std::max(latest, static_cast<int64_t>(packet.clock().monotonic_ns()));
+    if (packet.has_end()) latest = std::max(latest, static_cast<int64_t>(packet.end().monotonic_ns()));
+  }
+  int64_t latest = 0;
+};
+
+int64_t TailMonotonic(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  off_t size = lseek(fd, 0, SEEK_END);
+  int64_t latest = 0;
+  for (off_t window : {off_t{64} << 10, off_t{1} << 20, off_t{8} << 20}) {
+    off_t start = std::max<off_t>(0, size - window);
+    std::string tail(static_cast<size_t>(size - start), '\0');
+    if (pread(fd, tail.data(), tail.size(), start) != static_cast<ssize_t>(tail.size())) break;
+    // The last frame start that decodes to something.
+    for (size_t at = tail.size() >= 4 ? tail.size() - 4 : 0;; --at) {
+      if (static_cast<unsigned char>(tail[at]) == 0x28 && static_cast<unsigned char>(tail[at + 1]) == 0xb5 &&
+          static_cast<unsigned char>(tail[at + 2]) == 0x2f && static_cast<unsigned char>(tail[at + 3]) == 0xfd) {
+        LatestTime visitor;
+        std::vector<ReadIssue> ignored;
+        ReadTraceBytes(path, tail.substr(at), &visitor, &ignored);
+        if (visitor.latest > 0) {
+          latest = visitor.latest;
+          break;
+        }
+      }
+      if (at == 0) break;
+    }
+    if (latest > 0 || start == 0) break;
+  }
+  close(fd);
+  return latest;
+}
+
 std::string Basename(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -125,6 +169,7 @@ void ClassifyProcesses(RunCatalog* catalog) {
       }
     }
   }
+  for (const CatalogEntry& e : es) catalog->end_unix_ns = std::max(catalog->end_unix_ns, e.end_unix_ns);
   for (CatalogEntry& e : es) {
     if (e.role != report::LOADER) continue;
     for (int a = e.parent; a >= 0; a = es[a].parent) {
@@ -150,6 +195,9 @@ RunCatalog CatalogTraceFiles(const std::vector<std::string>& files) {
     e.path = path;
     e.header = *header;
     e.start_unix_ns = static_cast<int64_t>(header->start_realtime_ns());
+    int64_t tail = TailMonotonic(path);
+    e.end_unix_ns = tail > 0 ? tail - static_cast<int64_t>(header->start_monotonic_ns()) + e.start_unix_ns
+                             : e.start_unix_ns;
     catalog.entries.push_back(std::move(e));
   }
   ClassifyProcesses(&catalog);

@@ -1,8 +1,9 @@
 // Who is who in a run: every trace file's process, what role it plays, and
 // which trainer a data-loading worker serves.
 //
-// The catalog reads only the first frame of each file (the process header),
-// so it is cheap even for a thousand files. Roles:
+// The catalog reads only the first frame of each file (the process header)
+// and its last frame (how long it ran), so it is cheap even for a thousand
+// files. Roles:
 // - LOADER: a data-loading worker: a Python process forked from a Python
 //   process that goes on running Python (DataLoader workers with the fork
 //   start method), or started by multiprocessing's spawn or forkserver.
@@ -32,6 +33,7 @@ struct CatalogEntry {
   std::string path;          // the trace file
   ProcessHeader header;
   int64_t start_unix_ns = 0; // header's start, wall clock
+  int64_t end_unix_ns = 0;   // the latest time the file's last frame mentions
   report::Role role = report::ROLE_UNSPECIFIED;
   int parent = -1;           // index of the parent process's entry, -1 if not traced
   int trainer = -1;          // for loaders: index of their trainer
@@ -41,6 +43,7 @@ struct CatalogEntry {
 struct RunCatalog {
   std::vector<CatalogEntry> entries;  // sorted by start time
   int64_t start_unix_ns = 0;          // earliest process start
+  int64_t end_unix_ns = 0;            // latest time any file's last frame mentions
   std::vector<ReadIssue> issues;      // files whose header could not be read
   std::vector<std::string> hosts;
 };

@@ -1,0 +1,199 @@
+#include "analyzer/run_analysis.h"
+
+#include <filesystem>
+
+#include "analyzer/synthetic_trace.h"
+#include "gtest/gtest.h"
+
+namespace iotap::analyzer {
+namespace {
+
+constexpr int64_t kT0 = 1'700'000'000'000'000'000;
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kUs = 1'000;
+
+class RunAnalysisTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("iotap-analysis-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string File(const std::string& name) const { return (dir_ / name).string(); }
+
+  report::Report Analyze() {
+    absl::StatusOr<report::Report> r = AnalyzeRun(dir_.string(), AnalysisOptions());
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : report::Report();
+  }
+
+  std::filesystem::path dir_;
+};
+
+const report::Process* Pid(const report::Report& r, int pid) {
+  for (const report::Process& p : r.processes()) {
+    if (p.pid() == pid) return &p;
+  }
+  return nullptr;
+}
+
+// A trainer with two forked loaders, a resource tracker and a shell; three
+// steps whose waits overlap the loaders' reads in known ways.
+void WriteTrainingRun(RunAnalysisTest* t, const std::string& dir) {
+  SyntheticProcess trainer(100, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
+  for (int step = 0; step < 3; ++step) {
+    int64_t start = kT0 + (10 + 20 * step) * kMs;
+    int64_t wait_end = start + (step == 0 ? 10 : step == 1 ? 2 : 1) * kMs;
+    trainer.Marker(OP_STEP_BEGIN, start, start, step);
+    trainer.Marker(OP_DATA_WAIT, start, wait_end, step);
+    trainer.Marker(OP_STEP_END, start + 20 * kMs, start + 20 * kMs, step);
+  }
+  trainer.End(EndOfTrace::REASON_EXIT, 0, kT0 + 100 * kMs);
+  trainer.WriteTo(dir + "/trainer.iotap");
+
+  SyntheticProcess a(101, 100, "/usr/bin/python3", {"python3", "train.py"}, kT0 + kMs,
+                     ProcessHeader::ORIGIN_FORK);
+  uint32_t fa = a.Path("/data/a.bin");
+  // Two threads overlapping: their union is [12, 18) ms.
+  a.Read(OP_PREAD, kT0 + 12 * kMs, kT0 + 15 * kMs, fa, 0, 4096, 101);
+  a.Read(OP_PREAD, kT0 + 14 * kMs, kT0 + 18 * kMs, fa, 0, 4096, 201);
+  a.Read(OP_PREAD, kT0 + 40 * kMs, kT0 + 41 * kMs, fa, 8192, 100, 101);
+  a.Cpu(kT0, 0);
+  a.Cpu(kT0 + 100 * kMs, 50 * kMs);
+  a.End(EndOfTrace::REASON_UNDERSCORE_EXIT, 0, kT0 + 100 * kMs);
+  a.WriteTo(dir + "/a.iotap");
+
+  SyntheticProcess b(102, 100, "/usr/bin/python3", {"python3", "train.py"}, kT0 + kMs,
+                     ProcessHeader::ORIGIN_FORK);
+  uint32_t fb = b.Path("/data/b.bin");
+  b.Read(OP_READ, kT0 + 16 * kMs, kT0 + 19 * kMs, fb, 0, 50);
+  b.Read(OP_READ, kT0 + 31 * kMs, kT0 + 31 * kMs + 500 * kUs, fb, 50, 1000);
+  b.Read(OP_READ, kT0 + 60 * kMs, kT0 + 62 * kMs, fb, 1050, 65536);
+  b.Cpu(kT0, 0);
+  b.Cpu(kT0 + 100 * kMs, 20 * kMs);
+  b.End(EndOfTrace::REASON_UNDERSCORE_EXIT, 0, kT0 + 100 * kMs);
+  b.WriteTo(dir + "/b.iotap");
+
+  SyntheticProcess tracker(103, 100, "/usr/bin/python3",
+                           {"python3", "-c", "from multiprocessing.resource_tracker import main;main(5)"},
+                           kT0 + 2 * kMs);
+  tracker.WriteTo(dir + "/tracker.iotap");
+  SyntheticProcess shell(104, 100, "/bin/sh", {"sh", "-c", "nvidia-smi"}, kT0 + 3 * kMs);
+  shell.WriteTo(dir + "/shell.iotap");
+}
+
+TEST_F(RunAnalysisTest, RolesFromTheProcessTree) {
+  WriteTrainingRun(this, dir_.string());
+  report::Report r = Analyze();
+  ASSERT_EQ(r.processes_size(), 5);
+  EXPECT_EQ(Pid(r, 100)->role(), report::TRAINER);
+  EXPECT_EQ(Pid(r, 101)->role(), report::LOADER);
+  EXPECT_EQ(Pid(r, 101)->trainer_pid(), 100);
+  EXPECT_EQ(Pid(r, 102)->role(), report::LOADER);
+  EXPECT_EQ(Pid(r, 103)->role(), report::HELPER);
+  EXPECT_EQ(Pid(r, 104)->role(), report::HELPER);
+  EXPECT_EQ(r.workers().trainers(), 1);
+  EXPECT_EQ(r.workers().loaders(), 2);
+  EXPECT_EQ(Pid(r, 101)->end(), "_exit 0");
+}
+
+TEST_F(RunAnalysisTest, BusyTimeIsAUnionExactToTheMicrosecond) {
+  WriteTrainingRun(this, dir_.string());
+  report::Report r = Analyze();
+  // Loader a: [12,18) + [40,41) ms; loader b: 3 + 0.5 + 2 ms.
+  EXPECT_DOUBLE_EQ(Pid(r, 101)->io_busy_s(), 0.007);
+  EXPECT_DOUBLE_EQ(Pid(r, 102)->io_busy_s(), 0.0055);
+  // Together: [12,19) + [31,31.5) + [40,41) + [60,62) ms.
+  EXPECT_DOUBLE_EQ(r.run().io_busy_s(), 0.0105);
+  EXPECT_DOUBLE_EQ(r.overlap().io_busy_s(), 0.0105);
+}
+
+TEST_F(RunAnalysisTest, StallsSplitIntoFetchPreparationAndOther) {
+  WriteTrainingRun(this, dir_.string());
+  report::Report r = Analyze();
+  ASSERT_EQ(r.steps_size(), 3);
+  const report::Step& s0 = r.steps(0);
+  EXPECT_DOUBLE_EQ(s0.duration_s(), 0.020);
+  EXPECT_DOUBLE_EQ(s0.data_wait_s(), 0.010);
+  EXPECT_DOUBLE_EQ(s0.fetch_s(), 0.007);  // loaders' union inside [10,20) ms
+  // The busiest loader used half a core: half the non-fetch wait is prep.
+  EXPECT_NEAR(s0.prep_s(), 0.0015, 1e-12);
+  EXPECT_NEAR(s0.other_s(), 0.0015, 1e-12);
+  EXPECT_DOUBLE_EQ(s0.exposed_io_s(), 0.007);
+  EXPECT_DOUBLE_EQ(s0.hidden_io_s(), 0.0);
+  const report::Step& s1 = r.steps(1);
+  EXPECT_DOUBLE_EQ(s1.fetch_s(), 0.0005);
+  EXPECT_DOUBLE_EQ(s1.hidden_io_s(), 0.001);
+  EXPECT_NEAR(s1.prep_s(), 0.00075, 1e-12);
+  const report::Step& s2 = r.steps(2);
+  EXPECT_DOUBLE_EQ(s2.fetch_s(), 0.0);
+  EXPECT_DOUBLE_EQ(s2.hidden_io_s(), 0.002);
+  EXPECT_DOUBLE_EQ(r.overlap().exposed_io_s(), 0.0075);
+  EXPECT_DOUBLE_EQ(r.overlap().hidden_io_s(), 0.003);
+  EXPECT_DOUBLE_EQ(r.overlap().outside_steps_io_s(), 0.0);
+  // Statistics leave out the first (warm-up) step: waits 2 + 1 ms of 40 ms.
+  const report::StepStatistics& st = r.step_statistics();
+  EXPECT_EQ(st.steps(), 2);
+  EXPECT_EQ(st.warmup_steps_skipped(), 1);
+  EXPECT_DOUBLE_EQ(st.data_stall_share(), 0.003 / 0.040);
+  EXPECT_NEAR(st.fetch_share(), 0.5 / 3, 1e-9);
+  EXPECT_NEAR(st.prep_share(), 1.25 / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(r.run().steps(), 3);
+}
+
+TEST_F(RunAnalysisTest, HistogramsCountEveryReadInItsBuckets) {
+  WriteTrainingRun(this, dir_.string());
+  report::Report r = Analyze();
+  const report::DataFiles& d = r.data_files();
+  EXPECT_EQ(d.reads(), 6);
+  EXPECT_EQ(d.read_bytes(), 4096 * 2 + 100 + 50 + 1000 + 65536);
+  // Darshan buckets: 0-100, 100-1K, 1K-10K, 10K-100K, ...
+  std::vector<double> darshan(d.read_sizes().darshan().begin(), d.read_sizes().darshan().end());
+  EXPECT_EQ(darshan, (std::vector<double>{1, 1, 3, 1, 0, 0, 0, 0, 0, 0}));
+  // log2: 50 -> 5, 100 -> 6, 1000 -> 9, 4096 -> 12 (twice), 65536 -> 16.
+  EXPECT_EQ(d.read_sizes().log2(5), 1);
+  EXPECT_EQ(d.read_sizes().log2(6), 1);
+  EXPECT_EQ(d.read_sizes().log2(9), 1);
+  EXPECT_EQ(d.read_sizes().log2(12), 2);
+  EXPECT_EQ(d.read_sizes().log2(16), 1);
+  // a.bin's first 4 KiB were read twice.
+  EXPECT_EQ(d.reread_bytes(), 4096);
+}
+
+TEST_F(RunAnalysisTest, AccessPatternsPerThread) {
+  SyntheticProcess p(7, 1, "/usr/bin/dd", {"dd"}, kT0);
+  uint32_t f = p.Path("/data/x.bin");
+  int64_t t = kT0;
+  auto read = [&](int64_t offset, uint64_t bytes) {
+    p.Read(OP_PREAD, t, t + kUs, f, offset, bytes);
+    t += 2 * kUs;
+  };
+  read(0, 100);      // first
+  read(100, 100);    // consecutive
+  read(300, 100);    // sequential (gap 100)
+  read(500, 100);    // strided (the same gap)
+  read(50, 10);      // random (backwards)
+  read(60, 10);      // consecutive
+  p.WriteTo(File("p.iotap"));
+  report::Report r = Analyze();
+  const report::AccessPattern& a = r.data_files().read_pattern();
+  EXPECT_EQ(a.consecutive(), 2);
+  EXPECT_EQ(a.sequential(), 1);
+  EXPECT_EQ(a.strided(), 1);
+  EXPECT_EQ(a.random(), 1);
+}
+
+TEST_F(RunAnalysisTest, CleanRunRaisesNothingAlarming) {
+  WriteTrainingRun(this, dir_.string());
+  report::Report r = Analyze();
+  for (const report::Finding& f : r.findings()) {
+    EXPECT_EQ(f.severity(), report::Finding::INFO) << f.id() << ": " << f.summary();
+  }
+  ASSERT_GE(r.findings_size(), 1);
+  EXPECT_EQ(r.findings(r.findings_size() - 1).id(), "no_bottleneck");
+}
+
+}  // namespace
+}  // namespace iotap::analyzer

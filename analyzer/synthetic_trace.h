@@ -1,0 +1,78 @@
+// Builds trace files event by event, for tests and benchmarks: the analyzer
+// checked against hand-computed truth, without running a program.
+//
+//   SyntheticProcess p(/*pid=*/100, /*ppid=*/1, "/usr/bin/python3", {"python3", "train.py"},
+//                      /*start_ns=*/1'000'000'000);
+//   uint32_t f = p.Path("/data/a.bin");
+//   p.Read(OP_PREAD, 1'000'010'000, 1'000'020'000, f, /*offset=*/0, /*bytes=*/4096);
+//   p.End(EndOfTrace::REASON_EXIT, 0);
+//   p.WriteTo(dir + "/p100.iotap");
+//
+// Times are wall-clock ns; the process's monotonic clock equals its wall
+// clock, so what a test writes is what the analysis sees.
+
+#ifndef IOTAP_ANALYZER_SYNTHETIC_TRACE_H_
+#define IOTAP_ANALYZER_SYNTHETIC_TRACE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "iotap/trace.pb.h"
+
+namespace iotap::analyzer {
+
+class SyntheticProcess {
+ public:
+  SyntheticProcess(int pid, int ppid, const std::string& executable,
+                   const std::vector<std::string>& argv, int64_t start_ns,
+                   ProcessHeader::Origin origin = ProcessHeader::ORIGIN_EXEC,
+                   const std::string& host = "node0");
+
+  ProcessHeader& header() { return *header_.mutable_process(); }
+  // Interns a name; the same name always gets the same id.
+  uint32_t Name(const std::string& value, InternedString::Kind kind);
+  uint32_t Path(const std::string& path) { return Name(path, InternedString::KIND_PATH); }
+
+  struct EventSpec {
+    Op op = OP_UNSPECIFIED;
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    uint32_t file = 0;
+    int64_t offset = -1;  // -1: no offset
+    uint64_t requested = 0;
+    int64_t result = 0;
+    uint32_t error = 0;
+    uint32_t flags = 0;
+    uint64_t aux = 0;
+    uint64_t parent = 0;
+    uint32_t tid = 0;  // 0: the pid
+  };
+  void Add(const EventSpec& e);
+  // A successful read or write of `bytes` at `offset` (-1: none).
+  void Read(Op op, int64_t start, int64_t end, uint32_t file, int64_t offset, uint64_t bytes,
+            uint32_t tid = 0);
+  void Marker(Op op, int64_t start, int64_t end, int64_t step);
+  // Cumulative CPU time (user) at `at`.
+  void Cpu(int64_t at, uint64_t cpu_ns);
+  void Packet(const iotap::Packet& p) { extra_.push_back(p); }
+  void End(EndOfTrace::Reason reason, int code, int64_t at_ns = 0);
+
+  // The trace file's bytes: one zstd frame per `events_per_frame` events.
+  std::string Bytes(size_t events_per_frame = 4096) const;
+  void WriteTo(const std::string& path, size_t events_per_frame = 4096) const;
+
+ private:
+  iotap::Packet header_;
+  std::map<std::string, uint32_t> ids_;
+  std::vector<InternedString> names_;
+  std::vector<EventSpec> events_;
+  std::vector<iotap::Packet> extra_;
+  bool ended_ = false;
+  iotap::Packet end_;
+};
+
+}  // namespace iotap::analyzer
+
+#endif  // IOTAP_ANALYZER_SYNTHETIC_TRACE_H_
