@@ -44,6 +44,14 @@ uint64_t IovecBytes(const struct iovec* iov, int count) {
   return total;
 }
 
+// Whether a vector call that failed with `err` may have left the iovec
+// unread: Linux checks the descriptor (EBADF, ESPIPE), the count and offset
+// (EINVAL) before copying the vector in, and reports a bad one as EFAULT.
+// The vector is then the caller's garbage, or longer than its array.
+bool VectorUnread(int err) {
+  return err == EBADF || err == ESPIPE || err == EINVAL || err == EFAULT;
+}
+
 // read and __read_chk.
 void RecordRead(TraceCall& call, int fd, size_t n, ssize_t r) {
   if (RawEvent* e = call.Finish(kOpRead, r < 0)) FillTrackedIo(e, FdLookup(fd), n, r, false);
@@ -65,8 +73,7 @@ void RecordVector(TraceCall& call, Op op, int fd, const struct iovec* iov, int c
   RawEvent* e = call.Finish(op, r < 0);
   if (e == nullptr) return;
   FdEntry* f = FdLookup(fd);
-  // A bad iovec pointer is the caller's EFAULT; never read it then.
-  uint64_t bytes = r < 0 && call.saved_errno() == EFAULT ? 0 : IovecBytes(iov, count);
+  uint64_t bytes = r < 0 && VectorUnread(call.saved_errno()) ? 0 : IovecBytes(iov, count);
   if (offset == -1) {
     FillTrackedIo(e, f, bytes, r, is_write);
   } else {
