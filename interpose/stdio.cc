@@ -61,11 +61,22 @@ IOTAP_REAL(fgetpos64);
 IOTAP_REAL(fflush);
 IOTAP_REAL(fileno);
 
-// The stream's descriptor entry, or null for memory streams.
-FdEntry* StreamEntry(FILE* stream) {
+// The stream's descriptor entry, or null for memory streams. A descriptor met
+// here for the first time (a standard stream, an inherited one) has its
+// kernel position past glibc's buffer, so the stream's position is asked
+// from glibc, as it was before the call being recorded moved it by `moved`.
+FdEntry* StreamEntry(FILE* stream, int64_t moved = 0) {
   if (stream == nullptr) return nullptr;
   int fd = real_fileno()(stream);
-  return fd < 0 ? nullptr : FdLookup(fd);
+  if (fd < 0) return nullptr;
+  FdEntry* seen = FdPeek(fd);
+  bool known = seen != nullptr && (seen->bits.load(std::memory_order_acquire) & kFdKnown);
+  FdEntry* f = FdLookup(fd);
+  if (!known && f != nullptr) {
+    int64_t position = real_ftello64()(stream);
+    StreamSetPosition(f, position < 0 ? -1 : position - (moved > 0 ? moved : 0));
+  }
+  return f;
 }
 
 // O_* flags equivalent to an fopen mode string.
@@ -109,7 +120,7 @@ void RecordStreamIo(TraceCall& call, Op op, FILE* stream, uint64_t requested, in
                     bool failed, bool is_write, uint64_t aux) {
   RawEvent* e = call.Finish(op, failed);
   if (e == nullptr) return;
-  FdEntry* f = StreamEntry(stream);
+  FdEntry* f = StreamEntry(stream, bytes);
   e->file = FileOf(f);
   e->requested = requested;
   e->result = bytes;
