@@ -98,19 +98,20 @@ int ModeFlags(const char* mode) {
 }
 
 // fopen, fopen64 and freopen: the stream's descriptor becomes the path's.
+// freopen without a path opens the stream's own file again, from its start.
 void RecordStreamOpen(TraceCall& call, Op op, const char* path, const char* mode, FILE* r) {
   RawEvent* e = call.Finish(op, r == nullptr);
   if (!call.active()) return;
   if (r == nullptr && call.saved_errno() == EFAULT) return;
-  uint32_t file = path != nullptr ? InternPath(AT_FDCWD, path) : 0;
   int fd = r != nullptr ? real_fileno()(r) : -1;
+  uint32_t file = path != nullptr ? InternPath(AT_FDCWD, path) : FileOf(fd);
   int flags = ModeFlags(mode);
-  if (fd >= 0 && path != nullptr) {
+  if (fd >= 0) {
     FdOpened(fd, file, flags, 0);
     StreamSetPosition(FdPeek(fd), (flags >= 0 && (flags & O_APPEND)) ? -1 : 0);
   }
   if (e == nullptr) return;
-  e->file = path != nullptr ? file : FileOf(fd);
+  e->file = file;
   e->result = fd;
   e->aux = static_cast<uint32_t>(flags);
 }
