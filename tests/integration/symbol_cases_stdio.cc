@@ -33,6 +33,8 @@ void AddStdioSpecs(SpecTable* specs) {
     s[name].cases = {
         {"ok", {E(OP_FREOPEN, "text.txt").Ret().Aux(O_RDONLY)}},
         {"fgets", {E(OP_FGETS, "text.txt").Tracked(0).Req(100).Res(9)}},
+        {"same-file", {E(OP_FREOPEN, "text.txt").Ret().Aux(O_RDONLY)}},
+        {"fgets-again", {E(OP_FGETS, "text.txt").Tracked(0).Req(100).Res(9)}},
         {"enoent", {E(OP_FREOPEN, "missing").Fail(ENOENT).Aux(O_RDONLY)}},
     };
   }

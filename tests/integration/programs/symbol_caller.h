@@ -52,7 +52,8 @@ extern const struct symbol_case kProcessCases[];
 extern const char* g_self;
 extern const char* g_workdir;
 
-/* Starts case `label` (a marker "case:LABEL" when traced) and clears errno. */
+/* Starts case `label` (a marker "case:LABEL" when traced) and sets errno to
+ * EDOM, which successful calls leave alone. */
 void begin(const char* label);
 /* Ends the case (marker "end") and prints "LABEL ret=RET errno=ERR". */
 void end(long ret, int err);

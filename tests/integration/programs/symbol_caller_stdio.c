@@ -68,6 +68,13 @@ static void run_freopen(const char* name, void* fn) {
   end(stream_fd(g), errno);
   begin("fgets");
   end(fgets(buf, 100, g) != NULL ? (long)strlen(buf) : -1, errno);
+  /* Without a path, the stream's own file is opened again, from its start. */
+  begin("same-file");
+  g = call(NULL, "r", g);
+  end(stream_fd(g), errno);
+  begin("fgets-again");
+  end(fgets(buf, 100, g) != NULL ? (long)strlen(buf) : -1, errno);
+  note("line %s", buf);
   begin("enoent");
   end(stream_fd(call("missing", "r", g)), errno);
 }
