@@ -24,7 +24,8 @@ void PutLe(uint8_t* p, uint64_t v, int bytes) {
 
 size_t WriteStoredFrame(const uint8_t* in, size_t n, uint8_t* out, size_t cap) {
   size_t blocks = n == 0 ? 1 : (n + kMaxRawBlock - 1) / kMaxRawBlock;
-  size_t need = 4 + 1 + 8 + blocks * 3 + n;
+  // Magic, frame header descriptor, 4-byte content size, block headers.
+  size_t need = 4 + 1 + 4 + blocks * 3 + n;
   if (cap < need || n > UINT32_MAX) return 0;
   uint8_t* p = out;
   PutLe(p, kZstdMagic, 4);

@@ -125,8 +125,9 @@ void Install(FdEntry* e, uint32_t file, uint32_t bits, FilePosition* position) {
   e->bits.store(bits | kFdKnown, std::memory_order_release);
 }
 
-// Identifies a descriptor the shim has not seen opened.
-void Identify(int fd, FdEntry* e) {
+// Identifies a descriptor the shim has not seen opened, after a call that
+// moved its position by `moved` bytes.
+void Identify(int fd, FdEntry* e, int64_t moved) {
   struct stat st;
   if (syscall(SYS_fstat, fd, &st) != 0) return;  // not open: leave unknown
   char name[PATH_MAX];
@@ -154,7 +155,7 @@ void Identify(int fd, FdEntry* e) {
   bits |= BitsForFlags(flags < 0 ? -1 : static_cast<int>(flags));
   FilePosition* position = nullptr;
   if (bits & kFdSeekable) {
-    long offset = syscall(SYS_lseek, fd, 0, SEEK_CUR);
+    long offset = syscall(SYS_lseek, fd, 0, SEEK_CUR) - (moved > 0 ? moved : 0);
     position = AllocatePosition(offset < 0 ? 0 : offset);
   }
   Install(e, InternString(name, static_cast<size_t>(n), kind), bits, position);
@@ -164,10 +165,10 @@ void Identify(int fd, FdEntry* e) {
 
 FdEntry* FdPeek(int fd) { return Page(fd, false); }
 
-FdEntry* FdLookupSlow(int fd) {
+FdEntry* FdLookupSlow(int fd, int64_t moved) {
   FdEntry* e = Page(fd, true);
   if (e == nullptr) return nullptr;
-  if (!(e->bits.load(std::memory_order_acquire) & kFdKnown)) Identify(fd, e);
+  if (!(e->bits.load(std::memory_order_acquire) & kFdKnown)) Identify(fd, e, moved);
   return e;
 }
 

@@ -52,11 +52,16 @@ inline constexpr int kFdPageSize = 1 << kFdPageBits;
 inline constexpr int kFdPages = 1024;  // descriptors below 2^20
 extern std::atomic<FdEntry*> g_fd_pages[kFdPages];
 
-FdEntry* FdLookupSlow(int fd);
+FdEntry* FdLookupSlow(int fd, int64_t moved);
 
 // The entry for `fd`, identifying the descriptor if it is not known yet.
 // Returns null for negative or absurd descriptors. Call with busy set.
-inline FdEntry* FdLookup(int fd) {
+//
+// Wrappers look descriptors up after the real call. A read or write at the
+// position passes what it moved the position by (its result) as `moved`, so
+// that a descriptor identified only now gets the position it had before the
+// call, which the event then reports.
+inline FdEntry* FdLookup(int fd, int64_t moved = 0) {
   if (static_cast<unsigned>(fd) < (static_cast<unsigned>(kFdPages) << kFdPageBits)) {
     FdEntry* page = g_fd_pages[fd >> kFdPageBits].load(std::memory_order_acquire);
     if (page != nullptr) {
@@ -64,7 +69,7 @@ inline FdEntry* FdLookup(int fd) {
       if (e->bits.load(std::memory_order_acquire) & kFdKnown) return e;
     }
   }
-  return FdLookupSlow(fd);
+  return FdLookupSlow(fd, moved);
 }
 
 // The entry for `fd` without identifying it (null if its page was never used).

@@ -3,7 +3,7 @@
 // These mirror `enum Op` and `enum Flag` of proto/iotap/trace.proto, which
 // documents what each op's columns mean. The shim cannot include generated
 // protobuf code, so the numbers are repeated here; ops_test.cc checks every
-// entry of kOpNames against the proto enum, both ways.
+// entry of kOpNames and kFlagNames against the proto enums, both ways.
 
 #ifndef IOTAP_INTERPOSE_OPS_H_
 #define IOTAP_INTERPOSE_OPS_H_
@@ -211,6 +211,25 @@ inline constexpr OpName kOpNames[] = {
     {"OP_MARK", kOpMark},
     {"OP_DATA_WAIT", kOpDataWait},
     {"OP_OPTIMIZER_STEP", kOpOptimizerStep},
+};
+
+struct FlagName {
+  const char* proto_name;
+  Flag flag;
+};
+
+// Every flag bit with its name in trace.proto (FLAG_NONE is no bit).
+inline constexpr FlagName kFlagNames[] = {
+    {"FLAG_HAS_OFFSET", kFlagHasOffset},
+    {"FLAG_OFFSET_TRACKED", kFlagOffsetTracked},
+    {"FLAG_CUDA_PINNED", kFlagCudaPinned},
+    {"FLAG_CUDA_PAGEABLE", kFlagCudaPageable},
+    {"FLAG_CUDA_ASYNC", kFlagCudaAsync},
+    {"FLAG_CUDA_MANAGED", kFlagCudaManaged},
+    {"FLAG_CUDA_DRIVER_API", kFlagCudaDriverApi},
+    {"FLAG_TFRECORD_SPANNED", kFlagTfRecordSpanned},
+    {"FLAG_TFRECORD_CRC_OK", kFlagTfRecordCrcOk},
+    {"FLAG_O_DIRECT", kFlagODirect},
 };
 
 }  // namespace iotap::interpose

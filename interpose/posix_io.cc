@@ -44,9 +44,17 @@ uint64_t IovecBytes(const struct iovec* iov, int count) {
   return total;
 }
 
+// Whether a vector call that failed with `err` may have left the iovec
+// unread: Linux checks the descriptor (EBADF, ESPIPE), the count and offset
+// (EINVAL) before copying the vector in, and reports a bad one as EFAULT.
+// The vector is then the caller's garbage, or longer than its array.
+bool VectorUnread(int err) {
+  return err == EBADF || err == ESPIPE || err == EINVAL || err == EFAULT;
+}
+
 // read and __read_chk.
 IOTAP_HOT void RecordRead(TraceCall& call, int fd, size_t n, ssize_t r) {
-  if (RawEvent* e = call.Finish(kOpRead, r < 0)) FillTrackedIo(e, FdLookup(fd), n, r, false);
+  if (RawEvent* e = call.Finish(kOpRead, r < 0)) FillTrackedIo(e, FdLookup(fd, r), n, r, false);
 }
 
 // pread and its variants.
@@ -64,9 +72,8 @@ IOTAP_HOT void RecordVector(TraceCall& call, Op op, int fd, const struct iovec* 
                   off64_t offset, ssize_t r, bool is_write) {
   RawEvent* e = call.Finish(op, r < 0);
   if (e == nullptr) return;
-  FdEntry* f = FdLookup(fd);
-  // A bad iovec pointer is the caller's EFAULT; never read it then.
-  uint64_t bytes = r < 0 && call.saved_errno() == EFAULT ? 0 : IovecBytes(iov, count);
+  FdEntry* f = FdLookup(fd, offset == -1 ? r : 0);
+  uint64_t bytes = r < 0 && VectorUnread(call.saved_errno()) ? 0 : IovecBytes(iov, count);
   if (offset == -1) {
     FillTrackedIo(e, f, bytes, r, is_write);
   } else {
@@ -95,8 +102,8 @@ void RecordCopy(TraceCall& call, Op in_op, Op out_op, int in_fd, const int64_t* 
                 int out_fd, const int64_t* out_offset, size_t n, ssize_t r) {
   RawEvent* e = call.Finish(in_op, r < 0);
   if (e == nullptr) return;
-  FdEntry* in = FdLookup(in_fd);
-  FdEntry* out = FdLookup(out_fd);
+  FdEntry* in = FdLookup(in_fd, in_offset == nullptr ? r : 0);
+  FdEntry* out = FdLookup(out_fd, out_offset == nullptr ? r : 0);
   FillCopySide(e, in, in_offset, n, r, false);
   e->aux = FileOf(out);
   e = call.Another(out_op);
@@ -195,7 +202,7 @@ IOTAP_EXPORT ssize_t preadv64v2(int fd, const struct iovec* iov, int count, off6
 IOTAP_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
   TraceCall call(kLayerPosix);
   ssize_t r = real_write()(fd, buf, n);
-  if (RawEvent* e = call.Finish(kOpWrite, r < 0)) FillTrackedIo(e, FdLookup(fd), n, r, true);
+  if (RawEvent* e = call.Finish(kOpWrite, r < 0)) FillTrackedIo(e, FdLookup(fd, r), n, r, true);
   return r;
 }
 

@@ -61,11 +61,22 @@ IOTAP_REAL(fgetpos64);
 IOTAP_REAL(fflush);
 IOTAP_REAL(fileno);
 
-// The stream's descriptor entry, or null for memory streams.
-FdEntry* StreamEntry(FILE* stream) {
+// The stream's descriptor entry, or null for memory streams. A descriptor met
+// here for the first time (a standard stream, an inherited one) has its
+// kernel position past glibc's buffer, so the stream's position is asked
+// from glibc, as it was before the call being recorded moved it by `moved`.
+FdEntry* StreamEntry(FILE* stream, int64_t moved = 0) {
   if (stream == nullptr) return nullptr;
   int fd = real_fileno()(stream);
-  return fd < 0 ? nullptr : FdLookup(fd);
+  if (fd < 0) return nullptr;
+  FdEntry* seen = FdPeek(fd);
+  bool known = seen != nullptr && (seen->bits.load(std::memory_order_acquire) & kFdKnown);
+  FdEntry* f = FdLookup(fd);
+  if (!known && f != nullptr) {
+    int64_t position = real_ftello64()(stream);
+    StreamSetPosition(f, position < 0 ? -1 : position - (moved > 0 ? moved : 0));
+  }
+  return f;
 }
 
 // O_* flags equivalent to an fopen mode string.
@@ -87,19 +98,20 @@ int ModeFlags(const char* mode) {
 }
 
 // fopen, fopen64 and freopen: the stream's descriptor becomes the path's.
+// freopen without a path opens the stream's own file again, from its start.
 void RecordStreamOpen(TraceCall& call, Op op, const char* path, const char* mode, FILE* r) {
   RawEvent* e = call.Finish(op, r == nullptr);
   if (!call.active()) return;
   if (r == nullptr && call.saved_errno() == EFAULT) return;
-  uint32_t file = path != nullptr ? InternPath(AT_FDCWD, path) : 0;
   int fd = r != nullptr ? real_fileno()(r) : -1;
+  uint32_t file = path != nullptr ? InternPath(AT_FDCWD, path) : FileOf(fd);
   int flags = ModeFlags(mode);
-  if (fd >= 0 && path != nullptr) {
+  if (fd >= 0) {
     FdOpened(fd, file, flags, 0);
     StreamSetPosition(FdPeek(fd), (flags >= 0 && (flags & O_APPEND)) ? -1 : 0);
   }
   if (e == nullptr) return;
-  e->file = path != nullptr ? file : FileOf(fd);
+  e->file = file;
   e->result = fd;
   e->aux = static_cast<uint32_t>(flags);
 }
@@ -109,7 +121,7 @@ void RecordStreamIo(TraceCall& call, Op op, FILE* stream, uint64_t requested, in
                     bool failed, bool is_write, uint64_t aux) {
   RawEvent* e = call.Finish(op, failed);
   if (e == nullptr) return;
-  FdEntry* f = StreamEntry(stream);
+  FdEntry* f = StreamEntry(stream, bytes);
   e->file = FileOf(f);
   e->requested = requested;
   e->result = bytes;

@@ -38,6 +38,27 @@ std::string Python() {
   return p != nullptr && *p != '\0' ? p : "/usr/bin/python3";
 }
 
+std::vector<std::string> MapSymbols() {
+  std::string text = ReadFile(SourcePath("interpose/libiotap.map"));
+  for (size_t open = text.find("/*"); open != std::string::npos; open = text.find("/*")) {
+    size_t close = text.find("*/", open);
+    text.erase(open, close == std::string::npos ? std::string::npos : close + 2 - open);
+  }
+  std::vector<std::string> names;
+  size_t global = text.find("global:");
+  size_t local = text.find("local:");
+  if (global == std::string::npos || local == std::string::npos || local < global) return names;
+  std::stringstream list(text.substr(global + 7, local - global - 7));
+  std::string entry;
+  while (std::getline(list, entry, ';')) {
+    size_t first = entry.find_first_not_of(" \t\n");
+    if (first == std::string::npos) continue;
+    size_t last = entry.find_last_not_of(" \t\n");
+    names.push_back(entry.substr(first, last - first + 1));
+  }
+  return names;
+}
+
 TempDir::TempDir() {
   const char* base = getenv("TMPDIR");
   std::string tmpl = std::string(base != nullptr && *base ? base : "/tmp") + "/iotap-test-XXXXXX";

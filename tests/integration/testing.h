@@ -32,6 +32,10 @@ std::string SourcePath(const std::string& relative);
 // /usr/bin/python3, or $IOTAP_TEST_PYTHON.
 std::string Python();
 
+// The names interpose/libiotap.map exports (its `global:` list), in order,
+// read from the source tree when called. Empty if the file cannot be read.
+std::vector<std::string> MapSymbols();
+
 class TempDir {
  public:
   TempDir();
