@@ -81,7 +81,19 @@ AccessKind AccessPatternTracker::Add(int64_t offset, uint64_t bytes) {
 
 void ByteRanges::Add(int64_t offset, uint64_t bytes) {
   if (bytes == 0) return;
-  int64_t start = offset, end = offset + static_cast<int64_t>(bytes);
+  int64_t end = offset + static_cast<int64_t>(bytes);
+  if (last_ != ranges_.end() && offset == last_->second) {
+    auto next = std::next(last_);
+    if (next == ranges_.end() || next->first > end) {
+      last_->second = end;
+      covered_ += bytes;
+      return;
+    }
+  }
+  AddSlow(offset, end);
+}
+
+void ByteRanges::AddSlow(int64_t start, int64_t end) {
   auto it = ranges_.upper_bound(start);
   if (it != ranges_.begin() && std::prev(it)->second >= start) --it;
   while (it != ranges_.end() && it->first <= end) {
@@ -90,7 +102,7 @@ void ByteRanges::Add(int64_t offset, uint64_t bytes) {
     covered_ -= static_cast<uint64_t>(it->second - it->first);
     it = ranges_.erase(it);
   }
-  ranges_.emplace(start, end);
+  last_ = ranges_.emplace(start, end).first;
   covered_ += static_cast<uint64_t>(end - start);
   if (ranges_.size() > kMaxRanges) Shrink();
 }
@@ -118,6 +130,7 @@ void ByteRanges::Shrink() {
   joined.insert(cur);
   covered += static_cast<uint64_t>(cur.second - cur.first);
   ranges_.swap(joined);
+  last_ = ranges_.end();
   covered_ = covered;
   approximate_ = true;
 }
@@ -142,7 +155,7 @@ void AdaptiveSeries::Grow(size_t index) {
   if (index >= bins_.size()) bins_.resize(index + 1, 0.0);
 }
 
-void AdaptiveSeries::AddAt(int64_t t, double amount) {
+void AdaptiveSeries::AddAtSlow(int64_t t, double amount) {
   int64_t d = std::max<int64_t>(0, t - origin_ns_);
   size_t index = static_cast<size_t>(d / bin_ns_);
   Grow(index);

@@ -38,6 +38,20 @@ struct SizeHistogram {
 
 enum class AccessKind { kFirst, kConsecutive, kSequential, kStrided, kRandom };
 
+// Darshan's buckets only, in 32-bit counters: what every file keeps (the
+// power-of-two histogram is kept per layer and for all data files).
+struct DarshanHistogram {
+  std::array<uint32_t, 10> buckets{};
+
+  void Add(uint64_t bytes) { ++buckets[DarshanBucket(bytes)]; }
+  void Merge(const DarshanHistogram& o) {
+    for (size_t i = 0; i < buckets.size(); ++i) buckets[i] += o.buckets[i];
+  }
+  void ToProto(report::SizeHistogram* out) const {
+    for (uint32_t v : buckets) out->add_darshan(static_cast<double>(v));
+  }
+};
+
 struct AccessPattern {
   uint64_t consecutive = 0;
   uint64_t sequential = 0;
@@ -68,6 +82,18 @@ class AccessPatternTracker {
 // them as read), so memory stays bounded; `approximate()` says it happened.
 class ByteRanges {
  public:
+  ByteRanges() = default;
+  // Copies forget where the last read ended (an iterator into the original).
+  ByteRanges(const ByteRanges& o)
+      : ranges_(o.ranges_), covered_(o.covered_), approximate_(o.approximate_) {}
+  ByteRanges& operator=(const ByteRanges& o) {
+    ranges_ = o.ranges_;
+    last_ = ranges_.end();
+    covered_ = o.covered_;
+    approximate_ = o.approximate_;
+    return *this;
+  }
+
   void Add(int64_t offset, uint64_t bytes);
   uint64_t covered() const { return covered_; }
   bool approximate() const { return approximate_; }
@@ -75,8 +101,11 @@ class ByteRanges {
 
  private:
   static constexpr size_t kMaxRanges = 1 << 14;
+  void AddSlow(int64_t start, int64_t end);
   void Shrink();
   std::map<int64_t, int64_t> ranges_;  // start -> end, disjoint
+  // The range the previous read ended in: sequential reads extend it.
+  std::map<int64_t, int64_t>::iterator last_ = ranges_.end();
   uint64_t covered_ = 0;
   bool approximate_ = false;
 };
@@ -92,7 +121,17 @@ class AdaptiveSeries {
       : origin_ns_(origin_ns), bin_ns_(initial_bin_ns) {}
 
   // Adds `amount` at instant `t`.
-  void AddAt(int64_t t, double amount);
+  void AddAt(int64_t t, double amount) {
+    int64_t d = t - origin_ns_;
+    if (d >= 0) {
+      size_t index = static_cast<size_t>(d / bin_ns_);
+      if (index < bins_.size()) {
+        bins_[index] += amount;
+        return;
+      }
+    }
+    AddAtSlow(t, amount);
+  }
   // Spreads `amount` evenly over [start, end).
   void AddOver(int64_t start, int64_t end, double amount);
   // The sum over [start, end), bins partly inside counted in proportion.
@@ -107,6 +146,7 @@ class AdaptiveSeries {
   int64_t origin_ns() const { return origin_ns_; }
 
  private:
+  void AddAtSlow(int64_t t, double amount);
   void Coarsen();
   void Grow(size_t index);
 

@@ -1,5 +1,8 @@
 #include "analyzer/event.h"
 
+#include <array>
+#include <vector>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
@@ -13,10 +16,22 @@ bool SizeOk(const Column& column, int n) {
   return column.empty() || column.size() == n;
 }
 
-template <typename Column>
-auto At(const Column& column, int i) -> typename Column::value_type {
-  return column.empty() ? 0 : column[i];
+// The column's values, or `n` zeros for an absent column, so the decoding
+// loop has no branch per value.
+template <typename T>
+const T* Values(const google::protobuf::RepeatedField<T>& column, int n) {
+  if (!column.empty()) return column.data();
+  thread_local std::vector<T> zeros;
+  if (zeros.size() < static_cast<size_t>(n)) zeros.resize(n, 0);
+  return zeros.data();
 }
+
+// Which op numbers the schema defines, looked up without a call per event.
+const std::array<bool, 512> kKnownOps = [] {
+  std::array<bool, 512> known{};
+  for (size_t i = 0; i < known.size(); ++i) known[i] = Op_IsValid(static_cast<int>(i));
+  return known;
+}();
 
 }  // namespace
 
@@ -35,29 +50,37 @@ absl::Status DecodeChunk(const EventChunk& chunk, EventBatch* batch) {
   batch->tid = chunk.tid();
   batch->dropped_before = chunk.dropped_before();
   batch->events.resize(n);
+  const uint32_t* op = chunk.op().data();
+  const int64_t* gap = Values(chunk.start_gap(), n);
+  const uint64_t* duration = Values(chunk.duration(), n);
+  const uint32_t* file = Values(chunk.file(), n);
+  const int64_t* offset_delta = Values(chunk.offset_delta(), n);
+  const uint64_t* requested = Values(chunk.requested(), n);
+  const int64_t* result = Values(chunk.result(), n);
+  const uint32_t* error = Values(chunk.error(), n);
+  const uint32_t* flags = Values(chunk.flags(), n);
+  const uint64_t* parent = Values(chunk.parent(), n);
+  const uint64_t* aux = Values(chunk.aux(), n);
   int64_t end_units = static_cast<int64_t>(chunk.base_time_ns()) / unit;
   int64_t offset = 0;
   for (int i = 0; i < n; ++i) {
     Event& e = batch->events[i];
-    int64_t start_units = end_units + At(chunk.start_gap(), i);
-    end_units = start_units + static_cast<int64_t>(At(chunk.duration(), i));
+    int64_t start_units = end_units + gap[i];
+    end_units = start_units + static_cast<int64_t>(duration[i]);
     e.seq = chunk.first_seq() + static_cast<uint64_t>(i);
     e.start_ns = start_units * unit;
     e.end_ns = end_units * unit;
-    e.op = Op_IsValid(chunk.op(i)) ? static_cast<Op>(chunk.op(i)) : OP_UNSPECIFIED;
-    e.file = At(chunk.file(), i);
-    e.flags = At(chunk.flags(), i);
-    if (e.flags & FLAG_HAS_OFFSET) {
-      offset += At(chunk.offset_delta(), i);
-      e.offset = offset;
-    } else {
-      e.offset = 0;
-    }
-    e.requested = At(chunk.requested(), i);
-    e.result = At(chunk.result(), i);
-    e.error = At(chunk.error(), i);
-    e.parent = At(chunk.parent(), i);
-    e.aux = At(chunk.aux(), i);
+    e.op = op[i] < kKnownOps.size() && kKnownOps[op[i]] ? static_cast<Op>(op[i]) : OP_UNSPECIFIED;
+    e.file = file[i];
+    e.flags = flags[i];
+    bool has_offset = (e.flags & FLAG_HAS_OFFSET) != 0;
+    offset += has_offset ? offset_delta[i] : 0;
+    e.offset = has_offset ? offset : 0;
+    e.requested = requested[i];
+    e.result = result[i];
+    e.error = error[i];
+    e.parent = parent[i];
+    e.aux = aux[i];
     e.tid = chunk.tid();
   }
   return absl::OkStatus();

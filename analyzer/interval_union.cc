@@ -18,8 +18,20 @@ void IntervalUnion::Add(int64_t start, int64_t end) {
     start = emitted_until_;
     if (end <= start) return;
   }
-  // Merge with every kept segment the interval touches. Intervals mostly come
-  // in order of their ends, so the work is at the back.
+  latest_end_ = std::max(latest_end_, end);
+  // Intervals mostly come in order, touching only the last segment: no
+  // earlier segment can reach an interval that starts at or after the last
+  // one's start.
+  if (!segments_.empty() && start >= segments_.back().start) {
+    Segment& back = segments_.back();
+    if (start > back.end) {
+      segments_.push_back(Segment{start, end});
+    } else {
+      back.end = std::max(back.end, end);
+    }
+    EmitOlderThanHorizon();
+    return;
+  }
   auto it = std::lower_bound(segments_.begin(), segments_.end(), start,
                              [](const Segment& s, int64_t t) { return s.end < t; });
   Segment merged{start, end};
@@ -31,7 +43,10 @@ void IntervalUnion::Add(int64_t start, int64_t end) {
   }
   it = segments_.erase(first, it);
   segments_.insert(it, merged);
-  latest_end_ = std::max(latest_end_, end);
+  EmitOlderThanHorizon();
+}
+
+void IntervalUnion::EmitOlderThanHorizon() {
   while (!segments_.empty() && segments_.front().end < latest_end_ - horizon_ns_) {
     Emit(segments_.front());
     segments_.pop_front();

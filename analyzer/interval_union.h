@@ -46,6 +46,7 @@ class IntervalUnion {
     int64_t end;
   };
   void Emit(const Segment& s);
+  void EmitOlderThanHorizon();
 
   int64_t horizon_ns_;
   Sink sink_;

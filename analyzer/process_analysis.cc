@@ -54,8 +54,8 @@ const char* FileCategory(std::string_view path) {
 }
 
 void FileAccumulator::Merge(const FileAccumulator& o) {
-  if (kind.empty()) kind = o.kind;
-  if (category.empty()) category = o.category;
+  if (kind == nullptr) kind = o.kind;
+  if (category == nullptr) category = o.category;
   processes += o.processes;
   opens += o.opens;
   reads += o.reads;
@@ -135,7 +135,7 @@ ProcessAnalyzer::FileSlot& ProcessAnalyzer::Slot(const ProcessTrace& process, ui
     f.processes = 1;
   }
   slot.file = &f;
-  slot.data = f.category == std::string_view("data");
+  slot.data = std::string_view(f.category) == "data";
   return slot;
 }
 
@@ -153,16 +153,16 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, int64_t 
     layer.read_bytes += bytes;
     layer.read_sizes.Add(bytes);
     result_.read_bytes_by_layer[static_cast<int>(LayerOf(e.op))].AddAt(end, bytes);
-    result_.summary.set_reads(result_.summary.reads() + 1);
-    result_.summary.set_read_bytes(result_.summary.read_bytes() + bytes);
+    ++result_.reads;
+    result_.read_bytes += bytes;
   } else if (t == Transfer::kWrite) {
     ++layer.writes;
     layer.write_bytes += bytes;
-    result_.summary.set_writes(result_.summary.writes() + 1);
-    result_.summary.set_write_bytes(result_.summary.write_bytes() + bytes);
+    ++result_.write_calls;
+    result_.write_bytes += bytes;
   } else if (IsMetadata(e.op)) {
     ++layer.metadata_ops;
-    result_.summary.set_metadata_ops(result_.summary.metadata_ops() + 1);
+    ++result_.metadata_ops;
   }
   if (e.parent != 0 && LayerOf(e.op) == Layer::kPosix && t == Transfer::kRead) {
     auto& child = hdf5_children_[e.parent];
@@ -188,6 +188,7 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, int64_t 
       f->read_ranges.Add(e.offset, bytes);
     }
     if (slot.data) {
+      result_.data_read_sizes.Add(bytes);
       result_.data_read_bytes->AddAt(end, bytes);
       result_.data_read_calls->AddAt(end, 1);
       result_.data_read_ns->AddAt(end, static_cast<double>(end - start));
@@ -323,6 +324,11 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
   s.set_events(static_cast<double>(result_.events));
   s.set_dropped_events(static_cast<double>(process.dropped()));
   s.set_io_busy_s(static_cast<double>(result_.io_busy_ns) / 1e9);
+  s.set_reads(static_cast<double>(result_.reads));
+  s.set_read_bytes(static_cast<double>(result_.read_bytes));
+  s.set_writes(static_cast<double>(result_.write_calls));
+  s.set_write_bytes(static_cast<double>(result_.write_bytes));
+  s.set_metadata_ops(static_cast<double>(result_.metadata_ops));
   // Patterns and slots refer to ids of this file only.
   slots_.clear();
   patterns_.clear();

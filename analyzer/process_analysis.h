@@ -35,9 +35,10 @@ namespace iotap::analyzer {
 // "data", "runtime" or "system" (see above).
 const char* FileCategory(std::string_view path);
 
+// One file's figures; there may be millions of files, so this stays small.
 struct FileAccumulator {
-  std::string kind;      // "file", "device"
-  std::string category;
+  const char* kind = nullptr;      // "file", "device"
+  const char* category = nullptr;  // FileCategory()
   uint64_t processes = 0;
   uint64_t opens = 0;
   uint64_t reads = 0;
@@ -52,8 +53,8 @@ struct FileAccumulator {
   uint64_t direct_opens = 0;      // opened with O_DIRECT
   uint64_t dontneed_advice = 0;   // posix_fadvise(POSIX_FADV_DONTNEED)
   uint64_t hdf5_reads = 0;        // reads made inside HDF5 calls
-  SizeHistogram read_sizes;
-  SizeHistogram write_sizes;
+  DarshanHistogram read_sizes;
+  DarshanHistogram write_sizes;
   AccessPattern read_pattern;
   ByteRanges read_ranges;
 
@@ -135,6 +136,7 @@ struct ProcessResult {
   std::unique_ptr<AdaptiveSeries> data_read_calls;
   std::unique_ptr<AdaptiveSeries> data_read_ns;
   std::unique_ptr<AdaptiveSeries> cpu_ns;
+  SizeHistogram data_read_sizes;        // every data-file read
   std::vector<TimedEvent> markers;      // step markers, data waits, marks
   std::vector<TimedEvent> cuda_copies;  // host-to-device and others
   int64_t io_busy_ns = 0;               // exact union over the process's threads
@@ -143,6 +145,11 @@ struct ProcessResult {
   int64_t last_unix_ns = INT64_MIN;
   uint64_t events = 0;
   uint64_t dropped = 0;
+  uint64_t reads = 0;
+  uint64_t read_bytes = 0;
+  uint64_t write_calls = 0;
+  uint64_t write_bytes = 0;
+  uint64_t metadata_ops = 0;
 };
 
 class ProcessAnalyzer : public TraceVisitor {

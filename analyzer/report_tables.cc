@@ -15,6 +15,10 @@ namespace {
 
 double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
+double RereadBytes(const FileAccumulator& f) {
+  return std::max(0.0, static_cast<double>(f.read_bytes) - static_cast<double>(f.read_ranges.covered()));
+}
+
 void FillFile(const std::string& path, const FileAccumulator& f, report::File* out) {
   out->set_path(ValidUtf8(path));
   out->set_kind(f.kind);
@@ -30,29 +34,29 @@ void FillFile(const std::string& path, const FileAccumulator& f, report::File* o
   out->set_read_time_s(Seconds(f.read_ns));
   out->set_write_time_s(Seconds(f.write_ns));
   out->set_size_bytes(static_cast<double>(f.size_bytes));
-  double unique = static_cast<double>(f.read_ranges.covered());
-  out->set_reread_bytes(std::max(0.0, static_cast<double>(f.read_bytes) - unique));
+  out->set_reread_bytes(RereadBytes(f));
   f.read_sizes.ToProto(out->mutable_read_sizes());
   f.write_sizes.ToProto(out->mutable_write_sizes());
   f.read_pattern.ToProto(out->mutable_read_pattern());
   out->set_files(1);
 }
 
-void AddInto(report::File* total, const report::File& f) {
+// Sums a file into a total row (other files, a directory).
+void AddInto(report::File* total, const FileAccumulator& f) {
   total->set_files(total->files() + 1);
-  total->set_opens(total->opens() + f.opens());
-  total->set_reads(total->reads() + f.reads());
-  total->set_read_bytes(total->read_bytes() + f.read_bytes());
-  total->set_writes(total->writes() + f.writes());
-  total->set_write_bytes(total->write_bytes() + f.write_bytes());
-  total->set_metadata_ops(total->metadata_ops() + f.metadata_ops());
-  total->set_metadata_s(total->metadata_s() + f.metadata_s());
-  total->set_read_time_s(total->read_time_s() + f.read_time_s());
-  total->set_write_time_s(total->write_time_s() + f.write_time_s());
-  total->set_reread_bytes(total->reread_bytes() + f.reread_bytes());
+  total->set_opens(total->opens() + static_cast<double>(f.opens));
+  total->set_reads(total->reads() + static_cast<double>(f.reads));
+  total->set_read_bytes(total->read_bytes() + static_cast<double>(f.read_bytes));
+  total->set_writes(total->writes() + static_cast<double>(f.writes));
+  total->set_write_bytes(total->write_bytes() + static_cast<double>(f.write_bytes));
+  total->set_metadata_ops(total->metadata_ops() + static_cast<double>(f.metadata_ops));
+  total->set_metadata_s(total->metadata_s() + Seconds(f.metadata_ns));
+  total->set_read_time_s(total->read_time_s() + Seconds(f.read_ns));
+  total->set_write_time_s(total->write_time_s() + Seconds(f.write_ns));
+  total->set_reread_bytes(total->reread_bytes() + RereadBytes(f));
 }
 
-int CategoryRank(const std::string& c) { return c == "data" ? 0 : c == "runtime" ? 1 : 2; }
+int CategoryRank(std::string_view c) { return c == "data" ? 0 : c == "runtime" ? 1 : 2; }
 
 // The lower edge of the power-of-two bucket holding the median size.
 double MedianOfLog2(const SizeHistogram& h) {
@@ -69,12 +73,11 @@ double MedianOfLog2(const SizeHistogram& h) {
 
 void DataFileSummary(const RunState& s, report::Report* r) {
   report::DataFiles* d = r->mutable_data_files();
-  SizeHistogram sizes;
   AccessPattern pattern;
   std::vector<double> per_file;
   std::map<std::string, report::File> dirs;
   for (const auto& [path, f] : s.files) {
-    if (f.category != "data") continue;
+    if (std::string_view(f.category) != "data") continue;
     d->set_files(d->files() + 1);
     d->set_opens(d->opens() + static_cast<double>(f.opens));
     d->set_reads(d->reads() + static_cast<double>(f.reads));
@@ -85,10 +88,7 @@ void DataFileSummary(const RunState& s, report::Report* r) {
     d->set_direct_opens(d->direct_opens() + static_cast<double>(f.direct_opens));
     d->set_dontneed_advice(d->dontneed_advice() + static_cast<double>(f.dontneed_advice));
     d->set_hdf5_posix_reads(d->hdf5_posix_reads() + static_cast<double>(f.hdf5_reads));
-    d->set_reread_bytes(d->reread_bytes() +
-                        std::max(0.0, static_cast<double>(f.read_bytes) -
-                                          static_cast<double>(f.read_ranges.covered())));
-    sizes.Merge(f.read_sizes);
+    d->set_reread_bytes(d->reread_bytes() + RereadBytes(f));
     pattern.Merge(f.read_pattern);
     if (f.reads > 0) {
       d->set_read_files(d->read_files() + 1);
@@ -96,24 +96,24 @@ void DataFileSummary(const RunState& s, report::Report* r) {
     }
     size_t slash = path.rfind('/');
     std::string dir = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
-    report::File one;
-    FillFile(path, f, &one);
     report::File& into = dirs[dir];
-    into.set_path(ValidUtf8(dir));
-    into.set_kind("directory");
-    into.set_category("data");
-    AddInto(&into, one);
+    AddInto(&into, f);
   }
   d->set_mean_read_latency_s(d->reads() > 0 ? d->read_time_s() / d->reads() : 0);
   if (!per_file.empty()) {
     std::nth_element(per_file.begin(), per_file.begin() + per_file.size() / 2, per_file.end());
     d->set_median_file_bytes(per_file[per_file.size() / 2]);
   }
-  d->set_median_read_bytes(MedianOfLog2(sizes));
-  sizes.ToProto(d->mutable_read_sizes());
+  d->set_median_read_bytes(MedianOfLog2(s.data_read_sizes));
+  s.data_read_sizes.ToProto(d->mutable_read_sizes());
   pattern.ToProto(d->mutable_read_pattern());
   std::vector<report::File> sorted;
-  for (auto& [dir, f] : dirs) sorted.push_back(std::move(f));
+  for (auto& [dir, f] : dirs) {
+    f.set_path(ValidUtf8(dir));
+    f.set_kind("directory");
+    f.set_category("data");
+    sorted.push_back(std::move(f));
+  }
   std::sort(sorted.begin(), sorted.end(), [](const report::File& a, const report::File& b) {
     return a.read_bytes() + a.write_bytes() > b.read_bytes() + b.write_bytes();
   });
@@ -134,27 +134,24 @@ const char* LayoutName(Hdf5Dataset::Layout layout) {
 
 void BuildTables(RunState& s, int top_files, report::Report* r) {
   DataFileSummary(s, r);
-  std::vector<report::File> files;
-  files.reserve(s.files.size());
-  for (const auto& [path, f] : s.files) {
-    report::File out;
-    FillFile(path, f, &out);
-    files.push_back(std::move(out));
-  }
-  // Data files first, then by bytes moved.
-  std::stable_sort(files.begin(), files.end(), [](const report::File& a, const report::File& b) {
-    if (CategoryRank(a.category()) != CategoryRank(b.category())) {
-      return CategoryRank(a.category()) < CategoryRank(b.category());
-    }
-    return a.read_bytes() + a.write_bytes() > b.read_bytes() + b.write_bytes();
-  });
+  // Data files first, then by bytes moved; only the listed ones become rows.
+  std::vector<const std::pair<const std::string, FileAccumulator>*> order;
+  order.reserve(s.files.size());
+  for (const auto& entry : s.files) order.push_back(&entry);
+  auto key = [](const std::pair<const std::string, FileAccumulator>* e) {
+    return std::make_pair(-CategoryRank(e->second.category),
+                          e->second.read_bytes + e->second.write_bytes);
+  };
+  size_t listed = std::min(order.size(), static_cast<size_t>(std::max(0, top_files)));
+  std::partial_sort(order.begin(), order.begin() + listed, order.end(),
+                    [&](const auto* a, const auto* b) { return key(a) > key(b); });
   report::File* other = r->mutable_other_files();
   other->set_path("(other files)");
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (static_cast<int>(i) < top_files) {
-      *r->add_files() = files[i];
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i < listed) {
+      FillFile(order[i]->first, order[i]->second, r->add_files());
     } else {
-      AddInto(other, files[i]);
+      AddInto(other, order[i]->second);
     }
   }
   for (int i = 0; i < kLayerCount; ++i) {

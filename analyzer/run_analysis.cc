@@ -54,6 +54,7 @@ void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
   std::lock_guard<std::mutex> lock(s.mu);
   s.read_ok[index] = true;
   for (auto& [path, f] : r.files) s.files[path].Merge(f);
+  s.data_read_sizes.Merge(r.data_read_sizes);
   for (int i = 0; i < kLayerCount; ++i) {
     s.layers[i].Merge(r.layers[i]);
     s.layer_read_bytes[i].Merge(r.read_bytes_by_layer[i]);

@@ -46,6 +46,7 @@ struct RunState {
   std::vector<ProcessResult> processes;  // by catalog index (summaries only kept)
   std::vector<bool> read_ok;
   std::map<std::string, FileAccumulator> files;
+  SizeHistogram data_read_sizes;
   std::array<LayerAccumulator, kLayerCount> layers;
   std::map<std::string, DatasetAccumulator> datasets;
   std::map<CudaKey, CudaAccumulator> cuda;

@@ -156,10 +156,7 @@ FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
   }
   if (id >= by_id_.size()) by_id_.resize(id + 1, nullptr);
   by_id_[id] = slot;
-  if (std::find(touched_.begin(), touched_.end(), slot) == touched_.end()) {
-    touched_.push_back(slot);
-    ++slot->processes;
-  }
+  if (touched_.insert(slot).second) ++slot->processes;
   return slot;
 }
 

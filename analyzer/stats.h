@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -91,7 +92,7 @@ class StatsCollector : public TraceVisitor {
   std::vector<ProcessStats> processes_;
   // Per file being read: string id -> stats slot, and which slots it touched.
   std::vector<FileStats*> by_id_;
-  std::vector<FileStats*> touched_;
+  std::unordered_set<FileStats*> touched_;
   ProcessStats current_;
   uint64_t events_ = 0;
   uint64_t dropped_ = 0;
