@@ -1,9 +1,11 @@
 // Ground truth for Python programs: /usr/bin/python3 reads data files the
 // ways Python code does (programs/python_reads.py: open().read(), readinto,
-// os.pread, numpy.fromfile), under strace -f and iotap in the same run. For
+// os.pread, os.readv, os.preadv, threads sharing a descriptor,
+// numpy.fromfile), under strace -f and iotap in the same run. For
 // every data file, the reads, bytes read and opens in `iotap stats --json`
 // equal what strace saw, and the bytes equal the file's size.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,8 +21,8 @@ struct DataFile {
   int reads;  // read system calls the script's access pattern makes
 };
 
-// whole, into and pread end mid-block, so every reader's last transfer is a
-// short one and its end-of-file probe returns 0.
+// The files of 300,007 bytes end mid-block, so every reader's last transfer
+// is a short one and its end-of-file probe returns 0.
 //
 // numpy.fromfile hands the file to glibc's stdio (dup, fdopen, fread), which
 // reaches the kernel through internal calls no wrapper sees; iotap records the
@@ -39,6 +41,12 @@ const std::vector<DataFile> kFiles = {
     {"into.bin", 300007, 6},
     // 10,000-byte preads: 30 full, 1 of 7 bytes, 1 at end of file.
     {"pread.bin", 300007, 32},
+    // readv of 15,000 bytes: 20 full, 1 of 7 bytes, 1 at end of file.
+    {"readv.bin", 300007, 22},
+    // preadv2 of 16,384 bytes: 18 full, 1 short, 1 at end of file.
+    {"preadv.bin", 300007, 20},
+    // Four threads, 10 preads of 10,000 bytes each; none past the end.
+    {"threads.bin", 400000, 40},
     // One fread of 64 blocks of 4096 bytes: one read(2).
     {"numpy.bin", 64 * 4096, 1},
 };
@@ -71,7 +79,9 @@ TEST_F(PythonTest, ReadsMatchStrace) {
       log);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The script saw every byte of every file.
-  EXPECT_EQ(r.out, "whole 300007\ninto 300007\npread 300007\nnumpy 262144\n");
+  EXPECT_EQ(r.out,
+            "whole 300007\ninto 300007\npread 300007\nreadv 300007\npreadv 300007\n"
+            "threads 400000\nnumpy 262144\n");
 
   auto strace = ParseStrace(log);
   StatsSummary stats = StatsOf(trace);
@@ -93,7 +103,8 @@ TEST_F(PythonTest, ReadsMatchStrace) {
 
 // The same reads with each kind of call seen in the trace itself: the numpy
 // file through one fread on a stream whose descriptor is a dup of the one
-// Python opened, the others through read/pread on Python's descriptor.
+// Python opened, the others through read, pread, readv and preadv on
+// Python's descriptor, the shared descriptor's reads on four threads.
 TEST_F(PythonTest, ReadsAreAttributedToTheRightCalls) {
   std::string trace = dir_.Sub("trace");
   RunResult r = RunTraced(
@@ -107,15 +118,33 @@ TEST_F(PythonTest, ReadsAreAttributedToTheRightCalls) {
   EXPECT_EQ(p.end->reason(), EndOfTrace::REASON_EXIT);
   EXPECT_EQ(p.end->exit_code(), 0);
 
-  EXPECT_EQ(p.On(Path(kFiles[1]), OP_READ).size(), 6u);
-  EXPECT_EQ(p.On(Path(kFiles[2]), OP_PREAD).size(), 32u);
-  std::vector<const LoadedEvent*> freads = p.On(Path(kFiles[3]), OP_FREAD);
+  auto path = [](const std::string& name) {
+    for (const DataFile& f : kFiles) {
+      if (f.name == name) return f;
+    }
+    ADD_FAILURE() << name;
+    return DataFile{};
+  };
+  EXPECT_EQ(p.On(Path(path("into.bin")), OP_READ).size(), 6u);
+  EXPECT_EQ(p.On(Path(path("pread.bin")), OP_PREAD).size(), 32u);
+  std::vector<const LoadedEvent*> readv = p.On(Path(path("readv.bin")), OP_READV);
+  ASSERT_EQ(readv.size(), 22u);
+  EXPECT_EQ(readv[0]->aux, 3u);  // buffers
+  EXPECT_EQ(readv[0]->requested, 15000u);
+  // CPython's os.preadv calls preadv2 (flags 0) wherever glibc has it.
+  EXPECT_EQ(p.On(Path(path("preadv.bin")), OP_PREADV2).size(), 20u);
+  std::map<uint32_t, int> per_thread;
+  for (const LoadedEvent* e : p.On(Path(path("threads.bin")), OP_PREAD)) ++per_thread[e->tid];
+  EXPECT_EQ(per_thread.size(), 4u);
+  for (const auto& [tid, n] : per_thread) EXPECT_EQ(n, 10) << "thread " << tid;
+  const std::string numpy = Path(path("numpy.bin"));
+  std::vector<const LoadedEvent*> freads = p.On(numpy, OP_FREAD);
   ASSERT_EQ(freads.size(), 1u);
   EXPECT_EQ(freads[0]->result, 262144);
-  EXPECT_EQ(p.On(Path(kFiles[3]), OP_READ).size(), 0u);
-  EXPECT_EQ(p.On(Path(kFiles[3]), OP_FDOPEN).size(), 1u);
+  EXPECT_EQ(p.On(numpy, OP_READ).size(), 0u);
+  EXPECT_EQ(p.On(numpy, OP_FDOPEN).size(), 1u);
   // pread offsets follow the script: 0, 10000, ..., 300000, then 300007.
-  std::vector<const LoadedEvent*> preads = p.On(Path(kFiles[2]), OP_PREAD);
+  std::vector<const LoadedEvent*> preads = p.On(Path(path("pread.bin")), OP_PREAD);
   for (size_t i = 0; i < preads.size(); ++i) {
     EXPECT_EQ(preads[i]->offset, i < 31 ? static_cast<int64_t>(i * 10000) : 300007) << i;
   }
