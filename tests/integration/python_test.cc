@@ -150,5 +150,63 @@ TEST_F(PythonTest, ReadsAreAttributedToTheRightCalls) {
   }
 }
 
+// One descriptor read by forked children (programs/python_fork_reads.py):
+// each child has its own trace holding its own reads and none of the events
+// its parent still had buffered when it forked, on either of its threads.
+TEST_F(PythonTest, ForkedChildrenReadAnInheritedDescriptor) {
+  const std::string shared = data_dir_ + "/shared.bin";
+  const std::string before = data_dir_ + "/before.bin";
+  const std::string thread = data_dir_ + "/thread.bin";
+  WriteFile(shared, std::string(4096 + 2 * 100000, 's'));
+  WriteFile(before, std::string(100000, 'b'));
+  WriteFile(thread, std::string(100000, 't'));
+  std::string trace = dir_.Sub("trace");
+  std::string log = dir_.Sub("strace.log");
+  RunResult r = RunTracedUnderStrace(
+      {Python(), SourcePath("tests/integration/programs/python_fork_reads.py"), data_dir_},
+      trace, log);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "forked 2, read 4096\n");
+
+  auto strace = ParseStrace(log);
+  StatsSummary stats = StatsOf(trace);
+  EXPECT_EQ(stats.processes, 3);
+  EXPECT_EQ(stats.dropped_events, 0u);
+  for (const std::string& path : {shared, before, thread}) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(stats.files[path].reads, strace[path].reads);
+    EXPECT_EQ(stats.files[path].read_bytes, strace[path].read_bytes);
+    EXPECT_EQ(stats.files[path].opens, strace[path].opens);
+  }
+  EXPECT_EQ(stats.files[shared].read_bytes, 4096u + 2 * 100000);
+
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 3u);
+  const LoadedProcess* parent = nullptr;
+  for (const LoadedProcess& p : run.processes) {
+    if (p.header.origin() != ProcessHeader::ORIGIN_FORK) parent = &p;
+  }
+  ASSERT_NE(parent, nullptr);
+  EXPECT_EQ(parent->On(shared, OP_READ).size(), 1u);
+  EXPECT_EQ(parent->On(shared, OP_PREAD).size(), 0u);
+  EXPECT_EQ(parent->On(before, OP_READ).size(), 100u);
+  EXPECT_EQ(parent->On(thread, OP_READ).size(), 100u);
+  for (const LoadedProcess& child : run.processes) {
+    if (&child == parent) continue;
+    SCOPED_TRACE(child.trace_file);
+    EXPECT_EQ(child.header.ppid(), parent->header.pid());
+    EXPECT_EQ(child.On(shared, OP_PREAD).size(), 10u);
+    EXPECT_EQ(child.On(shared, OP_READ).size(), 0u);
+    EXPECT_EQ(child.On(before).size(), 0u);
+    EXPECT_EQ(child.On(thread).size(), 0u);
+    for (const LoadedEvent& e : child.events) {
+      EXPECT_EQ(e.tid, static_cast<uint32_t>(child.header.pid())) << e.name;
+    }
+    ASSERT_TRUE(child.end.has_value());
+    EXPECT_EQ(child.end->reason(), EndOfTrace::REASON_UNDERSCORE_EXIT);
+    EXPECT_EQ(child.end->exit_code(), 0);
+  }
+}
+
 }  // namespace
 }  // namespace iotap::testing
