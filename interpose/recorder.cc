@@ -17,6 +17,7 @@
 #include "interpose/clock.h"
 #include "interpose/compress.h"
 #include "interpose/fd_table.h"
+#include "interpose/mappings.h"
 #include "interpose/packets.h"
 #include "interpose/strings.h"
 #include "interpose/trace_file.h"
@@ -328,15 +329,24 @@ int OpenTrace(bool forked) {
   return w.write_failed ? EIO : 0;
 }
 
+// Every lock of the shim is held across fork, so that the child never
+// inherits one taken by a thread that does not exist there (it would wait for
+// it for ever). The writer, string and ring locks go in their usual order;
+// the descriptor pool's and the mapping table's are leaves (nothing is taken
+// while holding them), so they can come last.
 void ForkPrepare() {
   if (!g_constructed) return;
   LockShim(&g_writer.lock);
   LockStringsForFork();
   pthread_mutex_lock(&g_ring_lock);
+  LockFdTableForFork();
+  LockMappingsForFork();
 }
 
 void ForkParent() {
   if (!g_constructed) return;
+  UnlockMappingsAfterFork(false);
+  UnlockFdTableAfterFork(false);
   pthread_mutex_unlock(&g_ring_lock);
   UnlockStringsAfterFork(false);
   UnlockShim(&g_writer.lock);
@@ -344,10 +354,11 @@ void ForkParent() {
 
 void ForkChild() {
   if (!g_constructed) return;
+  UnlockMappingsAfterFork(true);
+  UnlockFdTableAfterFork(true);
   pthread_mutex_init(&g_ring_lock, nullptr);
   UnlockStringsAfterFork(true);
   ResetShimLockInChild(&g_writer.lock);
-  FdAfterForkChild();
   // The parent's unwritten events stay with the parent.
   for (Ring* r = g_rings.load(std::memory_order_relaxed); r != nullptr; r = r->next) {
     r->tail.store(r->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
