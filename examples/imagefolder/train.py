@@ -17,6 +17,8 @@ With --step-log FILE it also writes one JSON line per step (see README.md).
 """
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import os
 import statistics
@@ -123,6 +125,41 @@ def make_loader(dataset, args):
                       num_workers=args.num_workers, generator=generator, **kwargs)
 
 
+@dataclasses.dataclass
+class Step:
+    epoch: int
+    images: int
+    start_unix_s: float  # when the loop began waiting for this step's batch
+    data_s: float        # waiting for the batch
+    compute_s: float     # forward, loss, backward, optimizer step
+    loss: float
+
+
+def run_epoch(epoch, loader, model, optimizer, loss_fn, steps, log):
+    """One pass over `loader`; appends a Step per batch. Returns (correct, seen)."""
+    correct = seen = 0
+    waited_from = time.perf_counter()
+    waited_from_unix = time.time()
+    for images, labels in loader:
+        got_batch = time.perf_counter()
+        optimizer.zero_grad()
+        logits = model(images)
+        loss = loss_fn(logits, labels)
+        loss.backward()
+        optimizer.step()
+        done = time.perf_counter()
+        correct += (logits.argmax(1) == labels).sum().item()
+        seen += labels.numel()
+        step = Step(epoch, labels.numel(), waited_from_unix, got_batch - waited_from,
+                    done - got_batch, loss.item())
+        if log is not None:
+            log.write(json.dumps({"step": len(steps), **dataclasses.asdict(step)}) + "\n")
+        steps.append(step)
+        waited_from = time.perf_counter()
+        waited_from_unix = time.time()
+    return correct, seen
+
+
 def train(args):
     torch.manual_seed(args.seed)
     dataset = datasets.ImageFolder(args.data, transform=make_transform(args.transform_cost,
@@ -131,45 +168,25 @@ def train(args):
     model = SmallNet(len(dataset.classes))
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
-    log = open(args.step_log, "w") if args.step_log else None
-    steps = []  # (epoch, step, data seconds, compute seconds, loss)
+    steps = []
     start = time.perf_counter()
-    for epoch in range(args.epochs):
-        correct = seen = 0
-        waited_from = time.perf_counter()
-        for images, labels in loader:
-            got_batch = time.perf_counter()
-            optimizer.zero_grad()
-            logits = model(images)
-            loss = loss_fn(logits, labels)
-            loss.backward()
-            optimizer.step()
-            done = time.perf_counter()
-            correct += (logits.argmax(1) == labels).sum().item()
-            seen += labels.numel()
-            steps.append((epoch, len(steps), got_batch - waited_from, done - got_batch,
-                          loss.item()))
-            if log is not None:
-                log.write(json.dumps({
-                    "step": len(steps) - 1, "epoch": epoch, "images": labels.numel(),
-                    "start_unix_s": time.time() - (done - waited_from),
-                    "data_s": got_batch - waited_from, "compute_s": done - got_batch,
-                    "loss": loss.item()}) + "\n")
-            waited_from = time.perf_counter()
-        print(f"epoch {epoch}: {seen} images, loss {steps[-1][4]:.3f}, "
-              f"accuracy {correct / max(seen, 1):.3f}")
-    elapsed = time.perf_counter() - start
-    if log is not None:
-        log.close()
-    summarise(steps, elapsed, len(dataset) * args.epochs)
+    with contextlib.ExitStack() as stack:
+        log = stack.enter_context(open(args.step_log, "w")) if args.step_log else None
+        for epoch in range(args.epochs):
+            correct, seen = run_epoch(epoch, loader, model, optimizer, loss_fn, steps, log)
+            last_loss = steps[-1].loss if steps else float("nan")
+            print(f"epoch {epoch}: {seen} images, last loss {last_loss:.3f}, "
+                  f"accuracy {correct / max(seen, 1):.3f}")
+    summarise(steps, time.perf_counter() - start)
 
 
-def summarise(steps, elapsed, images):
+def summarise(steps, elapsed):
     if not steps:
         print("no steps")
         return
-    data = sorted(s[2] for s in steps)
-    compute = sorted(s[3] for s in steps)
+    images = sum(s.images for s in steps)
+    data = sorted(s.data_s for s in steps)
+    compute = sorted(s.compute_s for s in steps)
 
     def row(name, values):
         p90 = values[min(len(values) - 1, int(0.9 * len(values)))]
