@@ -109,8 +109,7 @@ TEST(LifecycleTest, ForkedWhileAnotherThreadMapsFiles) {
   std::string data = dir.Sub("data.bin");
   WriteFile(data, std::string(8192, 'm'));
   constexpr int kForks = 200;
-  RunResult r = RunHazard({"fork-while-mapping", std::to_string(kForks), data},
-                          dir.Sub("trace"));
+  RunResult r = RunHazard({"fork-while-mapping", std::to_string(kForks), data}, dir.Sub("trace"));
   EXPECT_EQ(r.out, "0 of 200 children hung\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
 

@@ -75,8 +75,7 @@ TEST_F(PythonTest, ReadsMatchStrace) {
   std::string trace = dir_.Sub("trace");
   std::string log = dir_.Sub("strace.log");
   RunResult r = RunTracedUnderStrace(
-      {Python(), SourcePath("tests/integration/programs/python_reads.py"), data_dir_}, trace,
-      log);
+      {Python(), SourcePath("tests/integration/programs/python_reads.py"), data_dir_}, trace, log);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The script saw every byte of every file.
   EXPECT_EQ(r.out,
@@ -163,8 +162,8 @@ TEST_F(PythonTest, ForkedChildrenReadAnInheritedDescriptor) {
   std::string trace = dir_.Sub("trace");
   std::string log = dir_.Sub("strace.log");
   RunResult r = RunTracedUnderStrace(
-      {Python(), SourcePath("tests/integration/programs/python_fork_reads.py"), data_dir_},
-      trace, log);
+      {Python(), SourcePath("tests/integration/programs/python_fork_reads.py"), data_dir_}, trace,
+      log);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "forked 2, read 4096\n");
 

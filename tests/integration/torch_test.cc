@@ -103,10 +103,13 @@ class TorchTest : public ::testing::TestWithParam<Job> {
     ASSERT_EQ(data.images.size(), static_cast<size_t>(kImages));
     const std::string& root = data.root;
     const std::vector<Image>& images = data.images;
-    std::vector<std::string> argv = {
-        Python(), TrainScript(), "--data", root, "--num-workers", std::to_string(job.workers),
-        "--start-method", job.start_method, "--epochs", std::to_string(job.epochs),
-        "--batch-size", std::to_string(kBatch), "--transform-cost", job.transform};
+    std::vector<std::string> argv = {Python(),           TrainScript(),
+                                     "--data",           root,
+                                     "--num-workers",    std::to_string(job.workers),
+                                     "--start-method",   job.start_method,
+                                     "--epochs",         std::to_string(job.epochs),
+                                     "--batch-size",     std::to_string(kBatch),
+                                     "--transform-cost", job.transform};
     if (job.persistent) argv.push_back("--persistent-workers");
     std::string trace = dir_.Sub("trace");
     std::string log = dir_.Sub("strace.log");
