@@ -239,6 +239,14 @@ void StreamSetPosition(FdEntry* e, int64_t offset) {
   if (e != nullptr) e->stream_offset.store(offset, std::memory_order_relaxed);
 }
 
-void FdAfterForkChild() { pthread_mutex_init(&g_pool.lock, nullptr); }
+void LockFdTableForFork() { pthread_mutex_lock(&g_pool.lock); }
+
+void UnlockFdTableAfterFork(bool child) {
+  if (child) {
+    pthread_mutex_init(&g_pool.lock, nullptr);
+  } else {
+    pthread_mutex_unlock(&g_pool.lock);
+  }
+}
 
 }  // namespace iotap::interpose

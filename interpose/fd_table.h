@@ -95,9 +95,12 @@ void FdSetPosition(FdEntry* e, int64_t offset);
 int64_t StreamAdvance(FdEntry* e, int64_t moved);
 void StreamSetPosition(FdEntry* e, int64_t offset);
 
-// In a fork child nothing changes (descriptors are inherited); this resets
-// the pool lock only.
-void FdAfterForkChild();
+// Fork handlers (recorder.cc). A child inherits the descriptors and so the
+// table as it is; only the lock of the position pool needs care: it is taken
+// before fork so no other thread is half-way through the pool when the child
+// is made, released in the parent and made afresh in the child.
+void LockFdTableForFork();
+void UnlockFdTableAfterFork(bool child);
 
 }  // namespace iotap::interpose
 

@@ -5,16 +5,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
-
 #include "interpose/glibc_symbols.h"
 #include "interpose/io_event.h"
+#include "interpose/mappings.h"
 #include "interpose/real.h"
 #include "interpose/strings.h"
 #include "interpose/trace_call.h"
@@ -63,53 +61,6 @@ IOTAP_REAL(mkdirat);
 IOTAP_REAL(rmdir);
 
 // --- File mappings -------------------------------------------------------------
-// munmap is given only an address; the file a mapping came from is kept here.
-// Anonymous mappings (most of them: malloc) never enter the table, and
-// munmap skips the lookup entirely while it is empty.
-
-constexpr int kMaxMappings = 4096;
-struct Mapping {
-  uintptr_t start;
-  size_t length;
-  uint32_t file;
-};
-struct MappingTable {
-  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-  Mapping entries[kMaxMappings] = {};
-  std::atomic<int> count{0};
-};
-constinit MappingTable g_mappings;
-
-void AddMapping(void* addr, size_t length, uint32_t file) {
-  pthread_mutex_lock(&g_mappings.lock);
-  int n = g_mappings.count.load(std::memory_order_relaxed);
-  if (n < kMaxMappings) {
-    g_mappings.entries[n] = Mapping{reinterpret_cast<uintptr_t>(addr), length, file};
-    g_mappings.count.store(n + 1, std::memory_order_release);
-  }
-  pthread_mutex_unlock(&g_mappings.lock);
-}
-
-// The file mapped at `addr` (0 if none); forgets the mapping if the whole of
-// it is unmapped.
-uint32_t TakeMapping(void* addr, size_t length) {
-  uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-  uint32_t file = 0;
-  pthread_mutex_lock(&g_mappings.lock);
-  int n = g_mappings.count.load(std::memory_order_relaxed);
-  for (int i = 0; i < n; ++i) {
-    Mapping& m = g_mappings.entries[i];
-    if (a < m.start || a >= m.start + m.length) continue;
-    file = m.file;
-    if (a == m.start && length >= m.length) {
-      m = g_mappings.entries[n - 1];
-      g_mappings.count.store(n - 1, std::memory_order_release);
-    }
-    break;
-  }
-  pthread_mutex_unlock(&g_mappings.lock);
-  return file;
-}
 
 void RecordMmap(TraceCall& call, void* r, size_t length, int prot, int flags, int fd,
                 off64_t offset) {
@@ -292,7 +243,7 @@ IOTAP_EXPORT void* mmap64(void* addr, size_t length, int prot, int flags, int fd
 }
 
 IOTAP_EXPORT int munmap(void* addr, size_t length) noexcept {
-  if (g_mappings.count.load(std::memory_order_acquire) == 0) return real_munmap()(addr, length);
+  if (!HasMappings()) return real_munmap()(addr, length);
   TraceCall call(kLayerPosix);
   int r = real_munmap()(addr, length);
   if (!call.active()) return r;

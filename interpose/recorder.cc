@@ -17,6 +17,7 @@
 #include "interpose/clock.h"
 #include "interpose/compress.h"
 #include "interpose/fd_table.h"
+#include "interpose/mappings.h"
 #include "interpose/packets.h"
 #include "interpose/strings.h"
 #include "interpose/trace_file.h"
@@ -225,7 +226,7 @@ void* WriterMain(void*) {
       syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
       g_writer_sleeping.store(false, std::memory_order_relaxed);
     }
-    pthread_mutex_lock(&g_writer.lock);
+    LockShim(&g_writer.lock);
     now = MonotonicNs();
     if (now >= g_writer.next_sample_ns) {
       Emit([](WireWriter* out) { EncodeResourceSample(out); });
@@ -239,7 +240,7 @@ void* WriterMain(void*) {
     } else if (g_writer.packets_used > kPacketBufferBytes / 2) {
       FlushFrame();
     }
-    pthread_mutex_unlock(&g_writer.lock);
+    UnlockShim(&g_writer.lock);
   }
   return nullptr;
 }
@@ -340,26 +341,36 @@ int OpenTrace(bool forked) {
   return w.write_failed ? EIO : 0;
 }
 
+// Every lock of the shim is held across fork, so that the child never
+// inherits one taken by a thread that does not exist there (it would wait for
+// it for ever). The writer, string and ring locks go in their usual order;
+// the descriptor pool's and the mapping table's are leaves (nothing is taken
+// while holding them), so they can come last.
 void ForkPrepare() {
   if (!g_constructed) return;
-  pthread_mutex_lock(&g_writer.lock);
+  LockShim(&g_writer.lock);
   LockStringsForFork();
   pthread_mutex_lock(&g_ring_lock);
+  LockFdTableForFork();
+  LockMappingsForFork();
 }
 
 void ForkParent() {
   if (!g_constructed) return;
+  UnlockMappingsAfterFork(false);
+  UnlockFdTableAfterFork(false);
   pthread_mutex_unlock(&g_ring_lock);
   UnlockStringsAfterFork(false);
-  pthread_mutex_unlock(&g_writer.lock);
+  UnlockShim(&g_writer.lock);
 }
 
 void ForkChild() {
   if (!g_constructed) return;
+  UnlockMappingsAfterFork(true);
+  UnlockFdTableAfterFork(true);
   pthread_mutex_init(&g_ring_lock, nullptr);
   UnlockStringsAfterFork(true);
-  pthread_mutex_init(&g_writer.lock, nullptr);
-  FdAfterForkChild();
+  ResetShimLockInChild(&g_writer.lock);
   // The parent's unwritten events stay with the parent.
   for (Ring* r = g_rings.load(std::memory_order_relaxed); r != nullptr; r = r->next) {
     r->tail.store(r->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
@@ -453,11 +464,11 @@ RawEvent* ReserveEventSlow(ThreadState* ts) {
   r->tail_seen = r->tail.load(std::memory_order_acquire);
   if (h - r->tail_seen >= r->capacity) {
     // Full: drain it ourselves rather than lose events.
-    pthread_mutex_lock(&g_writer.lock);
+    LockShim(&g_writer.lock);
     g_writer.clock.Reanchor();
     EmitStrings();
     DrainRing(r, h);
-    pthread_mutex_unlock(&g_writer.lock);
+    UnlockShim(&g_writer.lock);
     r->tail_seen = r->tail.load(std::memory_order_acquire);
   }
   return &r->events[h & (r->capacity - 1)];
@@ -485,7 +496,7 @@ void CountDropped(ThreadState* ts) {
 
 void WritePackets(const uint8_t* data, size_t size) {
   if (!Recording() || size > kPacketBufferBytes) return;
-  pthread_mutex_lock(&g_writer.lock);
+  LockShim(&g_writer.lock);
   EmitStrings();
   Emit([&](WireWriter* out) {
     uint8_t* dst = out->Claim(size);
@@ -494,15 +505,15 @@ void WritePackets(const uint8_t* data, size_t size) {
       out->Commit(dst + size);
     }
   });
-  pthread_mutex_unlock(&g_writer.lock);
+  UnlockShim(&g_writer.lock);
 }
 
 void FlushStringsAndReset() {
-  pthread_mutex_lock(&g_writer.lock);
+  LockShim(&g_writer.lock);
   EmitStrings();
   FlushFrame();
   ResetStringsIfFull();
-  pthread_mutex_unlock(&g_writer.lock);
+  UnlockShim(&g_writer.lock);
 }
 
 // --- Lifecycle -------------------------------------------------------------------
@@ -515,12 +526,12 @@ void NoteExitCode(int code) {
 bool InOwnProcess() { return syscall(SYS_getpid) == g_writer.pid; }
 
 void FinishTrace(EndReason reason, int code, bool code_known, bool blocking) {
-  if (!Recording() || !InOwnProcess()) return;
+  if (!Recording() || !InOwnProcess() || tls_thread.locks != 0) return;
   bool was_busy = tls_thread.busy;
   tls_thread.busy = true;
   if (blocking) {
-    pthread_mutex_lock(&g_writer.lock);
-  } else if (pthread_mutex_trylock(&g_writer.lock) != 0) {
+    LockShim(&g_writer.lock);
+  } else if (!TryLockShim(&g_writer.lock)) {
     tls_thread.busy = was_busy;
     return;
   }
@@ -528,15 +539,15 @@ void FinishTrace(EndReason reason, int code, bool code_known, bool blocking) {
     EncodeEnd(out, static_cast<int>(reason), code, code_known,
               g_writer.recorded + g_writer.packets_events, TotalDropped());
   });
-  pthread_mutex_unlock(&g_writer.lock);
+  UnlockShim(&g_writer.lock);
   tls_thread.busy = was_busy;
 }
 
 void FlushBeforeExec(const char* path, bool spawn) {
-  if (!Recording() || !InOwnProcess()) return;
+  if (!Recording() || !InOwnProcess() || tls_thread.locks != 0) return;
   bool was_busy = tls_thread.busy;
   tls_thread.busy = true;
-  pthread_mutex_lock(&g_writer.lock);
+  LockShim(&g_writer.lock);
   WriteEverything([&](WireWriter* out) {
     EncodeExecNotice(out, path, spawn);
     if (!spawn) {
@@ -544,7 +555,7 @@ void FlushBeforeExec(const char* path, bool spawn) {
                 g_writer.recorded + g_writer.packets_events, TotalDropped());
     }
   });
-  pthread_mutex_unlock(&g_writer.lock);
+  UnlockShim(&g_writer.lock);
   tls_thread.busy = was_busy;
 }
 

@@ -12,11 +12,13 @@
 // writer comes drains it itself under the writer lock rather than drop events.
 //
 // Lock order: writer lock, then the string table lock. Neither is taken on the
-// hot path.
+// hot path. Both are taken through LockShim/UnlockShim, which keep count of
+// them on the thread (see ThreadState::locks).
 
 #ifndef IOTAP_INTERPOSE_RECORDER_H_
 #define IOTAP_INTERPOSE_RECORDER_H_
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +38,12 @@ struct ThreadState {
   bool busy;
   // Id of the HDF5 call this thread is inside, for the POSIX events it causes.
   uint64_t parent;
+  // Shim locks (writer, string table) this thread holds or is about to take.
+  // A signal handler runs on whatever thread it interrupts, and handlers do
+  // call _exit (torch's DataLoader workers do on SIGTERM): finishing the trace
+  // there must not wait for a lock the interrupted code holds, or the process
+  // never ends.
+  uint32_t locks;
 };
 
 extern __thread ThreadState tls_thread
@@ -48,6 +56,36 @@ extern std::atomic<uint32_t> g_active_layers;
 extern Config g_config;
 
 inline bool Recording() { return g_active_layers.load(std::memory_order_relaxed) != 0; }
+
+// Takes and releases the writer and string table locks, counting them in
+// tls_thread.locks. The count goes up before the lock is requested and down
+// after it is released, so a signal handler never sees 0 while this thread is
+// anywhere inside pthread_mutex_lock or unlock of a shim lock.
+inline void LockShim(pthread_mutex_t* m) {
+  ++tls_thread.locks;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  pthread_mutex_lock(m);
+}
+// Returns false, counting nothing, if the lock is held.
+inline bool TryLockShim(pthread_mutex_t* m) {
+  ++tls_thread.locks;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (pthread_mutex_trylock(m) == 0) return true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  --tls_thread.locks;
+  return false;
+}
+inline void UnlockShim(pthread_mutex_t* m) {
+  pthread_mutex_unlock(m);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  --tls_thread.locks;
+}
+// In a fork child, where the lock taken by the fork-prepare handler cannot be
+// released (its owner was the parent's thread): a fresh lock, no longer held.
+inline void ResetShimLockInChild(pthread_mutex_t* m) {
+  pthread_mutex_init(m, nullptr);
+  --tls_thread.locks;
+}
 
 RawEvent* ReserveEventSlow(ThreadState* ts);
 void WakeWriter(ThreadState* ts);
@@ -96,9 +134,13 @@ void NoteExitCode(int code);
 // Writes everything recorded so far and an end packet. With `blocking`
 // false it gives up if the writer lock is busy (abort may come from anywhere).
 // Recording goes on afterwards; a later end packet supersedes this one.
+// Called on a thread that holds a shim lock (from a signal handler that
+// interrupted the shim) it writes nothing: the trace then ends as a killed
+// process's does, at the last flush, rather than the process hanging.
 void FinishTrace(EndReason reason, int code, bool code_known, bool blocking);
 // Before exec or posix_spawn: write everything, plus an exec notice (and, for
-// exec, an end packet that a failed exec leaves superseded later).
+// exec, an end packet that a failed exec leaves superseded later). Writes
+// nothing on a thread that holds a shim lock, as FinishTrace.
 void FlushBeforeExec(const char* path, bool spawn);
 
 // Warns once per process on stderr (unless IOTAP_QUIET=1); `err` is an errno

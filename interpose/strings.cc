@@ -147,9 +147,9 @@ bool DescriptorPath(int fd, char* out, size_t cap) {
 uint32_t InternString(const char* s, size_t n, StringKind kind) {
   if (n > UINT32_MAX / 2) n = UINT32_MAX / 2;
   uint32_t h = Hash(s, n, kind);
-  pthread_mutex_lock(&g_table.lock);
+  LockShim(&g_table.lock);
   if (!MapTable()) {
-    pthread_mutex_unlock(&g_table.lock);
+    UnlockShim(&g_table.lock);
     return 0;
   }
   size_t mask = kSlots - 1;
@@ -158,18 +158,18 @@ uint32_t InternString(const char* s, size_t n, StringKind kind) {
     if (slot.hash == 0) break;
     if (slot.hash == h && RecordEquals(slot.offset, s, n, kind)) {
       uint32_t id = RecordId(slot.offset);
-      pthread_mutex_unlock(&g_table.lock);
+      UnlockShim(&g_table.lock);
       return id;
     }
   }
   if (Full(n)) {
     // The writer must emit what is pending before the table can be emptied;
     // it takes the writer lock, which ranks above this one.
-    pthread_mutex_unlock(&g_table.lock);
+    UnlockShim(&g_table.lock);
     FlushStringsAndReset();
-    pthread_mutex_lock(&g_table.lock);
+    LockShim(&g_table.lock);
     if (Full(n)) {  // a single string larger than the arena
-      pthread_mutex_unlock(&g_table.lock);
+      UnlockShim(&g_table.lock);
       return 0;
     }
   }
@@ -189,7 +189,7 @@ uint32_t InternString(const char* s, size_t n, StringKind kind) {
       break;
     }
   }
-  pthread_mutex_unlock(&g_table.lock);
+  UnlockShim(&g_table.lock);
   return id;
 }
 
@@ -199,7 +199,7 @@ uint32_t InternPath(int dirfd, const char* path) {
   const char* base_ptr = nullptr;
   if (path[0] != '/') {
     if (dirfd == AT_FDCWD) {
-      pthread_mutex_lock(&g_table.lock);
+      LockShim(&g_table.lock);
       if (!g_table.cwd_valid) {
         g_table.cwd_valid =
             syscall(SYS_getcwd, g_table.cwd, sizeof(g_table.cwd)) > 0;
@@ -208,7 +208,7 @@ uint32_t InternPath(int dirfd, const char* path) {
         memcpy(base, g_table.cwd, sizeof(base));
         base_ptr = base;
       }
-      pthread_mutex_unlock(&g_table.lock);
+      UnlockShim(&g_table.lock);
     } else if (DescriptorPath(dirfd, base, sizeof(base))) {
       base_ptr = base;
     }
@@ -220,13 +220,13 @@ uint32_t InternPath(int dirfd, const char* path) {
 }
 
 void InvalidateCwd() {
-  pthread_mutex_lock(&g_table.lock);
+  LockShim(&g_table.lock);
   g_table.cwd_valid = false;
-  pthread_mutex_unlock(&g_table.lock);
+  UnlockShim(&g_table.lock);
 }
 
 bool EmitPendingStrings(WireWriter* w) {
-  pthread_mutex_lock(&g_table.lock);
+  LockShim(&g_table.lock);
   bool done = true;
   while (g_table.mapped && g_table.emitted < g_table.used) {
     size_t packet = w->BeginNested(1);
@@ -255,38 +255,38 @@ bool EmitPendingStrings(WireWriter* w) {
       break;
     }
   }
-  pthread_mutex_unlock(&g_table.lock);
+  UnlockShim(&g_table.lock);
   return done;
 }
 
 void MarkAllStringsPending() {
-  pthread_mutex_lock(&g_table.lock);
+  LockShim(&g_table.lock);
   g_table.emitted = 0;
-  pthread_mutex_unlock(&g_table.lock);
+  UnlockShim(&g_table.lock);
 }
 
-void LockStringsForFork() { pthread_mutex_lock(&g_table.lock); }
+void LockStringsForFork() { LockShim(&g_table.lock); }
 
 void UnlockStringsAfterFork(bool child) {
   if (child) {
-    pthread_mutex_init(&g_table.lock, nullptr);
+    ResetShimLockInChild(&g_table.lock);
     g_table.emitted = 0;
   } else {
-    pthread_mutex_unlock(&g_table.lock);
+    UnlockShim(&g_table.lock);
   }
 }
 
 bool StringsNeedReset() {
-  pthread_mutex_lock(&g_table.lock);
+  LockShim(&g_table.lock);
   bool full = g_table.mapped && Full(PATH_MAX);
-  pthread_mutex_unlock(&g_table.lock);
+  UnlockShim(&g_table.lock);
   return full;
 }
 
 void ResetStringsIfFull() {
-  pthread_mutex_lock(&g_table.lock);
+  LockShim(&g_table.lock);
   if (g_table.mapped && Full(PATH_MAX) && g_table.emitted == g_table.used) Clear();
-  pthread_mutex_unlock(&g_table.lock);
+  UnlockShim(&g_table.lock);
 }
 
 }  // namespace iotap::interpose
