@@ -3,10 +3,14 @@
 // exactly the event its call describes, and returns what it returned
 // untraced, with the same data.
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cuda_expect.h"
 #include "tests/integration/testing.h"
@@ -111,6 +115,72 @@ TEST_F(CudaTest, PrivatelyLoadedDriverThroughCuGetProcAddress) {
   std::vector<CallLine> lines =
       RunAndCheck({TestProgram("cuda_calls_private"), CallsLibrary(), "procaddress", file_});
   EXPECT_EQ(lines.size(), 34u);
+}
+
+// `iotap stats --json` of a run: its "cuda_copies" groups by key, and the
+// cuFile counts of the scratch file.
+struct CopyGroup {
+  uint64_t calls = 0, failed = 0, bytes = 0;
+  bool operator==(const CopyGroup&) const = default;
+};
+using GroupKey = std::tuple<std::string, std::string, std::string>;
+
+TEST_F(CudaTest, StatsAddUpEveryCopyAndFileTransfer) {
+  std::vector<CallLine> lines = RunAndCheck({TestProgram("cuda_calls"), "direct", file_});
+  std::map<GroupKey, CopyGroup> expected;
+  uint64_t gds_reads = 0, gds_writes = 0, gds_read_bytes = 0;
+  for (const CallLine& l : lines) {
+    const SymbolFacts& facts = CudaSymbols().at(l.symbol);
+    if (facts.kind == SymbolKind::kCufileRead) {
+      ++gds_reads;
+      if (l.rc == 0) gds_read_bytes += l.Number("bytes");
+    }
+    if (facts.kind == SymbolKind::kCufileWrite) ++gds_writes;
+    if (facts.kind == SymbolKind::kCufileBatch) {
+      ++gds_reads;
+      ++gds_writes;
+      if (l.rc == 0) gds_read_bytes += std::stoull(l.Field("bytes"));  // the read's, first
+    }
+    if (facts.kind != SymbolKind::kCopy) continue;
+    std::string kind = l.Field("kind"), host = l.Field("host");
+    std::string direction = kind == "Peer" ? "peer" : kind == "Default" ? "default" : kind;
+    std::string memory = host == "pinned"                        ? "pinned"
+                         : host == "pageable" && kind != "Default" ? "pageable"
+                         : kind == "DtoD" || kind == "Peer"        ? "none"
+                                                                   : "unknown";
+    CopyGroup& g = expected[{direction, memory, facts.async ? "async" : "sync"}];
+    ++g.calls;
+    if (l.rc != 0) {
+      ++g.failed;
+    } else {
+      g.bytes += l.Number("bytes");
+    }
+  }
+  RunResult stats = RunProgram({IotapBinary(), "stats", "--json", trace_});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  google::protobuf::Struct root;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(stats.out, &root).ok());
+  std::map<GroupKey, CopyGroup> actual;
+  for (const auto& v : root.fields().at("cuda_copies").list_value().values()) {
+    const auto& f = v.struct_value().fields();
+    CopyGroup& g = actual[{f.at("direction").string_value(), f.at("host_memory").string_value(),
+                           f.at("mode").string_value()}];
+    g.calls = static_cast<uint64_t>(f.at("calls").number_value());
+    g.failed = static_cast<uint64_t>(f.at("failed_calls").number_value());
+    g.bytes = static_cast<uint64_t>(f.at("bytes").number_value());
+  }
+  EXPECT_EQ(actual, expected);
+  int found = 0;
+  for (const auto& v : root.fields().at("files").list_value().values()) {
+    const auto& f = v.struct_value().fields();
+    if (f.at("path").string_value() != file_) continue;
+    ++found;
+    EXPECT_EQ(f.at("gds_reads").number_value(), gds_reads);
+    EXPECT_EQ(f.at("gds_writes").number_value(), gds_writes);
+    EXPECT_EQ(f.at("reads").number_value(), gds_reads);  // nothing else reads it
+    EXPECT_EQ(f.at("read_bytes").number_value(), gds_read_bytes);
+  }
+  EXPECT_EQ(found, 1);
 }
 
 TEST_F(CudaTest, CudaLayerLeftOutRecordsNoCudaEvents) {
