@@ -93,5 +93,39 @@ TEST(CudaPinnedTest, RangesOverTheirLife) {
   }
 }
 
+// examples/cuda/check_trace.py, which checks traces taken on a GPU, reads
+// these traces as it reads those: it accepts what the run did and names what
+// it did not do.
+TEST(CudaPinnedTest, GpuCheckScriptReadsTheTrace) {
+  TempDir dir;
+  std::string trace = dir.Sub("trace");
+  ASSERT_EQ(RunPreloaded({TestProgram("cuda_calls"), "lifecycle", dir.Sub("unused")}, trace)
+                .exit_code,
+            0);
+  auto check = [&](const std::string& manifest) {
+    WriteFile(dir.Sub("manifest.json"), manifest);
+    return RunProgram({Python(), SourcePath("examples/cuda/check_trace.py"), "--iotap",
+                       IotapBinary(), "--trace", trace, "--manifest", dir.Sub("manifest.json")});
+  };
+  RunResult good = check(R"({"moved": [{"bytes": 300, "pinned": true, "count": 1},
+                                       {"bytes": 301, "pinned": false, "count": 1}]})");
+  EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+  EXPECT_EQ(good.out,
+            "  ok: 1 copies of 300 bytes from pinned memory\n"
+            "  ok: 1 copies of 301 bytes from pageable memory\n");
+  RunResult driver = check(R"({"driver": true, "moved": [{"bytes": 302, "pinned": true, "count": 1}]})");
+  EXPECT_EQ(driver.exit_code, 0) << driver.out << driver.err;
+  RunResult bad = check(R"({"driver": true, "moved": [{"bytes": 300, "pinned": false, "count": 1},
+                                                      {"bytes": 999, "pinned": true, "count": 2}]})");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.out,
+            "  FAIL: 1 copies of 300 bytes from pageable memory: recorded as "
+            "[async, pinned, stream 0x77]\n"
+            "  FAIL: 1 copies of 300 bytes from pageable memory: not recorded as a driver API "
+            "call\n"
+            "  FAIL: 2 copies of 999 bytes from pinned memory: the trace has 0 copies of that "
+            "size\n");
+}
+
 }  // namespace
 }  // namespace iotap::testing
