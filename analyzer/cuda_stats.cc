@@ -12,24 +12,36 @@ namespace {
 
 const char* Direction(Op op) {
   switch (op) {
-    case OP_CUDA_MEMCPY_HTOD: return "HtoD";
-    case OP_CUDA_MEMCPY_DTOH: return "DtoH";
-    case OP_CUDA_MEMCPY_DTOD: return "DtoD";
-    case OP_CUDA_MEMCPY_HTOH: return "HtoH";
-    case OP_CUDA_MEMCPY_PEER: return "peer";
-    default: return "default";
+    case OP_CUDA_MEMCPY_HTOD:
+      return "HtoD";
+    case OP_CUDA_MEMCPY_DTOH:
+      return "DtoH";
+    case OP_CUDA_MEMCPY_DTOD:
+      return "DtoD";
+    case OP_CUDA_MEMCPY_HTOH:
+      return "HtoH";
+    case OP_CUDA_MEMCPY_PEER:
+      return "peer";
+    default:
+      return "default";
   }
 }
 
 // CUpti_ActivityMemcpyKind, as OP_CUPTI_MEMCPY's result holds it.
 const char* DeviceDirection(int64_t kind) {
   switch (kind) {
-    case 1: return "HtoD";
-    case 2: return "DtoH";
-    case 8: return "DtoD";
-    case 9: return "HtoH";
-    case 10: return "peer";
-    default: return "other";
+    case 1:
+      return "HtoD";
+    case 2:
+      return "DtoH";
+    case 8:
+      return "DtoD";
+    case 9:
+      return "HtoH";
+    case 10:
+      return "peer";
+    default:
+      return "other";
   }
 }
 
@@ -79,8 +91,9 @@ void CudaStats::Add(const Event& e) {
 CudaReport CudaStats::Finish() const {
   CudaReport r;
   for (const auto& [key, s] : copies_) r.copies.push_back(s);
-  std::stable_sort(r.copies.begin(), r.copies.end(),
-                   [](const CudaCopyStats& a, const CudaCopyStats& b) { return a.bytes > b.bytes; });
+  std::stable_sort(
+      r.copies.begin(), r.copies.end(),
+      [](const CudaCopyStats& a, const CudaCopyStats& b) { return a.bytes > b.bytes; });
   for (const auto& [key, s] : device_copies_) r.device_copies.push_back(s);
   r.kernels = kernels_;
   r.kernel_ns = kernel_ns_;
@@ -162,9 +175,8 @@ std::string CudaToText(const CudaReport& r) {
   if (!r.device_copies.empty() || r.kernels != 0) {
     out += "CUDA on the device (CUPTI: bytes, device time):\n";
     for (const CudaDeviceCopyStats& s : r.device_copies) {
-      absl::StrAppendFormat(&out, "  %-9s %-9s %8d copies %12s %10s\n", s.direction,
-                            s.host_memory, s.copies, HumanBytes(s.bytes),
-                            HumanDuration(s.ns / 1e9));
+      absl::StrAppendFormat(&out, "  %-9s %-9s %8d copies %12s %10s\n", s.direction, s.host_memory,
+                            s.copies, HumanBytes(s.bytes), HumanDuration(s.ns / 1e9));
     }
     absl::StrAppendFormat(&out, "  kernels   %8d, %s\n", r.kernels,
                           HumanDuration(r.kernel_ns / 1e9));

@@ -42,16 +42,16 @@ struct CudaDeviceCopyStats {
   std::string host_memory;  // pinned, pageable, none
   uint64_t copies = 0;
   uint64_t bytes = 0;
-  int64_t ns = 0;           // summed device time
+  int64_t ns = 0;  // summed device time
 };
 
 struct CudaReport {
   std::vector<CudaCopyStats> copies;  // most bytes first
   std::vector<CudaDeviceCopyStats> device_copies;
   uint64_t kernels = 0;
-  int64_t kernel_ns = 0;              // summed device time of kernels
-  uint64_t pinned_allocations = 0;    // OP_CUDA_HOST_ALLOC and _REGISTER that succeeded
-  uint64_t pinned_bytes = 0;          // their bytes
+  int64_t kernel_ns = 0;            // summed device time of kernels
+  uint64_t pinned_allocations = 0;  // OP_CUDA_HOST_ALLOC and _REGISTER that succeeded
+  uint64_t pinned_bytes = 0;        // their bytes
 
   bool empty() const {
     return copies.empty() && device_copies.empty() && kernels == 0 && pinned_allocations == 0;

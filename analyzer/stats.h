@@ -4,11 +4,11 @@
 // A read is any call that moves data from a file into the program (read,
 // pread, readv, preadv, preadv2, copy_file_range and sendfile from the file,
 // fread, fgets, fgetc, and GPUDirect Storage's cuFileRead into GPU memory);
-// a write the reverse. Bytes are what the calls
-// returned, not what they asked for. Opens are open, openat, creat, mkstemp,
-// fopen and freopen, failed ones included (as strace shows them); fdopen and
-// opendir are not opens of a file. A cuFile request that was queued
-// (cuFileReadAsync, a batch) counts the bytes it asked for once queued. STDIO calls are counted where the program
+// a write the reverse. Bytes are what the calls returned, not what they asked
+// for (a cuFile request that was queued, by cuFileReadAsync or a batch,
+// counts what it asked for). Opens are open, openat, creat, mkstemp, fopen
+// and freopen, failed ones included (as strace shows them); fdopen and
+// opendir are not opens of a file. STDIO calls are counted where the program
 // made them: glibc's streams reach the kernel through calls no wrapper sees.
 //
 // CUDA (cuda_stats.h), in the JSON:

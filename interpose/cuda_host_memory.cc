@@ -25,8 +25,8 @@ IOTAP_CUDA_REAL(CudaLibrary::kDriver, cuMemHostUnregister);
 IOTAP_CUDA_REAL(CudaLibrary::kDriver, cuMemFreeHost);
 
 // After an allocation or registration of `bytes` at `p` (null if it failed).
-void RecordPinned(CudaCall& call, Op op, void* p, uint64_t bytes, uint64_t aux,
-                  uint16_t flags, int64_t result) {
+void RecordPinned(CudaCall& call, Op op, void* p, uint64_t bytes, uint64_t aux, uint16_t flags,
+                  int64_t result) {
   if (!call.active()) return;
   if (result == 0 && p != nullptr) PinnedAdd(reinterpret_cast<uintptr_t>(p), bytes);
   RawEvent* e = call.Finish(op);
@@ -46,8 +46,7 @@ uint64_t BeginRelease(CudaCall& call, void* p) {
   return call.active() ? PinnedRemove(reinterpret_cast<uintptr_t>(p)) : 0;
 }
 
-void EndRelease(CudaCall& call, Op op, void* p, uint64_t bytes, uint16_t flags,
-                int64_t result) {
+void EndRelease(CudaCall& call, Op op, void* p, uint64_t bytes, uint16_t flags, int64_t result) {
   if (!call.active()) return;
   if (result != 0 && bytes != 0) PinnedAdd(reinterpret_cast<uintptr_t>(p), bytes);
   RawEvent* e = call.Finish(op);
@@ -171,16 +170,15 @@ constinit const CudaEntry kDriverEntries[] = {
     IOTAP_CUDA_DRIVER_ENTRY(cuMemHostAlloc, MemHostAlloc, "cuMemHostAlloc", 2020, 0),
     IOTAP_CUDA_DRIVER_ENTRY(cuMemAllocHost, MemAllocHost, "cuMemAllocHost", 3020, 0),
     IOTAP_CUDA_DRIVER_ENTRY(cuMemHostRegister, MemHostRegister, "cuMemHostRegister", 6050, 0),
-    IOTAP_CUDA_DRIVER_ENTRY(cuMemHostUnregister, MemHostUnregister, "cuMemHostUnregister", 4000,
-                            0),
+    IOTAP_CUDA_DRIVER_ENTRY(cuMemHostUnregister, MemHostUnregister, "cuMemHostUnregister", 4000, 0),
     IOTAP_CUDA_DRIVER_ENTRY(cuMemFreeHost, MemFreeHost, "cuMemFreeHost", 2000, 0),
 };
 
 }  // namespace
 
 constinit const CudaEntryTable kCudaHostRuntimeTable = {
-    kRuntimeEntries, sizeof(kRuntimeEntries) / sizeof(kRuntimeEntries[0]),
-    CudaLibrary::kRuntime, false};
+    kRuntimeEntries, sizeof(kRuntimeEntries) / sizeof(kRuntimeEntries[0]), CudaLibrary::kRuntime,
+    false};
 constinit const CudaEntryTable kCudaHostDriverTable = {
     kDriverEntries, sizeof(kDriverEntries) / sizeof(kDriverEntries[0]), CudaLibrary::kDriver,
     false};

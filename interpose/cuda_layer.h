@@ -47,8 +47,7 @@ class CudaCall {
  public:
   CudaCall() : outer_(!tls_in_cuda), call_(outer_ ? uint32_t{kLayerCuda} : 0u) {
     tls_in_cuda = true;
-    if (__builtin_expect(g_cupti_unchecked.load(std::memory_order_relaxed), 0) &&
-        call_.active()) {
+    if (__builtin_expect(g_cupti_unchecked.load(std::memory_order_relaxed), 0) && call_.active()) {
       CuptiFirstCall();
     }
   }
@@ -74,15 +73,21 @@ class CudaCall {
 template <typename R>
 R CudaMissingResult();
 template <>
-inline cudaError_t CudaMissingResult<cudaError_t>() { return cudaErrorSymbolNotFound; }
+inline cudaError_t CudaMissingResult<cudaError_t>() {
+  return cudaErrorSymbolNotFound;
+}
 template <>
-inline CUresult CudaMissingResult<CUresult>() { return CUDA_ERROR_NOT_FOUND; }
+inline CUresult CudaMissingResult<CUresult>() {
+  return CUDA_ERROR_NOT_FOUND;
+}
 template <>
 inline CUfileError_t CudaMissingResult<CUfileError_t>() {
   return CUfileError_t{CU_FILE_DRIVER_NOT_INITIALIZED, CUDA_SUCCESS};
 }
 template <>  // cuFileRead and cuFileWrite: a negated CUfileOpError
-inline ssize_t CudaMissingResult<ssize_t>() { return -CU_FILE_DRIVER_NOT_INITIALIZED; }
+inline ssize_t CudaMissingResult<ssize_t>() {
+  return -CU_FILE_DRIVER_NOT_INITIALIZED;
+}
 template <>
 inline void CudaMissingResult<void>() {}
 
@@ -119,14 +124,15 @@ class CudaReal {
 // CUDA header's declaration of NAME. NAME may be one of the headers' macros
 // (cuMemcpyHtoD is cuMemcpyHtoD_v2, or cuMemcpyHtoD_v2_ptds in a per-thread
 // build); the function looked up is what it expands to.
-#define IOTAP_CUDA_REAL(lib, name)                                          \
-  constinit ::iotap::interpose::CudaReal<decltype(&::name)> real_##name{ \
-      IOTAP_CUDA_STRING(name), lib}
+#define IOTAP_CUDA_REAL(lib, name)                                        \
+  constinit ::iotap::interpose::CudaReal<decltype(&::name)> real_##name { \
+    IOTAP_CUDA_STRING(name), lib                                          \
+  }
 
 // A CudaEntry (cuda_resolve.h) for the exported wrapper NAME only.
-#define IOTAP_CUDA_ENTRY(name)                                                          \
-  {                                                                                     \
-    IOTAP_CUDA_STRING(name), real_##name.slot(::iotap::interpose::kViaExport),          \
+#define IOTAP_CUDA_ENTRY(name)                                                         \
+  {                                                                                    \
+    IOTAP_CUDA_STRING(name), real_##name.slot(::iotap::interpose::kViaExport),         \
         &::iotap::interpose::FunctionAddress<&::name>, nullptr, 0, 0, nullptr, nullptr \
   }
 

@@ -16,11 +16,10 @@
 // the same way. Substitution never depends on the calling thread's state:
 // the pointer handed out lives as long as the program keeps it.
 
+#include <cudaTypedefs.h>
 #include <string.h>
 
 #include <type_traits>
-
-#include <cudaTypedefs.h>
 
 #include "interpose/cuda_layer.h"
 
@@ -36,7 +35,7 @@ using GetProcAddressV2Fn = PFN_cuGetProcAddress_v12000;
 static_assert(std::is_same_v<GetProcAddressV2Fn, decltype(&::cuGetProcAddress_v2)>);
 
 constinit CudaReal<GetProcAddressV1Fn> real_cuGetProcAddress{"cuGetProcAddress",
-                                                           CudaLibrary::kDriver};
+                                                             CudaLibrary::kDriver};
 IOTAP_CUDA_REAL(CudaLibrary::kDriver, cuGetProcAddress_v2);
 
 bool VersionMatches(const CudaEntry& entry, int version) {

@@ -11,9 +11,8 @@ namespace iotap::interpose {
 constinit __thread bool tls_in_cuda __attribute__((tls_model("initial-exec"))) = false;
 
 constinit const CudaEntryTable* const kCudaEntryTables[] = {
-    &kCudaRuntimeTable,     &kCudaRuntimePtdsTable, &kCudaDriverTable,
-    &kCudaDriverPtdsTable,  &kCudaHostRuntimeTable, &kCudaHostDriverTable,
-    &kCudaProcAddressTable, &kCufileTable,
+    &kCudaRuntimeTable,     &kCudaRuntimePtdsTable, &kCudaDriverTable,      &kCudaDriverPtdsTable,
+    &kCudaHostRuntimeTable, &kCudaHostDriverTable,  &kCudaProcAddressTable, &kCufileTable,
 };
 constinit const uint32_t kCudaEntryTableCount =
     sizeof(kCudaEntryTables) / sizeof(kCudaEntryTables[0]);
@@ -104,8 +103,7 @@ void* ResolveCuda(CudaLibrary lib, const char* name, std::atomic<void*>* slot) {
 
 bool InCudaLibrary(const void* fn, CudaLibrary lib) {
   Dl_info info;
-  return dladdr(fn, &info) != 0 && info.dli_fname != nullptr &&
-         NamesLibrary(info.dli_fname, lib);
+  return dladdr(fn, &info) != 0 && info.dli_fname != nullptr && NamesLibrary(info.dli_fname, lib);
 }
 
 bool BindReal(std::atomic<void*>* slot, void* real) {

@@ -69,13 +69,13 @@ enum CudaVia : int {
 // Tables of these are constant-initialised, so they hold functions that
 // return the wrappers' addresses rather than casts.
 struct CudaEntry {
-  const char* name;            // exported name, "cuMemcpyHtoD_v2_ptds"
-  std::atomic<void*>* real;    // slot behind the exported wrapper
-  void* (*wrapper)();          // the exported wrapper
+  const char* name;          // exported name, "cuMemcpyHtoD_v2_ptds"
+  std::atomic<void*>* real;  // slot behind the exported wrapper
+  void* (*wrapper)();        // the exported wrapper
   // For cuGetProcAddress (driver entries only; symbol is null otherwise):
-  const char* symbol;          // the name asked for, "cuMemcpyHtoD"
-  int min_version;             // the CUDA versions (1000 * major + 10 * minor)
-  int max_version;             // [min, max) that get this ABI; max 0 = no end
+  const char* symbol;  // the name asked for, "cuMemcpyHtoD"
+  int min_version;     // the CUDA versions (1000 * major + 10 * minor)
+  int max_version;     // [min, max) that get this ABI; max 0 = no end
   std::atomic<void*>* proc_real;
   void* (*proc_wrapper)();
 };

@@ -35,14 +35,14 @@ struct HandleSlot {
 constinit HandleSlot g_handles[kHandleSlots];
 
 uint32_t Home(uintptr_t handle) {
-  return static_cast<uint32_t>(((handle >> 4) * 0x9E3779B97F4A7C15ull) >> 54) &
-         (kHandleSlots - 1);
+  return static_cast<uint32_t>(((handle >> 4) * 0x9E3779B97F4A7C15ull) >> 54) & (kHandleSlots - 1);
 }
 
 void MapHandle(CUfileHandle_t fh, uint32_t file) {
   uintptr_t h = reinterpret_cast<uintptr_t>(fh);
   if (h <= kTombstone) return;
-  for (uint32_t i = 0, slot = Home(h); i < kHandleSlots; ++i, slot = (slot + 1) & (kHandleSlots - 1)) {
+  for (uint32_t i = 0, slot = Home(h); i < kHandleSlots;
+       ++i, slot = (slot + 1) & (kHandleSlots - 1)) {
     uintptr_t seen = g_handles[slot].handle.load(std::memory_order_acquire);
     if (seen == h) {
       g_handles[slot].file.store(file, std::memory_order_release);
@@ -60,7 +60,8 @@ void MapHandle(CUfileHandle_t fh, uint32_t file) {
 HandleSlot* FindHandle(CUfileHandle_t fh) {
   uintptr_t h = reinterpret_cast<uintptr_t>(fh);
   if (h <= kTombstone) return nullptr;
-  for (uint32_t i = 0, slot = Home(h); i < kHandleSlots; ++i, slot = (slot + 1) & (kHandleSlots - 1)) {
+  for (uint32_t i = 0, slot = Home(h); i < kHandleSlots;
+       ++i, slot = (slot + 1) & (kHandleSlots - 1)) {
     uintptr_t seen = g_handles[slot].handle.load(std::memory_order_acquire);
     if (seen == h) return &g_handles[slot];
     if (seen == kEmpty) return nullptr;
@@ -107,8 +108,8 @@ IOTAP_EXPORT CUfileError_t cuFileHandleRegister(CUfileHandle_t* fh, CUfileDescr_
   CUfileError_t r = real_cuFileHandleRegister.Get(kViaExport)(fh, descr);
   RawEvent* e = call.Finish(kOpCufileHandleRegister);
   if (call.active()) {  // busy now: descriptors may be looked up
-    int fd = descr != nullptr && descr->type == CU_FILE_HANDLE_TYPE_OPAQUE_FD ? descr->handle.fd
-                                                                              : -1;
+    int fd =
+        descr != nullptr && descr->type == CU_FILE_HANDLE_TYPE_OPAQUE_FD ? descr->handle.fd : -1;
     uint32_t file = fd >= 0 ? FileOf(fd) : 0;
     if (r.err == CU_FILE_SUCCESS && fh != nullptr) MapHandle(*fh, file);
     if (e != nullptr) {
@@ -137,8 +138,8 @@ IOTAP_EXPORT ssize_t cuFileRead(CUfileHandle_t fh, void* buf, size_t size, off_t
   return r;
 }
 
-IOTAP_EXPORT ssize_t cuFileWrite(CUfileHandle_t fh, const void* buf, size_t size,
-                                 off_t file_offset, off_t buf_offset) {
+IOTAP_EXPORT ssize_t cuFileWrite(CUfileHandle_t fh, const void* buf, size_t size, off_t file_offset,
+                                 off_t buf_offset) {
   CudaCall call;
   ssize_t r = real_cuFileWrite.Get(kViaExport)(fh, buf, size, file_offset, buf_offset);
   FillTransfer(call.Finish(kOpCufileWrite), fh, file_offset, size, r, 0, 0);
@@ -150,7 +151,7 @@ IOTAP_EXPORT CUfileError_t cuFileReadAsync(CUfileHandle_t fh, void* buf, size_t*
                                            ssize_t* bytes_read_p, CUstream stream) {
   CudaCall call;
   CUfileError_t r = real_cuFileReadAsync.Get(kViaExport)(fh, buf, size_p, file_offset_p,
-                                                        buf_offset_p, bytes_read_p, stream);
+                                                         buf_offset_p, bytes_read_p, stream);
   RecordAsync(call, kOpCufileRead, fh, size_p, file_offset_p, stream, r);
   return r;
 }
@@ -160,7 +161,7 @@ IOTAP_EXPORT CUfileError_t cuFileWriteAsync(CUfileHandle_t fh, void* buf, size_t
                                             ssize_t* bytes_written_p, CUstream stream) {
   CudaCall call;
   CUfileError_t r = real_cuFileWriteAsync.Get(kViaExport)(fh, buf, size_p, file_offset_p,
-                                                         buf_offset_p, bytes_written_p, stream);
+                                                          buf_offset_p, bytes_written_p, stream);
   RecordAsync(call, kOpCufileWrite, fh, size_p, file_offset_p, stream, r);
   return r;
 }
@@ -192,7 +193,7 @@ constinit const CudaEntry kEntries[] = {
 
 }  // namespace
 
-constinit const CudaEntryTable kCufileTable = {
-    kEntries, sizeof(kEntries) / sizeof(kEntries[0]), CudaLibrary::kCufile, false};
+constinit const CudaEntryTable kCufileTable = {kEntries, sizeof(kEntries) / sizeof(kEntries[0]),
+                                               CudaLibrary::kCufile, false};
 
 }  // namespace iotap::interpose

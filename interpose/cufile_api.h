@@ -41,7 +41,7 @@ typedef struct CUfileError {
 } CUfileError_t;
 
 enum CUfileFileHandleType {
-  CU_FILE_HANDLE_TYPE_OPAQUE_FD = 1,    /* a Linux file descriptor */
+  CU_FILE_HANDLE_TYPE_OPAQUE_FD = 1, /* a Linux file descriptor */
   CU_FILE_HANDLE_TYPE_OPAQUE_WIN32 = 2,
   CU_FILE_HANDLE_TYPE_USERSPACE_FS = 3
 };
@@ -101,12 +101,12 @@ void cuFileHandleDeregister(CUfileHandle_t fh);
 
 ssize_t cuFileRead(CUfileHandle_t fh, void* bufPtr_base, size_t size, off_t file_offset,
                    off_t bufPtr_offset);
-ssize_t cuFileWrite(CUfileHandle_t fh, const void* bufPtr_base, size_t size,
-                    off_t file_offset, off_t bufPtr_offset);
+ssize_t cuFileWrite(CUfileHandle_t fh, const void* bufPtr_base, size_t size, off_t file_offset,
+                    off_t bufPtr_offset);
 
 CUfileError_t cuFileReadAsync(CUfileHandle_t fh, void* bufPtr_base, size_t* size_p,
-                              off_t* file_offset_p, off_t* bufPtr_offset_p,
-                              ssize_t* bytes_read_p, CUstream stream);
+                              off_t* file_offset_p, off_t* bufPtr_offset_p, ssize_t* bytes_read_p,
+                              CUstream stream);
 CUfileError_t cuFileWriteAsync(CUfileHandle_t fh, void* bufPtr_base, size_t* size_p,
                                off_t* file_offset_p, off_t* bufPtr_offset_p,
                                ssize_t* bytes_written_p, CUstream stream);
@@ -114,9 +114,8 @@ CUfileError_t cuFileWriteAsync(CUfileHandle_t fh, void* bufPtr_base, size_t* siz
 CUfileError_t cuFileBatchIOSetUp(CUfileBatchHandle_t* batch_idp, unsigned nr);
 CUfileError_t cuFileBatchIOSubmit(CUfileBatchHandle_t batch_idp, unsigned nr,
                                   CUfileIOParams_t* iocbp, unsigned int flags);
-CUfileError_t cuFileBatchIOGetStatus(CUfileBatchHandle_t batch_idp, unsigned min_nr,
-                                     unsigned* nr, CUfileIOEvents_t* iocbp,
-                                     struct timespec* timeout);
+CUfileError_t cuFileBatchIOGetStatus(CUfileBatchHandle_t batch_idp, unsigned min_nr, unsigned* nr,
+                                     CUfileIOEvents_t* iocbp, struct timespec* timeout);
 void cuFileBatchIODestroy(CUfileBatchHandle_t batch_idp);
 
 #ifdef __cplusplus

@@ -64,7 +64,8 @@ constexpr uint32_t kMaxChunkRecords = 1024;
 void Say(const char* why) {
   if (g_config.quiet) return;
   char msg[256];
-  int n = snprintf(msg, sizeof(msg), "iotap: IOTAP_CUPTI=1: %s; recording without device-side timing\n", why);
+  int n = snprintf(msg, sizeof(msg),
+                   "iotap: IOTAP_CUPTI=1: %s; recording without device-side timing\n", why);
   if (n > 0) syscall(SYS_write, 2, msg, static_cast<size_t>(n < 256 ? n : 255));
 }
 
@@ -98,8 +99,7 @@ void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, cons
 uint64_t CUPTIAPI MonotonicTimestamp() { return MonotonicNs(); }
 
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  void* p = mmap(nullptr, kBufferBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
+  void* p = mmap(nullptr, kBufferBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   *buffer = p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
   *size = p == MAP_FAILED ? 0 : kBufferBytes;
   *max_records = 0;
@@ -167,7 +167,9 @@ void WriteChunk(const DeviceEvent* events, uint32_t n) {
   if (n == 0) return;
   const int64_t unit = g_config.time_unit_ns;
   auto start = [&](uint32_t i) { return events[i].start / unit; };
-  auto end = [&](uint32_t i) { return events[i].end > events[i].start ? events[i].end / unit : start(i); };
+  auto end = [&](uint32_t i) {
+    return events[i].end > events[i].start ? events[i].end / unit : start(i);
+  };
   WireWriter w(g_packet, sizeof(g_packet));
   size_t p = w.BeginNested(1);
   size_t chunk = w.BeginNested(4);
@@ -204,13 +206,23 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
     DeviceEvent& e = events[n];
     if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-      e = {kOpCuptiMemcpy, HostFlag(m),     static_cast<int64_t>(m.start) + g_clock_offset,
-           static_cast<int64_t>(m.end) + g_clock_offset, m.bytes, m.copyKind, m.streamId};
+      e = {kOpCuptiMemcpy,
+           HostFlag(m),
+           static_cast<int64_t>(m.start) + g_clock_offset,
+           static_cast<int64_t>(m.end) + g_clock_offset,
+           m.bytes,
+           m.copyKind,
+           m.streamId};
     } else if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
                record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
       const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      e = {kOpCuptiKernel, 0, static_cast<int64_t>(k.start) + g_clock_offset,
-           static_cast<int64_t>(k.end) + g_clock_offset, 0, 0, k.streamId};
+      e = {kOpCuptiKernel,
+           0,
+           static_cast<int64_t>(k.start) + g_clock_offset,
+           static_cast<int64_t>(k.end) + g_clock_offset,
+           0,
+           0,
+           k.streamId};
     } else {
       continue;
     }
@@ -251,13 +263,14 @@ void Start() {
     return Say("another CUPTI client is already attached");
   }
   if (r != CUPTI_SUCCESS) return Say("cuptiSubscribe failed");
-  if (c.register_timestamp == nullptr || c.register_timestamp(MonotonicTimestamp) != CUPTI_SUCCESS) {
+  if (c.register_timestamp == nullptr ||
+      c.register_timestamp(MonotonicTimestamp) != CUPTI_SUCCESS) {
     uint64_t cupti_now = 0;
     uint64_t before = MonotonicNs();
     c.timestamp(&cupti_now);
     uint64_t after = MonotonicNs();
-    g_clock_offset = static_cast<int64_t>(before + (after - before) / 2) -
-                     static_cast<int64_t>(cupti_now);
+    g_clock_offset =
+        static_cast<int64_t>(before + (after - before) / 2) - static_cast<int64_t>(cupti_now);
   }
   g_cupti = c;
   if (c.register_callbacks(BufferRequested, BufferCompleted) != CUPTI_SUCCESS ||

@@ -17,7 +17,7 @@
 
 namespace {
 
-constexpr size_t kPinnedBytes = 3000017;    // odd sizes, to be found in the trace
+constexpr size_t kPinnedBytes = 3000017;  // odd sizes, to be found in the trace
 constexpr size_t kPageableBytes = 2000029;
 constexpr int kSyncCopies = 5;
 constexpr int kAsyncCopies = 3;

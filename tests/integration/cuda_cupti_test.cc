@@ -97,8 +97,8 @@ TEST_F(CuptiTest, AnotherClientAttachedIsSaidOnceAndTracingGoesOn) {
 TEST_F(CuptiTest, OffUnlessAskedFor) {
   RunOptions options;
   options.env["LD_LIBRARY_PATH"] = std::string(IOTAP_BINARY_DIR) + "/cuda_fake";
-  RunResult r = RunPreloaded({TestProgram("cuda_calls"), "lifecycle", dir_.Sub("unused")},
-                             trace_, options);
+  RunResult r =
+      RunPreloaded({TestProgram("cuda_calls"), "lifecycle", dir_.Sub("unused")}, trace_, options);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(CudaEvents(LoadRun(trace_)).size(), 15u);
 }

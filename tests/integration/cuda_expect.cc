@@ -36,9 +36,9 @@ std::map<std::string, SymbolFacts> BuildSymbols() {
     s[name] = {K::kCopy, true};
     s[std::string(name) + "_ptds"] = {K::kCopy, true, false, true};
   }
-  for (const char* name : {"cuMemcpyAsync", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
-                           "cuMemcpyDtoDAsync_v2", "cuMemcpy2DAsync_v2", "cuMemcpy3DAsync_v2",
-                           "cuMemcpyPeerAsync"}) {
+  for (const char* name :
+       {"cuMemcpyAsync", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoDAsync_v2",
+        "cuMemcpy2DAsync_v2", "cuMemcpy3DAsync_v2", "cuMemcpyPeerAsync"}) {
     s[name] = {K::kCopy, true, true};
     s[std::string(name) + "_ptsz"] = {K::kCopy, true, true, true};
   }
@@ -85,8 +85,8 @@ uint32_t HostFlag(const CallLine& line) {
 
 // Where allocations and releases met, to check that they name one address.
 struct Pairing {
-  std::map<std::string, int> seen;                 // release symbol -> times
-  std::map<std::string, int64_t> alloc_offset;     // release key -> offset
+  std::map<std::string, int> seen;              // release symbol -> times
+  std::map<std::string, int64_t> alloc_offset;  // release key -> offset
 };
 
 std::string ReleaseKey(const std::string& symbol, int nth) {
@@ -96,9 +96,9 @@ std::string ReleaseKey(const std::string& symbol, int nth) {
 // The release call that frees what `alloc` allocated (calls.h's pairing).
 std::string ReleaserOf(const std::string& alloc) {
   static const std::map<std::string, std::string> kReleaser = {
-      {"cudaHostAlloc", "cudaFreeHost"},         {"cudaMallocHost", "cudaFreeHost#2"},
+      {"cudaHostAlloc", "cudaFreeHost"},          {"cudaMallocHost", "cudaFreeHost#2"},
       {"cudaHostRegister", "cudaHostUnregister"}, {"cuMemHostAlloc", "cuMemFreeHost"},
-      {"cuMemAllocHost_v2", "cuMemFreeHost#2"},  {"cuMemHostRegister_v2", "cuMemHostUnregister"}};
+      {"cuMemAllocHost_v2", "cuMemFreeHost#2"},   {"cuMemHostRegister_v2", "cuMemHostUnregister"}};
   return kReleaser.at(alloc);
 }
 
@@ -164,7 +164,8 @@ void ExpectEventsMatch(const std::vector<CallLine>& lines, const std::vector<Loa
     ASSERT_LE(next + count, events.size()) << "no event for the call";
     const LoadedEvent& e = events[next];
     next += count;
-    uint32_t style = (facts.driver ? FLAG_CUDA_DRIVER_API : 0) | (facts.async ? FLAG_CUDA_ASYNC : 0);
+    uint32_t style =
+        (facts.driver ? FLAG_CUDA_DRIVER_API : 0) | (facts.async ? FLAG_CUDA_ASYNC : 0);
     EXPECT_EQ(e.error, 0u);
     switch (facts.kind) {
       case K::kCopy: {

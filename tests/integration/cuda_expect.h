@@ -37,7 +37,7 @@ struct CallLine {
 std::vector<CallLine> ParseCallLines(const std::string& out);
 
 enum class SymbolKind {
-  kCopy,        // the op follows the line's kind=
+  kCopy,  // the op follows the line's kind=
   kHostAlloc,
   kHostFree,
   kHostRegister,

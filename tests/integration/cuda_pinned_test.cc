@@ -99,9 +99,9 @@ TEST(CudaPinnedTest, RangesOverTheirLife) {
 TEST(CudaPinnedTest, GpuCheckScriptReadsTheTrace) {
   TempDir dir;
   std::string trace = dir.Sub("trace");
-  ASSERT_EQ(RunPreloaded({TestProgram("cuda_calls"), "lifecycle", dir.Sub("unused")}, trace)
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      RunPreloaded({TestProgram("cuda_calls"), "lifecycle", dir.Sub("unused")}, trace).exit_code,
+      0);
   auto check = [&](const std::string& manifest) {
     WriteFile(dir.Sub("manifest.json"), manifest);
     return RunProgram({Python(), SourcePath("examples/cuda/check_trace.py"), "--iotap",
@@ -113,7 +113,8 @@ TEST(CudaPinnedTest, GpuCheckScriptReadsTheTrace) {
   EXPECT_EQ(good.out,
             "  ok: 1 copies of 300 bytes from pinned memory\n"
             "  ok: 1 copies of 301 bytes from pageable memory\n");
-  RunResult driver = check(R"({"driver": true, "moved": [{"bytes": 302, "pinned": true, "count": 1}]})");
+  RunResult driver =
+      check(R"({"driver": true, "moved": [{"bytes": 302, "pinned": true, "count": 1}]})");
   EXPECT_EQ(driver.exit_code, 0) << driver.out << driver.err;
   RunResult bad = check(R"({"driver": true, "moved": [{"bytes": 300, "pinned": false, "count": 1},
                                                       {"bytes": 999, "pinned": true, "count": 2}]})");

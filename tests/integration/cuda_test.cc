@@ -24,8 +24,8 @@ std::string CallsLibrary() { return std::string(IOTAP_BINARY_DIR) + "/lib/libiot
 // call, code 100 + its number) among those that take one.
 bool Injectable(const std::string& symbol) {
   SymbolKind k = CudaSymbols().at(symbol).kind;
-  return k == SymbolKind::kCopy || k == SymbolKind::kCufileRead ||
-         k == SymbolKind::kCufileWrite || k == SymbolKind::kCufileBatch;
+  return k == SymbolKind::kCopy || k == SymbolKind::kCufileRead || k == SymbolKind::kCufileWrite ||
+         k == SymbolKind::kCufileBatch;
 }
 
 class CudaTest : public ::testing::Test {
@@ -87,14 +87,14 @@ TEST_F(CudaTest, DriverThroughCuGetProcAddress) {
   std::vector<CallLine> lines = RunAndCheck({TestProgram("cuda_calls"), "procaddress", file_});
   // The driver's copies in both stream modes and its pinned-memory calls.
   EXPECT_EQ(lines.size(), 34u);
-  RunResult traced = RunPreloaded({TestProgram("cuda_calls"), "procaddress", file_},
-                                  dir_.Sub("again"));
+  RunResult traced =
+      RunPreloaded({TestProgram("cuda_calls"), "procaddress", file_}, dir_.Sub("again"));
   // A version older than the wrapper's ABI gets the driver's own function,
   // and a name the driver lacks fails as it does untraced.
   EXPECT_TRUE(absl::StrContains(traced.out, "procaddress cuMemcpyHtoD@3010 rc=0 same=1\n"))
       << traced.out;
-  EXPECT_TRUE(absl::StrContains(traced.out,
-                                "procaddress cuNoSuchFunction rc=500 null=1 status=1\n"));
+  EXPECT_TRUE(
+      absl::StrContains(traced.out, "procaddress cuNoSuchFunction rc=500 null=1 status=1\n"));
 }
 
 // The CUDA libraries loaded by a library that was itself loaded with
@@ -144,7 +144,7 @@ TEST_F(CudaTest, StatsAddUpEveryCopyAndFileTransfer) {
     if (facts.kind != SymbolKind::kCopy) continue;
     std::string kind = l.Field("kind"), host = l.Field("host");
     std::string direction = kind == "Peer" ? "peer" : kind == "Default" ? "default" : kind;
-    std::string memory = host == "pinned"                        ? "pinned"
+    std::string memory = host == "pinned"                          ? "pinned"
                          : host == "pageable" && kind != "Default" ? "pageable"
                          : kind == "DtoD" || kind == "Peer"        ? "none"
                                                                    : "unknown";

@@ -114,9 +114,11 @@ FAKE_EXPORT CUresult iotap_fake_cuMemcpyHtoD_v1(unsigned int, const void*, unsig
 }
 
 // Copies: each legacy entry point and its per-thread-default-stream twin.
+// clang-format off
 #define FAKE_COPY_PAIR(legacy, ptds, params, body) \
   FAKE_EXPORT CUresult legacy params body          \
   FAKE_EXPORT CUresult ptds params body
+// clang-format on
 
 FAKE_COPY_PAIR(cuMemcpy, cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t n),
                { return Copy(Ptr(dst), Ptr(src), n); })
@@ -133,8 +135,7 @@ FAKE_COPY_PAIR(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz,
                (CUdeviceptr dst, const void* src, size_t n, CUstream),
                { return Copy(Ptr(dst), src, n); })
 FAKE_COPY_PAIR(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz,
-               (void* dst, CUdeviceptr src, size_t n, CUstream),
-               { return Copy(dst, Ptr(src), n); })
+               (void* dst, CUdeviceptr src, size_t n, CUstream), { return Copy(dst, Ptr(src), n); })
 FAKE_COPY_PAIR(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz,
                (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream),
                { return Copy(Ptr(dst), Ptr(src), n); })

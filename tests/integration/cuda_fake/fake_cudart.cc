@@ -55,9 +55,9 @@ void Get(PFN_cuGetProcAddress_v12000 get, const char* symbol, int version, bool 
 Driver Load(bool per_thread) {
   Driver d{};
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  auto get = lib == nullptr ? nullptr
-                            : reinterpret_cast<PFN_cuGetProcAddress_v12000>(
-                                  dlsym(lib, "cuGetProcAddress_v2"));
+  auto get = lib == nullptr
+                 ? nullptr
+                 : reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(lib, "cuGetProcAddress_v2"));
   if (get == nullptr) return d;
   Get(get, "cuMemcpy", 13000, per_thread, &d.memcpy);
   Get(get, "cuMemcpyHtoD", 13000, per_thread, &d.htod);
@@ -90,27 +90,34 @@ cudaError_t Memcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind, bo
   const Driver& d = TheDriver(per_thread);
   if (d.memcpy == nullptr) return cudaErrorInitializationError;
   switch (kind) {
-    case cudaMemcpyHostToDevice: return FromDriver(d.htod(Dev(dst), src, n));
-    case cudaMemcpyDeviceToHost: return FromDriver(d.dtoh(dst, Dev(src), n));
-    case cudaMemcpyDeviceToDevice: return FromDriver(d.dtod(Dev(dst), Dev(src), n));
+    case cudaMemcpyHostToDevice:
+      return FromDriver(d.htod(Dev(dst), src, n));
+    case cudaMemcpyDeviceToHost:
+      return FromDriver(d.dtoh(dst, Dev(src), n));
+    case cudaMemcpyDeviceToDevice:
+      return FromDriver(d.dtod(Dev(dst), Dev(src), n));
     case cudaMemcpyHostToHost:
-    case cudaMemcpyDefault: return FromDriver(d.memcpy(Dev(dst), Dev(src), n));
+    case cudaMemcpyDefault:
+      return FromDriver(d.memcpy(Dev(dst), Dev(src), n));
   }
   return cudaErrorInvalidMemcpyDirection;
 }
 
-cudaError_t MemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind,
-                        cudaStream_t s, bool per_thread) {
+cudaError_t MemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t s,
+                        bool per_thread) {
   if (cudaError_t r = Injected()) return r;
   const Driver& d = TheDriver(per_thread);
   if (d.memcpy_async == nullptr) return cudaErrorInitializationError;
   switch (kind) {
-    case cudaMemcpyHostToDevice: return FromDriver(d.htod_async(Dev(dst), src, n, Stream(s)));
-    case cudaMemcpyDeviceToHost: return FromDriver(d.dtoh_async(dst, Dev(src), n, Stream(s)));
+    case cudaMemcpyHostToDevice:
+      return FromDriver(d.htod_async(Dev(dst), src, n, Stream(s)));
+    case cudaMemcpyDeviceToHost:
+      return FromDriver(d.dtoh_async(dst, Dev(src), n, Stream(s)));
     case cudaMemcpyDeviceToDevice:
       return FromDriver(d.dtod_async(Dev(dst), Dev(src), n, Stream(s)));
     case cudaMemcpyHostToHost:
-    case cudaMemcpyDefault: return FromDriver(d.memcpy_async(Dev(dst), Dev(src), n, Stream(s)));
+    case cudaMemcpyDefault:
+      return FromDriver(d.memcpy_async(Dev(dst), Dev(src), n, Stream(s)));
   }
   return cudaErrorInvalidMemcpyDirection;
 }
@@ -126,8 +133,7 @@ cudaError_t Copy2D(void* dst, size_t dpitch, const void* src, size_t spitch, siz
                    size_t height) {
   if (cudaError_t r = Injected()) return r;
   for (size_t y = 0; y < height; ++y) {
-    memcpy(static_cast<char*>(dst) + y * dpitch, static_cast<const char*>(src) + y * spitch,
-           width);
+    memcpy(static_cast<char*>(dst) + y * dpitch, static_cast<const char*>(src) + y * spitch, width);
   }
   return cudaSuccess;
 }
@@ -156,16 +162,20 @@ cudaError_t Copy3D(const cudaMemcpy3DParms* p) {
 FAKE_EXPORT void iotap_fake_cudart_fail_next(int code) { g_fail_next = code; }
 
 // Each copy has a legacy entry point and a per-thread-default-stream twin.
+// clang-format off
 #define FAKE_PAIR(legacy, ptds, params, legacy_body, ptds_body) \
   FAKE_EXPORT cudaError_t legacy params legacy_body             \
   FAKE_EXPORT cudaError_t ptds params ptds_body
+// clang-format on
 
-FAKE_PAIR(cudaMemcpy, cudaMemcpy_ptds, (void* dst, const void* src, size_t n, cudaMemcpyKind k),
-          { return Memcpy(dst, src, n, k, false); }, { return Memcpy(dst, src, n, k, true); })
-FAKE_PAIR(cudaMemcpyAsync, cudaMemcpyAsync_ptsz,
-          (void* dst, const void* src, size_t n, cudaMemcpyKind k, cudaStream_t s),
-          { return MemcpyAsync(dst, src, n, k, s, false); },
-          { return MemcpyAsync(dst, src, n, k, s, true); })
+FAKE_PAIR(
+    cudaMemcpy, cudaMemcpy_ptds, (void* dst, const void* src, size_t n, cudaMemcpyKind k),
+    { return Memcpy(dst, src, n, k, false); }, { return Memcpy(dst, src, n, k, true); })
+FAKE_PAIR(
+    cudaMemcpyAsync, cudaMemcpyAsync_ptsz,
+    (void* dst, const void* src, size_t n, cudaMemcpyKind k, cudaStream_t s),
+    { return MemcpyAsync(dst, src, n, k, s, false); },
+    { return MemcpyAsync(dst, src, n, k, s, true); })
 #define FAKE_SAME(legacy, ptds, params, body) FAKE_PAIR(legacy, ptds, params, body, body)
 FAKE_SAME(cudaMemcpy2D, cudaMemcpy2D_ptds,
           (void* dst, size_t dp, const void* src, size_t sp, size_t w, size_t h, cudaMemcpyKind),

@@ -74,8 +74,8 @@ FAKE_EXPORT ssize_t cuFileRead(CUfileHandle_t fh, void* buf, size_t size, off_t 
   return Transfer(fh, false, buf, size, file_offset, buf_offset);
 }
 
-FAKE_EXPORT ssize_t cuFileWrite(CUfileHandle_t fh, const void* buf, size_t size,
-                                off_t file_offset, off_t buf_offset) {
+FAKE_EXPORT ssize_t cuFileWrite(CUfileHandle_t fh, const void* buf, size_t size, off_t file_offset,
+                                off_t buf_offset) {
   if (int code = Injected()) return -code;
   return Transfer(fh, true, const_cast<void*>(buf), size, file_offset, buf_offset);
 }
@@ -107,18 +107,17 @@ FAKE_EXPORT CUfileError_t cuFileBatchIOSubmit(CUfileBatchHandle_t batch, unsigne
   if (int code = Injected()) return Status(code);
   FakeBatch* b = static_cast<FakeBatch*>(batch);
   for (unsigned i = 0; i < nr; ++i) {
-    ssize_t r = Transfer(io[i].fh, io[i].opcode == CUFILE_WRITE, io[i].u.batch.devPtr_base,
-                         io[i].u.batch.size, io[i].u.batch.file_offset,
-                         io[i].u.batch.devPtr_offset);
+    ssize_t r =
+        Transfer(io[i].fh, io[i].opcode == CUFILE_WRITE, io[i].u.batch.devPtr_base,
+                 io[i].u.batch.size, io[i].u.batch.file_offset, io[i].u.batch.devPtr_offset);
     b->done.push_back(CUfileIOEvents_t{io[i].cookie, r < 0 ? CUFILE_FAILED : CUFILE_COMPLETE,
                                        static_cast<size_t>(r)});
   }
   return Status(CU_FILE_SUCCESS);
 }
 
-FAKE_EXPORT CUfileError_t cuFileBatchIOGetStatus(CUfileBatchHandle_t batch, unsigned,
-                                                 unsigned* nr, CUfileIOEvents_t* events,
-                                                 struct timespec*) {
+FAKE_EXPORT CUfileError_t cuFileBatchIOGetStatus(CUfileBatchHandle_t batch, unsigned, unsigned* nr,
+                                                 CUfileIOEvents_t* events, struct timespec*) {
   if (int code = Injected()) return Status(code);
   FakeBatch* b = static_cast<FakeBatch*>(batch);
   unsigned n = 0;

@@ -42,8 +42,8 @@ size_t SizeOf(const CUpti_Activity* record) {
                                                     : sizeof(CUpti_ActivityKernel10);
 }
 
-size_t AddCopy(uint8_t* at, CUpti_ActivityMemcpyKind kind, uint8_t src, uint8_t dst,
-               uint64_t bytes, uint64_t from, uint64_t to) {
+size_t AddCopy(uint8_t* at, CUpti_ActivityMemcpyKind kind, uint8_t src, uint8_t dst, uint64_t bytes,
+               uint64_t from, uint64_t to) {
   CUpti_ActivityMemcpy6 m = {};
   m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   m.copyKind = kind;
@@ -78,8 +78,8 @@ FAKE_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti
   return CUPTI_SUCCESS;
 }
 
-FAKE_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
-                                                       CUpti_BuffersCallbackCompleteFunc completed) {
+FAKE_EXPORT CUptiResult cuptiActivityRegisterCallbacks(
+    CUpti_BuffersCallbackRequestFunc requested, CUpti_BuffersCallbackCompleteFunc completed) {
   g_requested = requested;
   g_completed = completed;
   return CUPTI_SUCCESS;
@@ -119,9 +119,8 @@ FAKE_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t) {
 
 FAKE_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid,
                                                    CUpti_Activity** record) {
-  uint8_t* next = *record == nullptr
-                      ? buffer
-                      : reinterpret_cast<uint8_t*>(*record) + SizeOf(*record);
+  uint8_t* next =
+      *record == nullptr ? buffer : reinterpret_cast<uint8_t*>(*record) + SizeOf(*record);
   if (next >= buffer + valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
   *record = reinterpret_cast<CUpti_Activity*>(next);
   return CUPTI_SUCCESS;

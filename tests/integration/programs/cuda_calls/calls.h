@@ -35,13 +35,13 @@ enum class Lib { kRuntime, kDriver, kCufile };
 enum class Phase { kAllocate, kTransfer, kRelease };
 
 struct Context {
-  int index = 0;            // number of the call being made
-  char* pinned = nullptr;   // the run's first pinned allocation, for copies
-  char* host = nullptr;     // pageable host memory
-  char* host2 = nullptr;    // destination of host-to-host copies
-  char* device = nullptr;   // "device" memory (host memory, for the fakes)
+  int index = 0;           // number of the call being made
+  char* pinned = nullptr;  // the run's first pinned allocation, for copies
+  char* host = nullptr;    // pageable host memory
+  char* host2 = nullptr;   // destination of host-to-host copies
+  char* device = nullptr;  // "device" memory (host memory, for the fakes)
   char* device2 = nullptr;
-  char* symbol = nullptr;   // a "__device__ variable"
+  char* symbol = nullptr;  // a "__device__ variable"
   // Makes the next call into each fake fail with a code.
   void (*fail_runtime)(int) = nullptr;
   void (*fail_driver)(int) = nullptr;
@@ -60,7 +60,7 @@ struct Context {
 using Invoker = void (*)(const char* symbol, void* fn, Context& c);
 
 struct Call {
-  const char* symbol;       // exported name
+  const char* symbol;  // exported name
   Lib lib;
   Phase phase;
   const char* proc_symbol;  // cuGetProcAddress name (driver only)

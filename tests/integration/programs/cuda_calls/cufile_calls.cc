@@ -32,9 +32,7 @@ bool HoldsPattern(const char* buf, off_t offset, size_t n) {
   return memcmp(buf, pattern + offset, n) == 0;
 }
 
-std::string Fields(off_t offset, size_t n) {
-  return absl::StrCat("offset=", offset, " bytes=", n);
-}
+std::string Fields(off_t offset, size_t n) { return absl::StrCat("offset=", offset, " bytes=", n); }
 
 void HandleRegister(const char* s, void* fn, Context& c) {
   CUfileDescr_t descr = {};
@@ -73,8 +71,10 @@ void Async(const char* s, void* fn, Context& c, bool write) {
   off_t offset = write ? WriteOffset(c) : ReadOffset(c), buf_offset = 0;
   ssize_t done = -1;
   void* stream = StreamOf(c.index);
-  if (write) Fill(c.device, n, c.index);
-  else Clear(c.device, n);
+  if (write)
+    Fill(c.device, n, c.index);
+  else
+    Clear(c.device, n);
   MaybeFail(c, Lib::kCufile);
   CUfileError_t r = As<Fn>(fn)(c.handle, c.device, &n, &offset, &buf_offset, &done,
                                static_cast<CUstream>(stream));
@@ -92,8 +92,8 @@ void WriteAsync(const char* s, void* fn, Context& c) {
 // A batch of two: a read of the pattern, then a write 8 bytes longer.
 void BatchSubmit(const char* s, void* fn, Context& c) {
   auto setup = As<decltype(&::cuFileBatchIOSetUp)>(dlsym(c.cufile_library, "cuFileBatchIOSetUp"));
-  auto status = As<decltype(&::cuFileBatchIOGetStatus)>(
-      dlsym(c.cufile_library, "cuFileBatchIOGetStatus"));
+  auto status =
+      As<decltype(&::cuFileBatchIOGetStatus)>(dlsym(c.cufile_library, "cuFileBatchIOGetStatus"));
   auto destroy =
       As<decltype(&::cuFileBatchIODestroy)>(dlsym(c.cufile_library, "cuFileBatchIODestroy"));
   CUfileBatchHandle_t batch = nullptr;
@@ -103,8 +103,7 @@ void BatchSubmit(const char* s, void* fn, Context& c) {
   Fill(c.device2, n + 8, c.index);
   CUfileIOParams_t io[2] = {};
   io[0] = {CUFILE_BATCH, {{c.device, ReadOffset(c), 0, n}}, c.handle, CUFILE_READ, nullptr};
-  io[1] = {CUFILE_BATCH, {{c.device2, WriteOffset(c), 0, n + 8}}, c.handle, CUFILE_WRITE,
-           nullptr};
+  io[1] = {CUFILE_BATCH, {{c.device2, WriteOffset(c), 0, n + 8}}, c.handle, CUFILE_WRITE, nullptr};
   MaybeFail(c, Lib::kCufile);
   CUfileError_t r = As<decltype(&::cuFileBatchIOSubmit)>(fn)(batch, 2, io, 0);
   CUfileIOEvents_t events[2] = {};

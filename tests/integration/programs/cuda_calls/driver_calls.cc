@@ -1,12 +1,11 @@
 // The driver API's calls: every copy entry point and its per-thread twin,
 // the pinned-memory calls, and cuGetProcAddress used directly.
 
+#include <cudaTypedefs.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <type_traits>
-
-#include <cudaTypedefs.h>
 
 #include "absl/strings/str_cat.h"
 #include "tests/integration/programs/cuda_calls/calls.h"
@@ -26,8 +25,7 @@ CUstream Stream(void* s) { return static_cast<CUstream>(s); }
 
 // A 1D copy with `plan` through `copy(dst, src, n)`.
 template <typename CopyFn>
-void Copy1D(const char* symbol, Context& c, const Plan& p, void* stream, bool async,
-            CopyFn copy) {
+void Copy1D(const char* symbol, Context& c, const Plan& p, void* stream, bool async, CopyFn copy) {
   size_t n = BytesOf(c.index);
   Fill(p.src, n, c.index);
   Clear(p.dst, n);
@@ -48,10 +46,9 @@ void MemcpyAsync(const char* s, void* fn, Context& c) {
   });
 }
 void HtoD(const char* s, void* fn, Context& c) {
-  Copy1D(s, c, PlanOf(c, cudaMemcpyHostToDevice), nullptr, false,
-         [&](char* d, char* src, size_t n) {
-           return As<PFN_cuMemcpyHtoD_v3020>(fn)(Dev(d), src, n);
-         });
+  Copy1D(
+      s, c, PlanOf(c, cudaMemcpyHostToDevice), nullptr, false,
+      [&](char* d, char* src, size_t n) { return As<PFN_cuMemcpyHtoD_v3020>(fn)(Dev(d), src, n); });
 }
 void HtoDAsync(const char* s, void* fn, Context& c) {
   void* st = StreamOf(c.index);
@@ -60,10 +57,9 @@ void HtoDAsync(const char* s, void* fn, Context& c) {
   });
 }
 void DtoH(const char* s, void* fn, Context& c) {
-  Copy1D(s, c, PlanOf(c, cudaMemcpyDeviceToHost), nullptr, false,
-         [&](char* d, char* src, size_t n) {
-           return As<PFN_cuMemcpyDtoH_v3020>(fn)(d, Dev(src), n);
-         });
+  Copy1D(
+      s, c, PlanOf(c, cudaMemcpyDeviceToHost), nullptr, false,
+      [&](char* d, char* src, size_t n) { return As<PFN_cuMemcpyDtoH_v3020>(fn)(d, Dev(src), n); });
 }
 void DtoHAsync(const char* s, void* fn, Context& c) {
   void* st = StreamOf(c.index);
@@ -88,23 +84,27 @@ void DtoDAsync(const char* s, void* fn, Context& c) {
 // CU_MEMORYTYPE_UNIFIED on both sides.
 CUmemorytype SrcType(cudaMemcpyKind k) {
   return k == cudaMemcpyHostToDevice || k == cudaMemcpyHostToHost ? CU_MEMORYTYPE_HOST
-         : k == cudaMemcpyDefault                                  ? CU_MEMORYTYPE_UNIFIED
-                                                                   : CU_MEMORYTYPE_DEVICE;
+         : k == cudaMemcpyDefault                                 ? CU_MEMORYTYPE_UNIFIED
+                                                                  : CU_MEMORYTYPE_DEVICE;
 }
 CUmemorytype DstType(cudaMemcpyKind k) {
   return k == cudaMemcpyDeviceToHost || k == cudaMemcpyHostToHost ? CU_MEMORYTYPE_HOST
-         : k == cudaMemcpyDefault                                  ? CU_MEMORYTYPE_UNIFIED
-                                                                   : CU_MEMORYTYPE_DEVICE;
+         : k == cudaMemcpyDefault                                 ? CU_MEMORYTYPE_UNIFIED
+                                                                  : CU_MEMORYTYPE_DEVICE;
 }
 
 template <typename Copy>
 void Describe(Copy* copy, const Plan& p, size_t width, size_t height) {
   copy->srcMemoryType = SrcType(p.kind);
   copy->dstMemoryType = DstType(p.kind);
-  if (copy->srcMemoryType == CU_MEMORYTYPE_HOST) copy->srcHost = p.src;
-  else copy->srcDevice = Dev(p.src);
-  if (copy->dstMemoryType == CU_MEMORYTYPE_HOST) copy->dstHost = p.dst;
-  else copy->dstDevice = Dev(p.dst);
+  if (copy->srcMemoryType == CU_MEMORYTYPE_HOST)
+    copy->srcHost = p.src;
+  else
+    copy->srcDevice = Dev(p.src);
+  if (copy->dstMemoryType == CU_MEMORYTYPE_HOST)
+    copy->dstHost = p.dst;
+  else
+    copy->dstDevice = Dev(p.dst);
   copy->srcPitch = copy->dstPitch = 256;
   copy->WidthInBytes = width;
   copy->Height = height;
@@ -128,7 +128,8 @@ void CopyRows(const char* s, Context& c, void* stream, bool async, CallFn call) 
   MaybeFail(c, Lib::kDriver);
   CUresult r = call(&copy);
   bool ok = true;
-  for (size_t row = 0; row < 4; ++row) ok = ok && memcmp(p.dst + row * 256, p.src + row * 256, width) == 0;
+  for (size_t row = 0; row < 4; ++row)
+    ok = ok && memcmp(p.dst + row * 256, p.src + row * 256, width) == 0;
   Report(s, CopyFields(p, width * 4, stream, async), r, ok);
 }
 
@@ -173,8 +174,8 @@ void PeerAsync(const char* s, void* fn, Context& c) {
   Fill(p.src, n, c.index);
   Clear(p.dst, n);
   MaybeFail(c, Lib::kDriver);
-  CUresult r = As<PFN_cuMemcpyPeerAsync_v4000>(fn)(Dev(p.dst), nullptr, Dev(p.src), nullptr, n,
-                                                  Stream(st));
+  CUresult r =
+      As<PFN_cuMemcpyPeerAsync_v4000>(fn)(Dev(p.dst), nullptr, Dev(p.src), nullptr, n, Stream(st));
   Report(s, absl::StrCat("kind=Peer bytes=", n, " stream=", StreamText(st), " host=-"), r,
          memcmp(p.dst, p.src, n) == 0);
 }
@@ -234,9 +235,11 @@ void MemHostUnregister(const char* s, void* fn, Context& c) {
 
 #define DRIVER(symbol, phase, proc, invoker) \
   { symbol, Lib::kDriver, phase, proc, false, invoker }
-#define DRIVER_COPY_PAIR(legacy, per_thread, proc, invoker)            \
-  {legacy, Lib::kDriver, Phase::kTransfer, proc, false, invoker},     \
-      {per_thread, Lib::kDriver, Phase::kTransfer, proc, true, invoker}
+// clang-format off
+#define DRIVER_COPY_PAIR(legacy, per_thread, proc, invoker)        \
+  {legacy, Lib::kDriver, Phase::kTransfer, proc, false, invoker}, \
+  {per_thread, Lib::kDriver, Phase::kTransfer, proc, true, invoker}
+// clang-format on
 
 const Call kDriverCalls[] = {
     DRIVER("cuMemHostAlloc", Phase::kAllocate, "cuMemHostAlloc", MemHostAlloc),
@@ -260,8 +263,7 @@ const Call kDriverCalls[] = {
     DRIVER_COPY_PAIR("cuMemcpy3DAsync_v2", "cuMemcpy3DAsync_v2_ptsz", "cuMemcpy3DAsync",
                      Memcpy3DAsync),
     DRIVER_COPY_PAIR("cuMemcpyPeer", "cuMemcpyPeer_ptds", "cuMemcpyPeer", Peer),
-    DRIVER_COPY_PAIR("cuMemcpyPeerAsync", "cuMemcpyPeerAsync_ptsz", "cuMemcpyPeerAsync",
-                     PeerAsync),
+    DRIVER_COPY_PAIR("cuMemcpyPeerAsync", "cuMemcpyPeerAsync_ptsz", "cuMemcpyPeerAsync", PeerAsync),
     // Not through cuGetProcAddress: a run asks for both versions anyway.
     DRIVER("cuGetProcAddress", Phase::kTransfer, nullptr, GetProcAddressV1),
     DRIVER("cuGetProcAddress_v2", Phase::kTransfer, nullptr, GetProcAddressV2),

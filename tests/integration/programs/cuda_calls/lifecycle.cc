@@ -42,8 +42,8 @@ int RunLifecycle() {
 
   void* p = nullptr;
   Step("alloc", cudaHostAlloc(&p, 4096, 0));
-  Step("copy-last-byte", cudaMemcpy(device, static_cast<char*>(p) + 4095, 1,
-                                    cudaMemcpyHostToDevice));
+  Step("copy-last-byte",
+       cudaMemcpy(device, static_cast<char*>(p) + 4095, 1, cudaMemcpyHostToDevice));
   Step("free", cudaFreeHost(p));
   Step("free-again", cudaFreeHost(p));
 

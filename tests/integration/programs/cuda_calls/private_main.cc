@@ -6,11 +6,10 @@
 // cuda_calls_private none: loads nothing CUDA; looks cudaMemcpy up in the
 // global scope and calls what it finds.
 
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-
-#include <cuda_runtime_api.h>
 
 int main(int argc, char** argv) {
   if (argc == 2 && strcmp(argv[1], "none") == 0) {

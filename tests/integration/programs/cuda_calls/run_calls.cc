@@ -10,14 +10,13 @@
 //
 // `file` is a scratch file for the cuFile calls.
 
+#include <cudaTypedefs.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <cudaTypedefs.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -43,7 +42,9 @@ void Clear(char* p, size_t n) { memset(p, 0, n); }
 
 void Report(const char* symbol, const std::string& fields, long rc, bool data_ok) {
   printf("%s %s rc=%ld data=%s\n", symbol, fields.c_str(), rc,
-         rc != 0 ? "-" : data_ok ? "ok" : "bad");
+         rc != 0   ? "-"
+         : data_ok ? "ok"
+                   : "bad");
   fflush(stdout);
 }
 
@@ -53,11 +54,16 @@ std::string StreamText(const void* stream) {
 
 const char* KindName(cudaMemcpyKind kind) {
   switch (kind) {
-    case cudaMemcpyHostToHost: return "HtoH";
-    case cudaMemcpyHostToDevice: return "HtoD";
-    case cudaMemcpyDeviceToHost: return "DtoH";
-    case cudaMemcpyDeviceToDevice: return "DtoD";
-    case cudaMemcpyDefault: return "Default";
+    case cudaMemcpyHostToHost:
+      return "HtoH";
+    case cudaMemcpyHostToDevice:
+      return "HtoD";
+    case cudaMemcpyDeviceToHost:
+      return "DtoH";
+    case cudaMemcpyDeviceToDevice:
+      return "DtoD";
+    case cudaMemcpyDefault:
+      return "Default";
   }
   return "?";
 }
@@ -67,11 +73,16 @@ Plan PlanOf(Context& c, cudaMemcpyKind kind) {
   char* host = pinned ? c.pinned : c.host;
   const char* label = pinned ? "pinned" : "pageable";
   switch (kind) {
-    case cudaMemcpyHostToDevice: return {kind, host, c.device, label};
-    case cudaMemcpyDeviceToHost: return {kind, c.device, host, label};
-    case cudaMemcpyDeviceToDevice: return {kind, c.device, c.device2, "-"};
-    case cudaMemcpyHostToHost: return {kind, host, c.host2, label};
-    case cudaMemcpyDefault: return {kind, host, c.device, label};
+    case cudaMemcpyHostToDevice:
+      return {kind, host, c.device, label};
+    case cudaMemcpyDeviceToHost:
+      return {kind, c.device, host, label};
+    case cudaMemcpyDeviceToDevice:
+      return {kind, c.device, c.device2, "-"};
+    case cudaMemcpyHostToHost:
+      return {kind, host, c.host2, label};
+    case cudaMemcpyDefault:
+      return {kind, host, c.device, label};
   }
   return {kind, host, c.device, label};
 }
@@ -139,8 +150,7 @@ void CheckProcAddressEdges(const Libraries& libs, PFN_cuGetProcAddress_v12000 ge
          old_abi == dlsym(libs.driver, "iotap_fake_cuMemcpyHtoD_v1"));
   void* missing = reinterpret_cast<void*>(1);
   r = get_v2("cuNoSuchFunction", &missing, 13000, 0, &status);
-  printf("procaddress cuNoSuchFunction rc=%d null=%d status=%d\n", r, missing == nullptr,
-         status);
+  printf("procaddress cuNoSuchFunction rc=%d null=%d status=%d\n", r, missing == nullptr, status);
 }
 
 }  // namespace
@@ -207,6 +217,6 @@ int RunCalls(const std::string& mode, const std::string& file) {
 }  // namespace iotap::cuda_calls
 
 extern "C" __attribute__((visibility("default"))) int iotap_cuda_calls(const char* mode,
-                                                                      const char* file) {
+                                                                       const char* file) {
   return iotap::cuda_calls::RunCalls(mode, file);
 }

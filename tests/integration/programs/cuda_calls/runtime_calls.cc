@@ -37,7 +37,8 @@ void Copy2D(const char* symbol, Context& c, const void* stream, bool async, Copy
   MaybeFail(c, Lib::kRuntime);
   cudaError_t r = copy(p, width, height, pitch);
   bool ok = true;
-  for (size_t y = 0; y < height; ++y) ok = ok && memcmp(p.dst + y * pitch, p.src + y * pitch, width) == 0;
+  for (size_t y = 0; y < height; ++y)
+    ok = ok && memcmp(p.dst + y * pitch, p.src + y * pitch, width) == 0;
   Report(symbol, CopyFields(p, width * height, stream, async), r, ok);
 }
 
@@ -61,7 +62,8 @@ void Copy3D(const char* symbol, Context& c, const void* stream, bool async, Copy
   MaybeFail(c, Lib::kRuntime);
   cudaError_t r = copy(&params);
   bool ok = true;
-  for (size_t row = 0; row < 4; ++row) ok = ok && memcmp(p.dst + row * 256, p.src + row * 256, width) == 0;
+  for (size_t row = 0; row < 4; ++row)
+    ok = ok && memcmp(p.dst + row * 256, p.src + row * 256, width) == 0;
   Report(symbol, CopyFields(p, width * 4, stream, async), r, ok);
 }
 
@@ -74,7 +76,7 @@ void MemcpyAsync(const char* s, void* fn, Context& c) {
   void* st = StreamOf(c.index);
   Copy1D(s, c, PlanOf(c), st, true, [&](void* d, const void* src, size_t n) {
     return As<decltype(&::cudaMemcpyAsync)>(fn)(d, src, n, PlanOf(c).kind,
-                                                 static_cast<cudaStream_t>(st));
+                                                static_cast<cudaStream_t>(st));
   });
 }
 void Memcpy2D(const char* s, void* fn, Context& c) {
@@ -86,13 +88,12 @@ void Memcpy2DAsync(const char* s, void* fn, Context& c) {
   void* st = StreamOf(c.index);
   Copy2D(s, c, st, true, [&](const Plan& p, size_t w, size_t h, size_t pitch) {
     return As<decltype(&::cudaMemcpy2DAsync)>(fn)(p.dst, pitch, p.src, pitch, w, h, p.kind,
-                                                   static_cast<cudaStream_t>(st));
+                                                  static_cast<cudaStream_t>(st));
   });
 }
 void Memcpy3D(const char* s, void* fn, Context& c) {
-  Copy3D(s, c, nullptr, false, [&](const cudaMemcpy3DParms* p) {
-    return As<decltype(&::cudaMemcpy3D)>(fn)(p);
-  });
+  Copy3D(s, c, nullptr, false,
+         [&](const cudaMemcpy3DParms* p) { return As<decltype(&::cudaMemcpy3D)>(fn)(p); });
 }
 void Memcpy3DAsync(const char* s, void* fn, Context& c) {
   void* st = StreamOf(c.index);
@@ -137,7 +138,7 @@ void ToSymbolAsync(const char* s, void* fn, Context& c) {
   void* st = StreamOf(c.index);
   Copy1D(s, c, p, st, true, [&](void*, const void* src, size_t n) {
     return As<decltype(&::cudaMemcpyToSymbolAsync)>(fn)(c.symbol, src, n, 16, p.kind,
-                                                         static_cast<cudaStream_t>(st));
+                                                        static_cast<cudaStream_t>(st));
   });
 }
 void FromSymbolAsync(const char* s, void* fn, Context& c) {
@@ -145,7 +146,7 @@ void FromSymbolAsync(const char* s, void* fn, Context& c) {
   void* st = StreamOf(c.index);
   Copy1D(s, c, p, st, true, [&](void* dst, const void*, size_t n) {
     return As<decltype(&::cudaMemcpyFromSymbolAsync)>(fn)(dst, c.symbol, n, 16, p.kind,
-                                                           static_cast<cudaStream_t>(st));
+                                                          static_cast<cudaStream_t>(st));
   });
 }
 
@@ -171,7 +172,7 @@ void PeerAsync(const char* s, void* fn, Context& c) {
   Clear(p.dst, n);
   MaybeFail(c, Lib::kRuntime);
   cudaError_t r = As<decltype(&::cudaMemcpyPeerAsync)>(fn)(p.dst, 1, p.src, 0, n,
-                                                          static_cast<cudaStream_t>(st));
+                                                           static_cast<cudaStream_t>(st));
   Report(s, PeerFields(n, st, true), r, memcmp(p.dst, p.src, n) == 0);
 }
 
@@ -217,9 +218,11 @@ void HostUnregister(const char* s, void* fn, Context& c) {
 
 }  // namespace
 
-#define RUNTIME_COPY(legacy, per_thread, invoker)                           \
-  {legacy, Lib::kRuntime, Phase::kTransfer, nullptr, false, invoker},       \
-      {per_thread, Lib::kRuntime, Phase::kTransfer, nullptr, true, invoker}
+// clang-format off
+#define RUNTIME_COPY(legacy, per_thread, invoker)                     \
+  {legacy, Lib::kRuntime, Phase::kTransfer, nullptr, false, invoker}, \
+  {per_thread, Lib::kRuntime, Phase::kTransfer, nullptr, true, invoker}
+// clang-format on
 
 const Call kRuntimeCalls[] = {
     {"cudaHostAlloc", Lib::kRuntime, Phase::kAllocate, nullptr, false, HostAlloc},
