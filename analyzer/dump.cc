@@ -28,10 +28,73 @@ std::string ErrorName(uint32_t error) {
   return name != nullptr ? name : absl::StrCat("errno", error);
 }
 
+// "pinned", "pageable" or "" from a CUDA event's flags.
+std::string HostMemoryWord(uint32_t flags) {
+  if (flags & FLAG_CUDA_PINNED) return "pinned";
+  if (flags & FLAG_CUDA_PAGEABLE) return "pageable";
+  return "";
+}
+
+// What a CUDA copy was: " [pinned, async, stream 0x1006, driver API]".
+std::string CudaCopyDetails(const Event& e) {
+  std::vector<std::string> words;
+  std::string host = HostMemoryWord(e.flags);
+  if (!host.empty()) words.push_back(host);
+  words.push_back((e.flags & FLAG_CUDA_ASYNC) ? "async" : "sync");
+  words.push_back(absl::StrFormat("stream 0x%x", e.aux));
+  if (e.flags & FLAG_CUDA_DRIVER_API) words.push_back("driver API");
+  if (e.flags & FLAG_CUDA_ELEMENTS) words.push_back("requested counts array elements");
+  return absl::StrCat(" [", absl::StrJoin(words, ", "), "]");
+}
+
+// CUpti_ActivityMemcpyKind of a device-side copy.
+const char* DeviceCopyKind(int64_t kind) {
+  constexpr const char* kNames[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                    "AtoD",    "DtoA", "DtoD", "HtoH", "peer"};
+  return kind >= 0 && kind <= 10 ? kNames[kind] : "unknown";
+}
+
 // Op-specific details worth a word at the end of the line.
 std::string Details(const ProcessTrace& p, const Event& e) {
   std::string d;
   switch (e.op) {
+    case OP_CUDA_MEMCPY_HTOD:
+    case OP_CUDA_MEMCPY_DTOH:
+    case OP_CUDA_MEMCPY_DTOD:
+    case OP_CUDA_MEMCPY_HTOH:
+    case OP_CUDA_MEMCPY_PEER:
+    case OP_CUDA_MEMCPY_DEFAULT:
+      d = CudaCopyDetails(e);
+      break;
+    case OP_CUDA_HOST_ALLOC:
+    case OP_CUDA_HOST_REGISTER:
+      absl::StrAppendFormat(&d, " [flags 0x%x%s]", e.aux,
+                            (e.flags & FLAG_CUDA_DRIVER_API) ? ", driver API" : "");
+      break;
+    case OP_CUDA_HOST_FREE:
+    case OP_CUDA_HOST_UNREGISTER:
+      if (e.flags & FLAG_CUDA_DRIVER_API) d = " [driver API]";
+      break;
+    case OP_CUPTI_MEMCPY: {
+      std::string host = HostMemoryWord(e.flags);
+      absl::StrAppend(&d, " [on the device, ", DeviceCopyKind(e.result),
+                      host.empty() ? "" : ", ", host, ", stream ", e.aux, "]");
+      break;
+    }
+    case OP_CUPTI_KERNEL:
+      absl::StrAppend(&d, " [on the device, stream ", e.aux, "]");
+      break;
+    case OP_CUFILE_READ:
+    case OP_CUFILE_WRITE:
+      if (e.flags & FLAG_CUFILE_BATCH) {
+        absl::StrAppendFormat(&d, " [batch 0x%x]", e.aux);
+      } else if (e.flags & FLAG_CUDA_ASYNC) {
+        absl::StrAppendFormat(&d, " [async, stream 0x%x]", e.aux);
+      }
+      break;
+    case OP_CUFILE_HANDLE_REGISTER:
+      absl::StrAppend(&d, " [fd ", static_cast<int64_t>(e.aux), "]");
+      break;
     case OP_RENAME:
       absl::StrAppend(&d, " -> ", DisplayName(p.Text(static_cast<uint32_t>(e.aux))));
       break;
@@ -104,7 +167,12 @@ void DumpWriter::OnEvents(const ProcessTrace& process, const EventBatch& batch) 
     absl::FPrintF(out_, "# thread %d lost %d events here\n", batch.tid, batch.dropped_before);
   }
   for (const Event& e : batch.events) {
-    std::string offset = e.HasOffset() ? absl::StrCat(e.offset) : "-";
+    std::string offset = "-";
+    if (e.HasOffset()) {
+      // Pinned memory events carry a host address, not a file offset.
+      bool address = e.op >= OP_CUDA_HOST_ALLOC && e.op <= OP_CUDA_HOST_UNREGISTER;
+      offset = address ? absl::StrFormat("0x%x", e.offset) : absl::StrCat(e.offset);
+    }
     absl::FPrintF(out_, "  %11.6f %9.3f %6d %6d %-8s %-12s %12s %11d %11d %-7s %s%s\n",
                   (e.start_ns - origin_ns_) / 1e9, e.duration_ns() / 1e3, process.pid(), e.tid,
                   LayerName(LayerOf(e.op)), OpName(e.op), offset, e.requested, e.result,

@@ -7,6 +7,9 @@
 //        0.001234     1.250   4242   4242 POSIX    pread            0        4096      4096 -      /data/x.bin
 //
 // time_s counts from the process's start; offsets and byte counts are exact.
+// A CUDA copy's line ends with what it was ("[pinned, async, stream 0x7,
+// driver API]"); its result is the call's return code. Pinned-memory events
+// show the host address in the offset column.
 // Names are shown with control characters and invalid bytes escaped.
 
 #ifndef IOTAP_ANALYZER_DUMP_H_

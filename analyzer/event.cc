@@ -127,6 +127,22 @@ std::string OpName(Op op) {
     case OP_H5D_WRITE: return "H5Dwrite";
     case OP_H5D_READ_CHUNK: return "H5Dread_chunk";
     case OP_H5D_WRITE_CHUNK: return "H5Dwrite_chunk";
+    case OP_CUDA_MEMCPY_HTOD: return "cudaMemcpyHtoD";
+    case OP_CUDA_MEMCPY_DTOH: return "cudaMemcpyDtoH";
+    case OP_CUDA_MEMCPY_DTOD: return "cudaMemcpyDtoD";
+    case OP_CUDA_MEMCPY_HTOH: return "cudaMemcpyHtoH";
+    case OP_CUDA_MEMCPY_PEER: return "cudaMemcpyPeer";
+    case OP_CUDA_MEMCPY_DEFAULT: return "cudaMemcpy";
+    case OP_CUDA_HOST_ALLOC: return "cudaHostAlloc";
+    case OP_CUDA_HOST_FREE: return "cudaFreeHost";
+    case OP_CUDA_HOST_REGISTER: return "cudaHostRegister";
+    case OP_CUDA_HOST_UNREGISTER: return "cudaHostUnregister";
+    case OP_CUPTI_MEMCPY: return "gpuMemcpy";
+    case OP_CUPTI_KERNEL: return "gpuKernel";
+    case OP_CUFILE_READ: return "cuFileRead";
+    case OP_CUFILE_WRITE: return "cuFileWrite";
+    case OP_CUFILE_HANDLE_REGISTER: return "cuFileRegister";
+    case OP_CUFILE_HANDLE_DEREGISTER: return "cuFileDeregister";
     default: break;
   }
   std::string name = Op_Name(op);
@@ -168,8 +184,13 @@ Transfer TransferOf(Op op) {
 }
 
 uint64_t BytesMoved(const Event& e) {
-  if (TransferOf(e.op) == Transfer::kNone || e.result <= 0) return 0;
-  return static_cast<uint64_t>(e.result);
+  if (TransferOf(e.op) == Transfer::kNone) return 0;
+  // A queued cuFile request (async or batch) holds its submission's status:
+  // what it asked for is what it moves once queued.
+  if (LayerOf(e.op) == Layer::kGds && (e.flags & FLAG_CUDA_ASYNC)) {
+    return e.result == 0 ? e.requested : 0;
+  }
+  return e.result <= 0 ? 0 : static_cast<uint64_t>(e.result);
 }
 
 bool IsOpen(Op op) {

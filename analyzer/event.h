@@ -53,13 +53,17 @@ enum class Layer { kPosix, kStdio, kHdf5, kTfRecord, kCuda, kGds, kMarker, kOthe
 Layer LayerOf(Op op);
 const char* LayerName(Layer layer);
 
-// Short op name for listings: "read", "pread", "H5Dread", "cudaMemcpyHtoD"...
+// Short op name for listings: "read", "pread", "H5Dread", "cudaMemcpyHtoD"
+// (every CUDA copy, runtime or driver, is named by its direction;
+// "cudaMemcpy" is one whose direction the driver inferred), "gpuMemcpy" and
+// "gpuKernel" (CUPTI's device-side records)...
 std::string OpName(Op op);
 
 // What an op does to data, for counting.
 enum class Transfer { kNone, kRead, kWrite };
 Transfer TransferOf(Op op);
-// Bytes the event moved (its result, if it is a transfer that succeeded).
+// Bytes the event moved (its result, if it is a transfer that succeeded;
+// what a queued cuFile request asked for, if it was queued).
 uint64_t BytesMoved(const Event& e);
 // Whether the op opens a file (open, openat, creat, mkstemp, fopen, freopen).
 bool IsOpen(Op op);

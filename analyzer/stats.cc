@@ -49,6 +49,8 @@ void Count(FileStats* f, const Event& e) {
       f->read_ns += e.duration_ns();
       if (layer == Layer::kStdio) {
         ++f->stdio_reads;
+      } else if (layer == Layer::kGds) {
+        ++f->gds_reads;
       } else {
         ++f->posix_reads;
       }
@@ -59,6 +61,8 @@ void Count(FileStats* f, const Event& e) {
       f->write_ns += e.duration_ns();
       if (layer == Layer::kStdio) {
         ++f->stdio_writes;
+      } else if (layer == Layer::kGds) {
+        ++f->gds_writes;
       } else {
         ++f->posix_writes;
       }
@@ -102,6 +106,10 @@ void WriteFile(JsonWriter& j, const FileStats& f, bool with_path) {
   j.Uint(f.posix_writes);
   j.Key("stdio_writes");
   j.Uint(f.stdio_writes);
+  j.Key("gds_reads");
+  j.Uint(f.gds_reads);
+  j.Key("gds_writes");
+  j.Uint(f.gds_writes);
   j.Key("metadata_ops");
   j.Uint(f.metadata_ops);
   j.Key("mmaps");
@@ -163,7 +171,8 @@ FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
 void StatsCollector::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
   for (const Event& e : batch.events) {
     Layer layer = LayerOf(e.op);
-    if (layer != Layer::kPosix && layer != Layer::kStdio) continue;
+    if (layer == Layer::kCuda) cuda_.Add(e);
+    if (layer != Layer::kPosix && layer != Layer::kStdio && layer != Layer::kGds) continue;
     Transfer t = TransferOf(e.op);
     if (t == Transfer::kRead) {
       ++current_.reads;
@@ -209,6 +218,7 @@ StatsReport StatsCollector::Finish(std::vector<ReadIssue> issues) {
             [](const ProcessStats& a, const ProcessStats& b) {
               return a.hostname != b.hostname ? a.hostname < b.hostname : a.pid < b.pid;
             });
+  r.cuda = cuda_.Finish();
   r.issues = std::move(issues);
   return r;
 }
@@ -230,6 +240,7 @@ std::string StatsToJson(const StatsReport& r) {
   j.BeginArray();
   for (const FileStats& f : r.ipc) WriteFile(j, f, false);
   j.EndArray();
+  WriteCudaJson(j, r.cuda);
   j.Key("process_list");
   j.BeginArray();
   for (const ProcessStats& p : r.process_list) {
@@ -324,6 +335,8 @@ std::string StatsToText(const StatsReport& r) {
                           HumanBytes(f.read_bytes), f.writes, HumanBytes(f.write_bytes), "", "",
                           KindName(f.kind));
   }
+  std::string cuda = CudaToText(r.cuda);
+  if (!cuda.empty()) absl::StrAppend(&out, "\n", cuda);
   out += "\nprocesses:\n";
   for (const ProcessStats& p : r.process_list) {
     absl::StrAppendFormat(&out, "  %s pid %d (parent %d): %d events, %d reads (%s), %s  %s\n",

@@ -3,11 +3,27 @@
 //
 // A read is any call that moves data from a file into the program (read,
 // pread, readv, preadv, preadv2, copy_file_range and sendfile from the file,
-// fread, fgets, fgetc); a write the reverse. Bytes are what the calls
-// returned, not what they asked for. Opens are open, openat, creat, mkstemp,
-// fopen and freopen, failed ones included (as strace shows them); fdopen and
+// fread, fgets, fgetc, and GPUDirect Storage's cuFileRead into GPU memory);
+// a write the reverse. Bytes are what the calls returned, not what they asked
+// for (a cuFile request that was queued, by cuFileReadAsync or a batch,
+// counts what it asked for). Opens are open, openat, creat, mkstemp, fopen
+// and freopen, failed ones included (as strace shows them); fdopen and
 // opendir are not opens of a file. STDIO calls are counted where the program
 // made them: glibc's streams reach the kernel through calls no wrapper sees.
+//
+// CUDA (cuda_stats.h), in the JSON:
+//   "cuda_copies": [{"direction": "HtoD", "host_memory": "pinned",
+//                    "mode": "async", "calls": 12, "failed_calls": 0,
+//                    "bytes": 4915200, "seconds": 0.0012}, ...]
+//     host-side copy calls grouped by direction (HtoD, DtoH, DtoD, HtoH,
+//     peer, default: inferred by the driver), host memory (pinned, pageable,
+//     none: no host side, unknown) and mode (sync, async); bytes of the calls
+//     that succeeded, most first; seconds the calls took, summed.
+//   "cuda_device": {"copies": [{"direction", "host_memory", "copies",
+//                   "bytes", "seconds"}], "kernels": N, "kernel_seconds": S}
+//     what CUPTI measured on the device (IOTAP_CUPTI=1), summed device time.
+//   "cuda_pinned": {"allocations": N, "bytes": N}
+//     pinned allocations and registrations that succeeded.
 //
 //   StatsCollector stats;
 //   ReadTraceSet(files, &stats);
@@ -22,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/cuda_stats.h"
 #include "analyzer/trace_reader.h"
 
 namespace iotap::analyzer {
@@ -38,6 +55,8 @@ struct FileStats {
   uint64_t stdio_reads = 0;
   uint64_t posix_writes = 0;
   uint64_t stdio_writes = 0;
+  uint64_t gds_reads = 0;     // cuFileRead, cuFileReadAsync, batched reads
+  uint64_t gds_writes = 0;
   uint64_t metadata_ops = 0;  // stat, readdir, close, lseek, ... (IsMetadata)
   uint64_t mmaps = 0;
   uint64_t mmap_bytes = 0;
@@ -72,6 +91,7 @@ struct StatsReport {
   std::vector<FileStats> files;        // paths and devices, most bytes first
   std::vector<FileStats> ipc;          // pipes, sockets, anonymous: one entry per kind
   std::vector<ProcessStats> process_list;
+  CudaReport cuda;
   std::vector<ReadIssue> issues;
 };
 
@@ -94,6 +114,7 @@ class StatsCollector : public TraceVisitor {
   std::vector<FileStats*> by_id_;
   std::unordered_set<FileStats*> touched_;
   ProcessStats current_;
+  CudaStats cuda_;
   uint64_t events_ = 0;
   uint64_t dropped_ = 0;
 };

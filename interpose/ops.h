@@ -96,6 +96,7 @@ enum Op : uint16_t {
   kOpCufileRead = 270,
   kOpCufileWrite = 271,
   kOpCufileHandleRegister = 272,
+  kOpCufileHandleDeregister = 273,
   kOpStepBegin = 300,
   kOpStepEnd = 301,
   kOpMark = 302,
@@ -114,6 +115,8 @@ enum Flag : uint16_t {
   kFlagTfRecordSpanned = 128,
   kFlagTfRecordCrcOk = 256,
   kFlagODirect = 512,
+  kFlagCudaElements = 1024,
+  kFlagCufileBatch = 2048,
 };
 
 struct OpName {
@@ -206,6 +209,7 @@ inline constexpr OpName kOpNames[] = {
     {"OP_CUFILE_READ", kOpCufileRead},
     {"OP_CUFILE_WRITE", kOpCufileWrite},
     {"OP_CUFILE_HANDLE_REGISTER", kOpCufileHandleRegister},
+    {"OP_CUFILE_HANDLE_DEREGISTER", kOpCufileHandleDeregister},
     {"OP_STEP_BEGIN", kOpStepBegin},
     {"OP_STEP_END", kOpStepEnd},
     {"OP_MARK", kOpMark},
@@ -230,6 +234,8 @@ inline constexpr FlagName kFlagNames[] = {
     {"FLAG_TFRECORD_SPANNED", kFlagTfRecordSpanned},
     {"FLAG_TFRECORD_CRC_OK", kFlagTfRecordCrcOk},
     {"FLAG_O_DIRECT", kFlagODirect},
+    {"FLAG_CUDA_ELEMENTS", kFlagCudaElements},
+    {"FLAG_CUFILE_BATCH", kFlagCufileBatch},
 };
 
 }  // namespace iotap::interpose

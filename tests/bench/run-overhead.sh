@@ -24,3 +24,17 @@ echo "== 1,000,000 sequential 4 KiB reads (target: at most 1.5 bytes/event, none
 run --mode read4k --calls 1000000 --threads 1 --pairs 5
 echo "== 10,000,000 events (target: RSS growth under 16 MiB)"
 run --mode pread1 --calls 10000000 --threads 1 --pairs 3
+if [[ -x "$build/bin/cuda_copy_worker" ]]; then
+  # The CUDA copy wrappers, against the test doubles (no GPU involved).
+  cuda() {
+    "$build/bin/overhead_harness" --shim "$build/lib/libiotap.so" \
+      --worker "$build/bin/cuda_copy_worker" --iotap "$build/bin/iotap" \
+      --file "$build/bin/cuda_copy_worker" --calls 1000000 --threads 1 --pairs "$pairs" "$@"
+  }
+  echo "== cudaMemcpyAsync, pinned, 1000 pinned ranges (target: at most 100 ns added)"
+  cuda --mode runtime-pinned
+  echo "== cudaMemcpyAsync, pageable (target: at most 100 ns added)"
+  cuda --mode runtime-pageable
+  echo "== cuMemcpyHtoDAsync through cuGetProcAddress, pinned (target: at most 100 ns added)"
+  cuda --mode driver-proc
+fi

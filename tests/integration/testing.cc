@@ -38,26 +38,31 @@ std::string Python() {
   return p != nullptr && *p != '\0' ? p : "/usr/bin/python3";
 }
 
-std::vector<std::string> MapSymbols() {
-  std::string text = ReadFile(SourcePath("interpose/libiotap.map"));
-  for (size_t open = text.find("/*"); open != std::string::npos; open = text.find("/*")) {
-    size_t close = text.find("*/", open);
-    text.erase(open, close == std::string::npos ? std::string::npos : close + 2 - open);
+std::map<std::string, std::vector<std::string>> MapSections() {
+  std::istringstream map(ReadFile(SourcePath("interpose/libiotap.map")));
+  std::map<std::string, std::vector<std::string>> sections;
+  std::string section;
+  bool listing = false;
+  std::string line;
+  while (std::getline(map, line)) {
+    size_t marker = line.find("/* ---- ");
+    size_t word = line.find(" layer");
+    if (marker != std::string::npos && word != std::string::npos && word > marker) {
+      section = line.substr(marker + 8, word - marker - 8);
+    }
+    if (line.find("global:") != std::string::npos) listing = true;
+    if (line.find("local:") != std::string::npos) listing = false;
+    size_t first = line.find_first_not_of(" \t");
+    if (!listing || first == std::string::npos || line[first] == '/' || line[first] == '*' ||
+        line.back() != ';') {
+      continue;
+    }
+    sections[section].push_back(line.substr(first, line.size() - 1 - first));
   }
-  std::vector<std::string> names;
-  size_t global = text.find("global:");
-  size_t local = text.find("local:");
-  if (global == std::string::npos || local == std::string::npos || local < global) return names;
-  std::stringstream list(text.substr(global + 7, local - global - 7));
-  std::string entry;
-  while (std::getline(list, entry, ';')) {
-    size_t first = entry.find_first_not_of(" \t\n");
-    if (first == std::string::npos) continue;
-    size_t last = entry.find_last_not_of(" \t\n");
-    names.push_back(entry.substr(first, last - first + 1));
-  }
-  return names;
+  return sections;
 }
+
+std::vector<std::string> MapSymbols(const std::string& layer) { return MapSections()[layer]; }
 
 TempDir::TempDir() {
   const char* base = getenv("TMPDIR");

@@ -34,7 +34,12 @@ std::string Python();
 
 // The names interpose/libiotap.map exports (its `global:` list), in order,
 // read from the source tree when called. Empty if the file cannot be read.
-std::vector<std::string> MapSymbols();
+// The symbols interpose/libiotap.map exports in the section of `layer`: ""
+// for the core (everything before the first "/* ---- NAME layer" comment),
+// or a layer's NAME ("CUDA", "HDF5").
+std::vector<std::string> MapSymbols(const std::string& layer = "");
+// Every section of the map: "" (the core) and each layer's.
+std::map<std::string, std::vector<std::string>> MapSections();
 
 class TempDir {
  public:
