@@ -8,6 +8,7 @@
 #include "analyzer/internal/byte_source.h"
 #include "analyzer/internal/json_tokenizer.h"
 #include "analyzer/steps/jsonl_reader.h"
+#include "analyzer/steps/marker_steps.h"
 #include "analyzer/steps/profiler_reader.h"
 #include "analyzer/steps/tensorboard_reader.h"
 
@@ -18,7 +19,7 @@ namespace {
 // Bytes of (decompressed) content looked at to tell formats apart.
 constexpr size_t kHeadBytes = 64 * 1024;
 
-enum class Kind { kUnknown, kTensorBoard, kProfiler, kJsonLines };
+enum class Kind { kUnknown, kTensorBoard, kProfiler, kJsonLines, kTrace };
 
 // Top-level keys that only a profiler trace has.
 constexpr std::array<std::string_view, 7> kProfilerKeys = {
@@ -44,6 +45,9 @@ Kind KindOfObject(std::string_view head) {
 }
 
 Kind KindOf(std::string_view head) {
+  if (head.size() >= 4 && head.substr(0, 4) == std::string_view("\x28\xb5\x2f\xfd", 4)) {
+    return Kind::kTrace;  // zstd frame: an iotap trace
+  }
   if (LooksLikeTfRecord(head)) return Kind::kTensorBoard;
   size_t first = head.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return Kind::kUnknown;
@@ -61,6 +65,7 @@ Kind KindOfName(const std::string& path) {
   if (name.find("tfevents") != std::string_view::npos) return Kind::kTensorBoard;
   if (name.ends_with(".jsonl") || name.ends_with(".jsonl.gz")) return Kind::kJsonLines;
   if (name.ends_with(".json") || name.ends_with(".json.gz")) return Kind::kProfiler;
+  if (name.ends_with(".iotap")) return Kind::kTrace;
   return Kind::kUnknown;
 }
 
@@ -107,14 +112,16 @@ absl::StatusOr<StepLog> ReadStepLog(const std::string& path) {
       return ReadProfilerTrace(path);
     case Kind::kJsonLines:
       return ReadJsonLinesLog(path);
+    case Kind::kTrace:
+      return ReadMarkerSteps(path);
     case Kind::kUnknown:
       break;
   }
   return absl::InvalidArgumentError(absl::StrCat(
       path,
       ": not a step log iotap reads: neither a TensorBoard event file (TFRecord framing), "
-      "a PyTorch profiler trace (JSON with \"traceEvents\") nor a JSON-lines step log (objects "
-      "with \"step\", \"start\", \"end\")"));
+      "a PyTorch profiler trace (JSON with \"traceEvents\"), a JSON-lines step log (objects "
+      "with \"step\", \"start\", \"end\") nor an iotap trace"));
 }
 
 }  // namespace iotap::analyzer

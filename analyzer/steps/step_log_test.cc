@@ -54,8 +54,8 @@ TEST(ReadStepLogTest, SaysWhatItCannotRead) {
   EXPECT_EQ(std::string(log.status().message()),
             path +
                 ": not a step log iotap reads: neither a TensorBoard event file (TFRecord "
-                "framing), a PyTorch profiler trace (JSON with \"traceEvents\") nor a JSON-lines "
-                "step log (objects with \"step\", \"start\", \"end\")");
+                "framing), a PyTorch profiler trace (JSON with \"traceEvents\"), a JSON-lines "
+                "step log (objects with \"step\", \"start\", \"end\") nor an iotap trace");
   path = WriteTemp("empty.json", "");
   log = ReadStepLog(path);
   ASSERT_FALSE(log.ok());
