@@ -5,13 +5,13 @@ IOTAP_TORCH_STEPS=1, so every Python process of the job (DataLoader workers
 started with spawn or forkserver too) runs this file at start-up, before the
 user's code. It does two things and nothing else:
 
-1. runs the `sitecustomize` module that would have run without iotap (the
-   next one on sys.path; Debian's installs the apport hook), so nothing the
-   system or the user set up is lost;
-2. when IOTAP_TORCH_STEPS=1, waits for the job to import torch and then calls
+1. when IOTAP_TORCH_STEPS=1, waits for the job to import torch and then calls
    iotap.instrument_torch(). It never imports torch itself: a process that
    does not use torch (a shell helper, a data tool) loads only the standard
-   library modules this file imports.
+   library modules this file imports;
+2. runs the `sitecustomize` module that would have run without iotap (the
+   next one on sys.path; Debian's installs the apport hook), so nothing the
+   system or the user set up is lost.
 
 It cannot reach interpreters started with -S (no site) or -I (PYTHONPATH
 ignored).
@@ -86,6 +86,7 @@ class _TorchImportWatcher:
         pass
 
 
-_run_next_sitecustomize()
+# Watch first: the sitecustomize run next may itself import torch.
 if os.environ.get("IOTAP_TORCH_STEPS") == "1" and "torch" not in sys.modules:
     sys.meta_path.insert(0, _TorchImportWatcher())
+_run_next_sitecustomize()
