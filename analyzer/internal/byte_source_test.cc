@@ -1,10 +1,12 @@
 #include "analyzer/internal/byte_source.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -14,11 +16,23 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string Write(const std::string& name, const std::string& bytes) {
-  std::string path = ::testing::TempDir() + "/iotap-byte-source-" + name;
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-  return path;
-}
+// Files for one test, removed at its end.
+class ByteSourceTest : public ::testing::Test {
+ protected:
+  ~ByteSourceTest() override {
+    for (const std::string& path : written_) std::filesystem::remove(path);
+  }
+  std::string Write(const std::string& name, const std::string& bytes) {
+    std::string path =
+        ::testing::TempDir() + "iotap-byte-source-" + std::to_string(getpid()) + "-" + name;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    written_.push_back(path);
+    return path;
+  }
+
+ private:
+  std::vector<std::string> written_;
+};
 
 std::string Compress(const std::string& data) {
   z_stream z = {};
@@ -51,7 +65,7 @@ std::string Sample() {
   return s;
 }
 
-TEST(ByteSourceTest, PlainAndGzipGiveTheSameBytes) {
+TEST_F(ByteSourceTest, PlainAndGzipGiveTheSameBytes) {
   std::string data = Sample();
   for (bool gz : {false, true}) {
     auto in = ByteSource::Open(Write(gz ? "sample.gz" : "sample", gz ? Compress(data) : data));
@@ -64,7 +78,7 @@ TEST(ByteSourceTest, PlainAndGzipGiveTheSameBytes) {
   }
 }
 
-TEST(ByteSourceTest, CutGzipDeliversItsStartThenSaysSo) {
+TEST_F(ByteSourceTest, CutGzipDeliversItsStartThenSaysSo) {
   std::string data = Sample();
   std::string gz = Compress(data);
   std::string path = Write("cut.gz", gz.substr(0, gz.size() / 2));
@@ -79,7 +93,7 @@ TEST(ByteSourceTest, CutGzipDeliversItsStartThenSaysSo) {
   EXPECT_EQ(got.size(), (*in)->offset());
 }
 
-TEST(ByteSourceTest, DamagedGzipIsAnError) {
+TEST_F(ByteSourceTest, DamagedGzipIsAnError) {
   std::string gz = Compress(Sample());
   gz[gz.size() / 2] ^= 0x55;
   std::string path = Write("damaged.gz", gz);
@@ -90,7 +104,7 @@ TEST(ByteSourceTest, DamagedGzipIsAnError) {
   EXPECT_THAT(std::string(status.message()), HasSubstr(path + ": gzip data unreadable after "));
 }
 
-TEST(ByteSourceTest, MissingFile) {
+TEST_F(ByteSourceTest, MissingFile) {
   auto in = ByteSource::Open("/nonexistent/iotap/file");
   ASSERT_FALSE(in.ok());
   EXPECT_EQ(in.status().message(),

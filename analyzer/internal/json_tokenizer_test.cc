@@ -1,5 +1,7 @@
 #include "analyzer/internal/json_tokenizer.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -132,7 +134,8 @@ TEST(JsonTokenizerTest, SkipValueAndDepth) {
 
 // Tokens that straddle the 1 MiB read buffer are read whole.
 TEST(JsonTokenizerTest, TokensAcrossBufferRefills) {
-  std::string path = ::testing::TempDir() + "/iotap-json-refill.json";
+  std::string path =
+      ::testing::TempDir() + "iotap-json-refill-" + std::to_string(getpid()) + ".json";
   std::string big(1 << 20, 'x');
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);

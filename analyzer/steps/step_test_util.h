@@ -53,11 +53,22 @@ inline std::string ReadBytes(const std::string& path) {
   return s.str();
 }
 
+// A directory of this test process's own, removed when it exits.
+inline const std::string& TempDirectory() {
+  static const struct Directory {
+    std::string path = ::testing::TempDir() + "iotap-steps-" + std::to_string(getpid());
+    Directory() { std::filesystem::create_directories(path); }
+    ~Directory() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } directory;
+  return directory.path;
+}
+
 // Writes `bytes` to a fresh file called `name` and returns its path.
 inline std::string WriteTemp(const std::string& name, const std::string& bytes) {
-  std::string dir = ::testing::TempDir() + "iotap-steps-" + std::to_string(getpid());
-  std::filesystem::create_directories(dir);
-  std::string path = dir + "/" + name;
+  std::string path = TempDirectory() + "/" + name;
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   return path;
 }
