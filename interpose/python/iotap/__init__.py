@@ -103,18 +103,21 @@ def step(n):
         step_end(n)
 
 
-class _Steps(threading.local):
-    """Step numbering of the optimizer-step rule above, per thread."""
+class _Steps:
+    """Step numbering of the optimizer-step rule above, for the whole process
+    (a loop that fetches batches on another thread still numbers them by the
+    optimizer's steps)."""
 
     def __init__(self):
-        super().__init__()
         self.step = 0          # the step being run
         self.closed = False    # an optimizer step has ended it
         self.any_wait = False  # a data wait was ever recorded
-        self.in_optimizer = 0  # nesting depth (subclass step calling super().step)
 
 
 _steps = _Steps()
+# Depth of optimizer step calls on this thread: a subclass's step calling
+# super().step() is one step.
+_nesting = threading.local()
 
 
 def _record_wait(start_ns, end_ns):
@@ -159,15 +162,14 @@ def _timed_next(original):
 def _timed_step(original):
     @functools.wraps(original)
     def step(*args, **kwargs):
-        s = _steps
-        if s.in_optimizer:
+        if getattr(_nesting, "depth", 0):
             return original(*args, **kwargs)
-        s.in_optimizer += 1
+        _nesting.depth = 1
         start = time.monotonic_ns()
         try:
             result = original(*args, **kwargs)
         finally:
-            s.in_optimizer -= 1
+            _nesting.depth = 0
         _record_optimizer_step(start, time.monotonic_ns())
         return result
     step._iotap_wrapped = True
