@@ -72,7 +72,7 @@ TEST(TorchStepsTest, ForkedWorkers) {
       RunWithTorchSteps({Python(), SourcePath("tests/integration/programs/train_steps.py"), "2",
                          "40", "8", "2", "fork", "custom"},
                         dir.Sub("trace"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << "signal " << r.signal << "\n" << r.err;
   EXPECT_EQ(r.out, "optimizer steps 10\n");
   size_t files = 0;
   std::vector<StepLog> logs = MarkerLogs(dir.Sub("trace"), &files);
@@ -94,7 +94,7 @@ TEST(TorchStepsTest, SpawnedWorkers) {
       RunWithTorchSteps({Python(), SourcePath("tests/integration/programs/train_steps.py"), "1",
                          "24", "8", "1", "spawn"},
                         dir.Sub("trace"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << "signal " << r.signal << "\n" << r.err;
   EXPECT_EQ(r.out, "optimizer steps 3\n");
   size_t files = 0;
   std::vector<StepLog> logs = MarkerLogs(dir.Sub("trace"), &files);
@@ -116,7 +116,7 @@ TEST(TorchStepsTest, OtherPythonProcessesAreLeftAlone) {
                          "import sys; print(sorted(m for m in sys.modules if m.split('.')[0] in "
                          "('torch', 'iotap', 'ctypes')))"},
                         dir.Sub("trace"), options);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << "signal " << r.signal << "\n" << r.err;
   EXPECT_EQ(r.out, "user sitecustomize\n[]\n");
 
   RunResult help = RunProgram({IotapBinary(), "run", "--help"});
@@ -129,7 +129,7 @@ TEST(PythonHelperTest, RecordsMarkersWhenTheShimIsLoaded) {
   options.env["PYTHONPATH"] = SourcePath("interpose/python");
   RunResult r = RunPreloaded({Python(), SourcePath("tests/integration/programs/markers.py")},
                              dir.Sub("trace"), options);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << "signal " << r.signal << "\n" << r.err;
   EXPECT_EQ(r.out, "enabled True\nspan 0 0 -1 -1 -1\n");
   LoadedRun run = LoadRun(dir.Sub("trace"));
   ASSERT_EQ(run.processes.size(), 1u);
@@ -176,7 +176,7 @@ TEST(PythonHelperTest, DoesNothingWithoutTheShim) {
   options.unset_env = {"LD_PRELOAD"};
   RunResult r =
       RunProgram({Python(), SourcePath("tests/integration/programs/markers.py")}, options);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << "signal " << r.signal << "\n" << r.err;
   EXPECT_EQ(r.out, "enabled False\ninstrumented False\nno iotap_span\n");
   EXPECT_EQ(r.err, "");
 }
