@@ -104,6 +104,7 @@ ProcessAnalyzer::ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns)
     : origin_unix_ns_(origin_unix_ns), resolution_ns_(resolution_ns) {}
 
 void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
+  markers_.OnProcess(process);
   result_.io = std::make_unique<TimeBitmap>(origin_unix_ns_, resolution_ns_);
   result_.writes = std::make_unique<TimeBitmap>(origin_unix_ns_, resolution_ns_);
   for (int i = 0; i < kLayerCount; ++i) {
@@ -250,7 +251,7 @@ void ProcessAnalyzer::OnCuda(const Event& e, int64_t start, int64_t end) {
   ++c.copies;
   c.bytes += e.requested;
   c.time_ns += end - start;
-  result_.cuda_copies.push_back(TimedEvent{e.op, start, end, e.aux, e.requested, e.flags, ""});
+  result_.cuda_copies.push_back(TimedEvent{e.op, start, end, e.aux, e.requested, e.flags});
   LayerAccumulator& layer = result_.layers[static_cast<int>(Layer::kCuda)];
   ++layer.ops;
   layer.time_ns += end - start;
@@ -259,6 +260,7 @@ void ProcessAnalyzer::OnCuda(const Event& e, int64_t start, int64_t end) {
 
 void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
   if (batch.events.empty()) return;
+  markers_.OnEvents(process, batch);
   // One wall-clock offset per chunk: clocks do not drift measurably within one.
   int64_t offset = process.ToRealtimeNs(batch.events.front().start_ns) -
                    batch.events.front().start_ns;
@@ -281,9 +283,7 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
         OnCuda(e, start, end);
         break;
       case Layer::kMarker:
-        result_.markers.push_back(TimedEvent{e.op, start, end, e.aux, 0, e.flags,
-                                             std::string(process.Text(e.file))});
-        break;
+        break;  // the marker collector has them
       case Layer::kTfRecord:
       case Layer::kOther:
         ++result_.layers[static_cast<int>(LayerOf(e.op))].ops;
@@ -316,6 +316,8 @@ void ProcessAnalyzer::OnPacket(const ProcessTrace& process, const Packet& packet
 }
 
 void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
+  markers_.OnFileEnd(process);
+  result_.steps = markers_.TakeLogs();
   io_union_->Finish();
   result_.io_busy_ns = io_union_->total_ns();
   result_.late_clipped_ns = io_union_->late_clipped_ns();

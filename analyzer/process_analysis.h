@@ -26,6 +26,7 @@
 #include "analyzer/accumulators.h"
 #include "analyzer/event.h"
 #include "analyzer/interval_union.h"
+#include "analyzer/steps/marker_steps.h"
 #include "analyzer/time_bitmap.h"
 #include "analyzer/trace_reader.h"
 #include "iotap/report.pb.h"
@@ -118,7 +119,6 @@ struct TimedEvent {
   uint64_t aux;
   uint64_t bytes;
   uint32_t flags;
-  std::string name;  // marks: their name
 };
 
 struct ProcessResult {
@@ -137,7 +137,7 @@ struct ProcessResult {
   std::unique_ptr<AdaptiveSeries> data_read_ns;
   std::unique_ptr<AdaptiveSeries> cpu_ns;
   SizeHistogram data_read_sizes;        // every data-file read
-  std::vector<TimedEvent> markers;      // step markers, data waits, marks
+  std::vector<StepLog> steps;           // from the process's in-band markers
   std::vector<TimedEvent> cuda_copies;  // host-to-device and others
   int64_t io_busy_ns = 0;               // exact union over the process's threads
   int64_t late_clipped_ns = 0;
@@ -191,6 +191,7 @@ class ProcessAnalyzer : public TraceVisitor {
   std::vector<FileSlot> slots_;
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
   std::unique_ptr<IntervalUnion> io_union_;
+  MarkerCollector markers_;
   // POSIX reads made inside HDF5 calls, by call id, until the call's own
   // event (recorded after them) says which dataset they served.
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> hdf5_children_;

@@ -43,25 +43,77 @@ double LoaderBusy(const TrainerGroup& g, int64_t start, int64_t end) {
   return std::min(1.0, busiest);
 }
 
+// Assigns the spans of an external step log to trainer groups by rank, then
+// pid; with one trainer, everything is its.
+void AssignStepLog(RunState& s, const StepLog& log) {
+  bool unmatched = false;
+  for (const StepSpan& span : log.spans) {
+    int target = -1;
+    for (auto& [index, g] : s.groups) {
+      const ProcessHeader& h = s.catalog.entries[index].header;
+      if ((span.rank >= 0 && h.rank() == span.rank) || (span.pid > 0 && h.pid() == span.pid)) {
+        target = index;
+        break;
+      }
+    }
+    if (target < 0 && !s.groups.empty()) {
+      unmatched = unmatched || s.groups.size() > 1;
+      target = s.groups.begin()->first;
+    }
+    if (target >= 0) s.groups[target].steps.push_back(span);
+  }
+  if (unmatched) {
+    s.notes.push_back(absl::StrCat(log.path, ": some steps name no rank or process of this run; "
+                                             "they were given to the first trainer"));
+  }
+}
+
+void Epochs(TrainerGroup& g, const std::vector<StepMark>& marks, int64_t run_end) {
+  std::vector<int64_t> starts;
+  for (const StepMark& m : marks) {
+    if (m.name == "epoch") starts.push_back(m.time_ns);
+  }
+  std::sort(starts.begin(), starts.end());
+  g.epochs.clear();
+  for (size_t k = 0; k < starts.size(); ++k) {
+    int64_t end = k + 1 < starts.size() ? starts[k + 1] : std::max(run_end, starts[k]);
+    g.epochs.push_back(TimeWindow{starts[k], end});
+  }
+}
+
 void CollectSteps(RunState& s) {
   for (auto& [index, g] : s.groups) {
-    const ProcessHeader& h = s.catalog.entries[index].header;
-    g.steps = StepsFromMarkers(s.markers[index], h.pid(), h.rank());
-    if (!g.steps.empty()) s.step_sources.push_back(absl::StrCat("markers of pid ", h.pid()));
-    std::vector<int64_t> epoch_starts;
-    for (const TimedEvent& m : s.markers[index]) {
-      if (m.op == OP_MARK && m.name == "epoch") epoch_starts.push_back(m.start_unix_ns);
-    }
-    std::sort(epoch_starts.begin(), epoch_starts.end());
-    for (size_t k = 0; k < epoch_starts.size(); ++k) {
-      int64_t end = k + 1 < epoch_starts.size() ? epoch_starts[k + 1]
-                                                : std::max(s.end_ns, epoch_starts[k]);
-      g.epochs.push_back(TimeWindow{epoch_starts[k], end});
+    for (const StepLog& log : s.marker_steps[index]) {
+      if (log.spans.empty()) continue;
+      g.steps.insert(g.steps.end(), log.spans.begin(), log.spans.end());
+      Epochs(g, log.marks, s.end_ns);
+      s.step_sources.push_back(absl::StrCat("markers of pid ",
+                                            s.catalog.entries[index].header.pid()));
     }
   }
   for (const std::string& path : s.step_log_paths) {
-    s.notes.push_back(absl::StrCat("step log not used: ", path,
-                                   ": reading step logs is not available in this build"));
+    absl::StatusOr<StepLog> log = ReadStepLog(path);
+    if (!log.ok()) {
+      s.notes.push_back(absl::StrCat("step log not used: ", log.status().message()));
+      continue;
+    }
+    for (const std::string& e : log->errors) s.notes.push_back(e);
+    for (const std::string& n : log->notes) s.notes.push_back(absl::StrCat(path, ": ", n));
+    if (!log->wall_clock) {
+      s.notes.push_back(absl::StrCat(path, ": its times have no wall-clock origin, so its steps "
+                                           "cannot be lined up with I/O; not used"));
+      continue;
+    }
+    if (s.step_sources.empty() || s.step_sources.back() != path) {
+      // The user's log wins over markers.
+      for (auto& [index, g] : s.groups) g.steps.clear();
+      s.step_sources.clear();
+    }
+    s.step_sources.push_back(path);
+    AssignStepLog(s, *log);
+    for (auto& [index, g] : s.groups) {
+      if (g.epochs.empty()) Epochs(g, log->marks, s.end_ns);
+    }
   }
   bool any_steps = false;
   for (auto& [index, g] : s.groups) any_steps = any_steps || !g.steps.empty();

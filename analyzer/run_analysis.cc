@@ -89,7 +89,7 @@ void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
       group.loader_cpu.emplace(index, std::move(*r.cpu_ns));
     }
   }
-  s.markers[index] = std::move(r.markers);
+  s.marker_steps[index] = std::move(r.steps);
   s.events += r.events;
   s.dropped += r.dropped;
   s.late_clipped_ns += r.late_clipped_ns;
@@ -193,7 +193,7 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   const size_t n = s.catalog.entries.size();
   s.processes.resize(n);
   s.read_ok.assign(n, false);
-  s.markers.resize(n);
+  s.marker_steps.resize(n);
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);
   SetUpGroups(s);

@@ -53,7 +53,7 @@ struct RunState {
   std::unique_ptr<TimeBitmap> all_io;
   std::vector<AdaptiveSeries> layer_read_bytes;
   std::map<int, TrainerGroup> groups;    // by trainer catalog index
-  std::vector<std::vector<TimedEvent>> markers;  // by catalog index
+  std::vector<std::vector<StepLog>> marker_steps;  // by catalog index
   std::vector<ReadIssue> issues;
   std::vector<std::string> step_log_paths;  // --steps
   std::vector<std::string> step_sources;    // what the steps came from
@@ -65,9 +65,6 @@ struct RunState {
 
 // The group a process belongs to (its own if a trainer), or -1.
 int GroupOf(const RunState& state, int index);
-
-// Step spans of a process from its in-band markers (wall clock).
-std::vector<StepSpan> StepsFromMarkers(const std::vector<TimedEvent>& markers, int pid, int rank);
 
 // Fills report->steps, step_statistics, overlap, epochs and workers; promotes
 // processes that recorded steps to trainers.

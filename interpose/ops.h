@@ -117,6 +117,7 @@ enum Flag : uint16_t {
   kFlagODirect = 512,
   kFlagCudaElements = 1024,
   kFlagCufileBatch = 2048,
+  kFlagExplicitTimes = 4096,
 };
 
 struct OpName {
@@ -236,6 +237,7 @@ inline constexpr FlagName kFlagNames[] = {
     {"FLAG_O_DIRECT", kFlagODirect},
     {"FLAG_CUDA_ELEMENTS", kFlagCudaElements},
     {"FLAG_CUFILE_BATCH", kFlagCufileBatch},
+    {"FLAG_EXPLICIT_TIMES", kFlagExplicitTimes},
 };
 
 }  // namespace iotap::interpose

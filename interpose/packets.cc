@@ -226,8 +226,13 @@ bool EncodeChunk(WireWriter* w, const Ring& ring, uint64_t first, uint32_t count
     return ring.events[(first + i) & mask];
   };
   const uint64_t time_unit = g_config.time_unit_ns;
+  // Raw time stamps become CLOCK_MONOTONIC ns here, off the hot path; times
+  // a caller gave (iotap_span) already are, and pass unchanged.
+  auto monotonic = [&](const RawEvent& e, uint64_t raw) {
+    return (e.flags & kFlagExplicitTimes) ? raw : clock.ToMonotonicNs(raw);
+  };
   auto start_units = [&](uint32_t i) {
-    return static_cast<int64_t>(clock.ToMonotonicNs(at(i).t0) / time_unit);
+    return static_cast<int64_t>(monotonic(at(i), at(i).t0) / time_unit);
   };
   size_t packet = w->BeginNested(1);
   size_t chunk = w->BeginNested(4);
@@ -241,7 +246,7 @@ bool EncodeChunk(WireWriter* w, const Ring& ring, uint64_t first, uint32_t count
   PutColumn(w, 10, count, scratch, [&](uint32_t i) { return at(i).op; });
   auto end_units = [&](uint32_t i) {
     int64_t s = start_units(i);
-    int64_t e = static_cast<int64_t>(clock.ToMonotonicNs(at(i).t1) / time_unit);
+    int64_t e = static_cast<int64_t>(monotonic(at(i), at(i).t1) / time_unit);
     return e > s ? e : s;
   };
   int64_t previous_end = base;

@@ -45,6 +45,10 @@ constexpr char kRunHelp[] =
     "  --layers LIST            comma list of posix,stdio,hdf5,tfrecord,cuda (default all)\n"
     "  --zstd-level N           compression level 1-19, or 0 to store (default 1)\n"
     "  --quiet                  no warnings from the shim\n"
+    "  --torch-steps            record the steps of unmodified PyTorch jobs: every wait\n"
+    "                           for a DataLoader batch, every optimizer step, every epoch\n"
+    "                           (Python processes load the iotap helper through a\n"
+    "                           sitecustomize on PYTHONPATH when they import torch)\n"
     "\n"
     "The same settings as environment variables, for LD_PRELOAD use without iotap run:\n"
     "  LD_PRELOAD=/path/to/libiotap.so IOTAP_DIR=DIR COMMAND\n"
@@ -84,6 +88,25 @@ std::string FindLibrary() {
     std::string candidate = dir + rel;
     char resolved[PATH_MAX];
     if (access(candidate.c_str(), R_OK) == 0 && realpath(candidate.c_str(), resolved) != nullptr) {
+      return resolved;
+    }
+  }
+  return "";
+}
+
+// The iotap Python package (interpose/python, copied into the build tree):
+// $IOTAP_PYTHON_DIR, or next to the iotap binary (build tree bin/../lib/python,
+// or an installed ../lib/iotap/python).
+std::string FindPythonDirectory() {
+  if (const char* env = std::getenv("IOTAP_PYTHON_DIR"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::string dir = SelfDirectory();
+  for (const char* rel : {"/../lib/python", "/../lib/iotap/python"}) {
+    std::string candidate = dir + rel;
+    char resolved[PATH_MAX];
+    if (access((candidate + "/iotap/_site/sitecustomize.py").c_str(), R_OK) == 0 &&
+        realpath(candidate.c_str(), resolved) != nullptr) {
       return resolved;
     }
   }
@@ -186,7 +209,8 @@ int RunCommand(int argc, char** argv) {
                            {"", "--buffer-events", true},
                            {"", "--layers", true},
                            {"", "--zstd-level", true},
-                           {"", "--quiet", false}},
+                           {"", "--quiet", false},
+                           {"", "--torch-steps", false}},
                           /*stop_at_first_positional=*/true);
   if (!args.ok() || args->positional().empty()) {
     std::fprintf(stderr, "iotap run: %s\n\n%s",
@@ -201,17 +225,36 @@ int RunCommand(int argc, char** argv) {
                  "IOTAP_LIBRARY to its path\n");
     return kExitUsage;
   }
+  std::string python_dir;
+  if (args->Has("--torch-steps")) {
+    python_dir = FindPythonDirectory();
+    if (python_dir.empty()) {
+      std::fprintf(stderr,
+                   "iotap run: --torch-steps: cannot find the iotap Python package next to the "
+                   "iotap binary; set IOTAP_PYTHON_DIR to the directory holding iotap/\n");
+      return kExitUsage;
+    }
+  }
   std::string dir = PrepareDirectory(args->Get("--output", DefaultDirectory()));
   if (dir.empty()) return kExitUsage;
 
   // The command's environment: ours plus the shim and its settings.
   std::vector<std::string> env;
   std::string preload = library;
+  // --torch-steps: our sitecustomize first (it runs the one it hides), then
+  // the iotap package, then whatever the user had.
+  std::string python_path =
+      python_dir.empty() ? "" : python_dir + "/iotap/_site:" + python_dir;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string var = *e;
     if (var.rfind("LD_PRELOAD=", 0) == 0) {
       std::string old = var.substr(11);
       if (!old.empty()) preload += " " + old;
+      continue;
+    }
+    if (!python_path.empty() && var.rfind("PYTHONPATH=", 0) == 0) {
+      std::string old = var.substr(11);
+      if (!old.empty()) python_path += ":" + old;
       continue;
     }
     if (var.rfind("IOTAP_", 0) == 0 && var.rfind("IOTAP_LIBRARY=", 0) != 0) continue;
@@ -231,6 +274,10 @@ int RunCommand(int argc, char** argv) {
     if (args->Has(option)) env.push_back(absl::StrCat(variable, "=", args->Get(option)));
   }
   if (args->Has("--quiet")) env.push_back("IOTAP_QUIET=1");
+  if (!python_path.empty()) {
+    env.push_back("PYTHONPATH=" + python_path);
+    env.push_back("IOTAP_TORCH_STEPS=1");
+  }
   std::vector<char*> envp;
   for (std::string& v : env) envp.push_back(v.data());
   envp.push_back(nullptr);
