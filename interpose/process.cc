@@ -11,7 +11,8 @@
 //   the application's exit handlers, writes the end of the trace.
 // - _exit/_Exit (how DataLoader workers leave, through os._exit): no
 //   destructors run, so the trace is finished here.
-// - abort: finished on the way down if the writer lock is free.
+// - abort: finished on the way down, unless the writer lock stays busy for
+//   half a second.
 // - __libc_start_main: wraps main to learn the exit code when main returns.
 
 #include <spawn.h>
@@ -84,19 +85,19 @@ IOTAP_EXPORT void exit(int code) noexcept {
 }
 
 IOTAP_EXPORT void _exit(int code) {
-  FinishTrace(EndReason::kUnderscoreExit, code, true, /*blocking=*/true);
+  FinishTrace(EndReason::kUnderscoreExit, code, true);
   real__exit()(code);
   __builtin_unreachable();
 }
 
 IOTAP_EXPORT void _Exit(int code) noexcept {
-  FinishTrace(EndReason::kUnderscoreExit, code, true, /*blocking=*/true);
+  FinishTrace(EndReason::kUnderscoreExit, code, true);
   real__Exit()(code);
   __builtin_unreachable();
 }
 
 IOTAP_EXPORT void abort() noexcept {
-  FinishTrace(EndReason::kAbort, 134, false, /*blocking=*/false);
+  FinishTrace(EndReason::kAbort, 134, false, /*wait_ms=*/500);
   real_abort()();
   __builtin_unreachable();
 }

@@ -428,7 +428,7 @@ __attribute__((constructor)) void IotapInit(int argc, char** argv, char**) {
 
 __attribute__((destructor)) void IotapFini() {
   FinishTrace(EndReason::kExit, g_exit_code.load(std::memory_order_relaxed),
-              g_exit_code_known.load(std::memory_order_relaxed), /*blocking=*/true);
+              g_exit_code_known.load(std::memory_order_relaxed));
 }
 
 // Everything pending, then `tail` (end or exec packets). Caller holds the lock.
@@ -525,15 +525,22 @@ void NoteExitCode(int code) {
 
 bool InOwnProcess() { return syscall(SYS_getpid) == g_writer.pid; }
 
-void FinishTrace(EndReason reason, int code, bool code_known, bool blocking) {
+void FinishTrace(EndReason reason, int code, bool code_known, int wait_ms) {
   if (!Recording() || !InOwnProcess() || tls_thread.locks != 0) return;
   bool was_busy = tls_thread.busy;
   tls_thread.busy = true;
-  if (blocking) {
+  if (wait_ms == 0) {
     LockShim(&g_writer.lock);
-  } else if (!TryLockShim(&g_writer.lock)) {
-    tls_thread.busy = was_busy;
-    return;
+  } else {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += static_cast<long>(wait_ms) * 1000000;
+    deadline.tv_sec += deadline.tv_nsec / 1000000000;
+    deadline.tv_nsec %= 1000000000;
+    if (!TimedLockShim(&g_writer.lock, &deadline)) {
+      tls_thread.busy = was_busy;
+      return;
+    }
   }
   WriteEverything([&](WireWriter* out) {
     EncodeEnd(out, static_cast<int>(reason), code, code_known,

@@ -67,10 +67,11 @@ inline void LockShim(pthread_mutex_t* m) {
   pthread_mutex_lock(m);
 }
 // Returns false, counting nothing, if the lock is held.
-inline bool TryLockShim(pthread_mutex_t* m) {
+// Waits for the lock until `deadline` (CLOCK_REALTIME); false if it passed.
+inline bool TimedLockShim(pthread_mutex_t* m, const struct timespec* deadline) {
   ++tls_thread.locks;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (pthread_mutex_trylock(m) == 0) return true;
+  if (pthread_mutex_timedlock(m, deadline) == 0) return true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   --tls_thread.locks;
   return false;
@@ -131,13 +132,14 @@ enum class EndReason {
 
 // Remembers the code passed to exit() or returned from main.
 void NoteExitCode(int code);
-// Writes everything recorded so far and an end packet. With `blocking`
-// false it gives up if the writer lock is busy (abort may come from anywhere).
+// Writes everything recorded so far and an end packet. With a
+// `wait_ms` other than 0 it gives up after waiting that long for the writer
+// lock (abort: another thread may be stuck in a write to a hung file system).
 // Recording goes on afterwards; a later end packet supersedes this one.
 // Called on a thread that holds a shim lock (from a signal handler that
 // interrupted the shim) it writes nothing: the trace then ends as a killed
 // process's does, at the last flush, rather than the process hanging.
-void FinishTrace(EndReason reason, int code, bool code_known, bool blocking);
+void FinishTrace(EndReason reason, int code, bool code_known, int wait_ms = 0);
 // Before exec or posix_spawn: write everything, plus an exec notice (and, for
 // exec, an end packet that a failed exec leaves superseded later). Writes
 // nothing on a thread that holds a shim lock, as FinishTrace.

@@ -134,6 +134,7 @@ const SpecTable& AllSpecs() {
     (*s)["iotap_step_begin"].cases = {{"ok", {E(OP_STEP_BEGIN).Aux(7)}}};
     (*s)["iotap_step_end"].cases = {{"ok", {E(OP_STEP_END).Aux(7)}}};
     (*s)["iotap_mark"].cases = {{"ok", {E(OP_MARK, "hello")}}};
+    (*s)["iotap_span"].cases = {{"ok", {E(OP_DATA_WAIT).Aux(7).Flags(FLAG_EXPLICIT_TIMES)}}};
     return s;
   }();
   return *specs;
