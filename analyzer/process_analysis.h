@@ -136,6 +136,8 @@ struct ProcessResult {
   std::unique_ptr<AdaptiveSeries> data_read_calls;
   std::unique_ptr<AdaptiveSeries> data_read_ns;
   std::unique_ptr<AdaptiveSeries> cpu_ns;
+  // Time the main thread was runnable but waited for a CPU (ns per bin).
+  std::unique_ptr<AdaptiveSeries> run_queue_ns;
   SizeHistogram data_read_sizes;        // every data-file read
   std::vector<StepLog> steps;           // from the process's in-band markers
   std::vector<TimedEvent> cuda_copies;  // host-to-device and others
@@ -196,6 +198,7 @@ class ProcessAnalyzer : public TraceVisitor {
   // event (recorded after them) says which dataset they served.
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> hdf5_children_;
   int64_t last_cpu_ns_ = -1;
+  int64_t last_run_queue_ns_ = -1;
   int64_t last_cpu_at_ = 0;
 };
 

@@ -31,6 +31,8 @@ struct TrainerGroup {
   std::unique_ptr<AdaptiveSeries> read_ns;
   std::unique_ptr<AdaptiveSeries> trainer_cpu;
   std::map<int, AdaptiveSeries> loader_cpu;  // per loader
+  // Per loader: time its main thread was runnable but had no CPU.
+  std::map<int, AdaptiveSeries> loader_run_queue;
   std::vector<StepSpan> steps;
   std::vector<TimedEvent> cuda_copies;    // the trainer's
   std::vector<TimeWindow> epochs;         // from the trainer's "epoch" marks

@@ -163,6 +163,15 @@ void EncodeResourceSample(WireWriter* w) {
   w->VarintIfNonZero(6, static_cast<uint64_t>(ru.ru_nivcsw));
   w->VarintIfNonZero(7, static_cast<uint64_t>(ru.ru_minflt));
   w->VarintIfNonZero(8, static_cast<uint64_t>(ru.ru_majflt));
+  // "<on-cpu ns> <run-queue ns> <timeslices>" for the process's main thread.
+  char sched[96];
+  long n = ReadSmallFile("/proc/self/schedstat", sched, sizeof(sched) - 1);
+  if (n > 0) {
+    sched[n] = '\0';
+    char* after_first = nullptr;
+    strtoull(sched, &after_first, 10);
+    if (after_first != sched) w->VarintIfNonZero(9, strtoull(after_first, nullptr, 10));
+  }
   w->EndNested(s);
   w->EndNested(packet);
 }

@@ -56,6 +56,9 @@ def parse_args(argv):
     p.add_argument("--transform-cost", choices=("light", "heavy"), default="light",
                    help="light: decode and normalise; heavy: also random crops, flips, "
                         "colour jitter and blur, so preparing a batch costs CPU")
+    p.add_argument("--compute-cost", choices=("light", "heavy"), default="light",
+                   help="light: a few thousand weights; heavy: a wider network that takes "
+                        "longer per step than the workers take to prepare a batch")
     p.add_argument("--epochs", type=int, default=1, help="passes over the data (default 1)")
     p.add_argument("--batch-size", type=int, default=50, help="images per step (default 50)")
     p.add_argument("--lr", type=float, default=0.05, help="SGD learning rate (default 0.05)")
@@ -99,15 +102,19 @@ def make_transform(cost, size):
 
 
 class SmallNet(nn.Module):
-    """Two convolutions and a linear classifier: a few thousand weights."""
+    """Two convolutions and a linear classifier: a few thousand weights, or
+    (width=4) a few hundred thousand."""
 
-    def __init__(self, classes):
+    def __init__(self, classes, width=1):
         super().__init__()
-        self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
-        self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
-        self.fc = nn.Linear(32, classes)
+        self.conv1 = nn.Conv2d(3, 16 * width, 3, padding=1)
+        self.conv2 = nn.Conv2d(16 * width, 32 * width, 3, padding=1)
+        self.fc = nn.Linear(32 * width, classes)
 
     def forward(self, x):
+        # Pooled to 32x32 first: the cost of a step does not grow with the
+        # image size, which only the data preparation pays for.
+        x = F.adaptive_avg_pool2d(x, 32)
         x = F.max_pool2d(F.relu(self.conv1(x)), 2)
         x = F.relu(self.conv2(x))
         x = F.adaptive_avg_pool2d(x, 1).flatten(1)
@@ -165,7 +172,7 @@ def train(args):
     dataset = datasets.ImageFolder(args.data, transform=make_transform(args.transform_cost,
                                                                        args.image_size))
     loader = make_loader(dataset, args)
-    model = SmallNet(len(dataset.classes))
+    model = SmallNet(len(dataset.classes), width=4 if args.compute_cost == "heavy" else 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     steps = []
