@@ -114,6 +114,7 @@ enum Flag : uint16_t {
   kFlagTfRecordSpanned = 128,
   kFlagTfRecordCrcOk = 256,
   kFlagODirect = 512,
+  kFlagTfRecordIndexUnknown = 1024,
 };
 
 struct OpName {
