@@ -19,6 +19,7 @@
 #include "interpose/fd_table.h"
 #include "interpose/packets.h"
 #include "interpose/strings.h"
+#include "interpose/tfrecord.h"
 #include "interpose/trace_file.h"
 #include "interpose/wire.h"
 
@@ -360,6 +361,7 @@ void ForkChild() {
   UnlockStringsAfterFork(true);
   pthread_mutex_init(&g_writer.lock, nullptr);
   FdAfterForkChild();
+  TfRecordAfterForkChild();
   // The parent's unwritten events stay with the parent.
   for (Ring* r = g_rings.load(std::memory_order_relaxed); r != nullptr; r = r->next) {
     r->tail.store(r->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
