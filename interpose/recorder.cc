@@ -17,6 +17,7 @@
 #include "interpose/clock.h"
 #include "interpose/compress.h"
 #include "interpose/fd_table.h"
+#include "interpose/hdf5_objects.h"
 #include "interpose/packets.h"
 #include "interpose/strings.h"
 #include "interpose/tfrecord.h"
@@ -362,6 +363,7 @@ void ForkChild() {
   pthread_mutex_init(&g_writer.lock, nullptr);
   FdAfterForkChild();
   TfRecordAfterForkChild();
+  Hdf5AfterForkChild();
   // The parent's unwritten events stay with the parent.
   for (Ring* r = g_rings.load(std::memory_order_relaxed); r != nullptr; r = r->next) {
     r->tail.store(r->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
