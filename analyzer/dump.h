@@ -8,6 +8,12 @@
 //
 // time_s counts from the process's start; offsets and byte counts are exact.
 // Names are shown with control characters and invalid bytes escaped.
+//
+// HDF5 calls end with "[call ID]" (their id) and every event made inside an
+// HDF5 call with "[in call ID]"; TFRecord records with "[record INDEX, data N
+// B, K reads, completed by read TID:SEQ]" (INDEX "?" when unknown). Dataset
+// and TFRecord file descriptions appear as "# dataset ..." and "# tfrecord
+// ..." lines where the trace holds them.
 
 #ifndef IOTAP_ANALYZER_DUMP_H_
 #define IOTAP_ANALYZER_DUMP_H_

@@ -104,6 +104,7 @@ std::string OpName(Op op) {
     case OP_H5D_WRITE: return "H5Dwrite";
     case OP_H5D_READ_CHUNK: return "H5Dread_chunk";
     case OP_H5D_WRITE_CHUNK: return "H5Dwrite_chunk";
+    case OP_TFRECORD_RECORD: return "record";
     default: break;
   }
   std::string name = Op_Name(op);

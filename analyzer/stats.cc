@@ -127,6 +127,13 @@ void StatsCollector::OnProcess(const ProcessTrace& process) {
   by_id_.clear();
   touched_.clear();
   current_ = ProcessStats();
+  hdf5_.OnProcess(process);
+  tfrecord_.OnProcess(process);
+}
+
+void StatsCollector::OnPacket(const ProcessTrace& process, const Packet& packet) {
+  hdf5_.OnPacket(process, packet);
+  tfrecord_.OnPacket(process, packet);
 }
 
 FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
@@ -164,6 +171,8 @@ FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
 }
 
 void StatsCollector::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
+  hdf5_.OnEvents(process, batch);
+  tfrecord_.OnEvents(process, batch);
   for (const Event& e : batch.events) {
     Layer layer = LayerOf(e.op);
     if (layer != Layer::kPosix && layer != Layer::kStdio) continue;
@@ -180,6 +189,8 @@ void StatsCollector::OnEvents(const ProcessTrace& process, const EventBatch& bat
 }
 
 void StatsCollector::OnFileEnd(const ProcessTrace& process) {
+  hdf5_.OnFileEnd(process);
+  tfrecord_.OnFileEnd(process);
   const ProcessHeader& h = process.header();
   current_.trace_file = process.path();
   current_.pid = h.pid();
@@ -212,6 +223,14 @@ StatsReport StatsCollector::Finish(std::vector<ReadIssue> issues) {
             [](const ProcessStats& a, const ProcessStats& b) {
               return a.hostname != b.hostname ? a.hostname < b.hostname : a.pid < b.pid;
             });
+  r.datasets = hdf5_.Finish();
+  r.tfrecord_files = tfrecord_.Finish();
+  for (TfRecordFileStats& t : r.tfrecord_files) {
+    if (auto it = files_.find(t.path); it != files_.end()) {
+      t.reads = it->second.reads;
+      t.read_bytes = it->second.read_bytes;
+    }
+  }
   r.issues = std::move(issues);
   return r;
 }
@@ -270,6 +289,10 @@ std::string StatsToJson(const StatsReport& r) {
     j.EndObject();
   }
   j.EndArray();
+  j.Key("datasets");
+  DatasetsToJson(r.datasets, j);
+  j.Key("tfrecord_files");
+  TfRecordFilesToJson(r.tfrecord_files, j);
   j.Key("issues");
   j.BeginArray();
   for (const ReadIssue& i : r.issues) {
@@ -326,6 +349,10 @@ std::string StatsToText(const StatsReport& r) {
     absl::StrAppendFormat(&out, "%10d %12s %10d %12s %7s %9s  (%s)\n", f.reads,
                           HumanBytes(f.read_bytes), f.writes, HumanBytes(f.write_bytes), "", "",
                           KindName(f.kind));
+  }
+  if (!r.datasets.empty()) absl::StrAppend(&out, "\n", DatasetsToText(r.datasets));
+  if (!r.tfrecord_files.empty()) {
+    absl::StrAppend(&out, "\n", TfRecordFilesToText(r.tfrecord_files));
   }
   out += "\nprocesses:\n";
   for (const ProcessStats& p : r.process_list) {

@@ -9,6 +9,14 @@
 // opendir are not opens of a file. STDIO calls are counted where the program
 // made them: glibc's streams reach the kernel through calls no wrapper sees.
 //
+// Two more layers have their own sections: `datasets` (JSON) / "HDF5
+// datasets" (text), one entry per HDF5 dataset with its calls and the POSIX
+// I/O beneath them (every field: DatasetStats in hdf5_stats.h), and
+// `tfrecord_files` / "TFRecord files", one entry per TFRecord file with the
+// records read and how reads covered them (TfRecordFileStats in
+// tfrecord_stats.h). The JSON keys are those names in snake_case, as
+// DatasetsToJson and TfRecordFilesToJson write them.
+//
 //   StatsCollector stats;
 //   ReadTraceSet(files, &stats);
 //   std::cout << StatsToJson(stats.report());
@@ -21,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/hdf5_stats.h"
+#include "analyzer/tfrecord_stats.h"
 #include "analyzer/trace_reader.h"
 
 namespace iotap::analyzer {
@@ -71,6 +81,8 @@ struct StatsReport {
   std::vector<FileStats> files;        // paths and devices, most bytes first
   std::vector<FileStats> ipc;          // pipes, sockets, anonymous: one entry per kind
   std::vector<ProcessStats> process_list;
+  std::vector<DatasetStats> datasets;            // most logical bytes first
+  std::vector<TfRecordFileStats> tfrecord_files; // most records first
   std::vector<ReadIssue> issues;
 };
 
@@ -78,6 +90,7 @@ class StatsCollector : public TraceVisitor {
  public:
   void OnProcess(const ProcessTrace& process) override;
   void OnEvents(const ProcessTrace& process, const EventBatch& batch) override;
+  void OnPacket(const ProcessTrace& process, const Packet& packet) override;
   void OnFileEnd(const ProcessTrace& process) override;
 
   // The report; `issues` are those met while reading.
@@ -93,6 +106,8 @@ class StatsCollector : public TraceVisitor {
   std::vector<FileStats*> by_id_;
   std::vector<FileStats*> touched_;
   ProcessStats current_;
+  Hdf5Collector hdf5_;
+  TfRecordCollector tfrecord_;
   uint64_t events_ = 0;
   uint64_t dropped_ = 0;
 };
