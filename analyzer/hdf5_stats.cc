@@ -111,7 +111,8 @@ void Hdf5Collector::OnEvents(const ProcessTrace& process, const EventBatch& batc
     }
     if (e.file == 0 || process.Name(e.file).kind != InternedString::KIND_DATASET) continue;
     DatasetStats& d = current_[e.file];
-    if (e.Failed()) ++d.failed_calls;
+    bool failed = e.result < 0;  // HDF5's errno is not a verdict: see Op in trace.proto
+    if (failed) ++d.failed_calls;
     if (e.parent != 0) ++d.nested_calls;
     switch (e.op) {
       case OP_H5D_OPEN:
@@ -130,7 +131,7 @@ void Hdf5Collector::OnEvents(const ProcessTrace& process, const EventBatch& batc
             d.reads == 0 ? b.reads : std::min(d.min_posix_reads_per_read, b.reads);
         d.max_posix_reads_per_read = std::max(d.max_posix_reads_per_read, b.reads);
         ++d.reads;
-        if (!e.Failed()) {
+        if (!failed) {
           d.read_elements += static_cast<uint64_t>(e.result);
           d.read_bytes += e.requested;
         }
@@ -146,7 +147,7 @@ void Hdf5Collector::OnEvents(const ProcessTrace& process, const EventBatch& batc
         break;
       case OP_H5D_WRITE:
         ++d.writes;
-        if (!e.Failed()) {
+        if (!failed) {
           d.write_elements += static_cast<uint64_t>(e.result);
           d.write_bytes += e.requested;
         }

@@ -37,7 +37,8 @@ IOTAP_HDF5_REAL(H5Eset_auto2);
 
 // --- The identifier table ------------------------------------------------------
 
-constexpr size_t kSlots = 4096;
+constexpr int kSlotBits = 12;
+constexpr size_t kSlots = size_t{1} << kSlotBits;
 
 struct Slot {
   std::atomic<int64_t> key{0};     // the hid_t, 0 = empty
@@ -51,7 +52,13 @@ struct Table {
 constinit Table g_table;
 constinit OnceSet<4096> g_described;
 
-Slot& SlotOf(hid_t id) { return g_table.slots[static_cast<uint64_t>(id) & (kSlots - 1)]; }
+// An hid_t is the identifier's type in the top bits and a per-type serial
+// number below, so the hash mixes both: the first file and the first dataset
+// must not share a slot.
+Slot& SlotOf(hid_t id) {
+  uint64_t h = static_cast<uint64_t>(id) * 0x9e3779b97f4a7c15ull;
+  return g_table.slots[h >> (64 - kSlotBits)];
+}
 
 // Writers empty the key first and publish it last, so a reader that sees the
 // same key before and after reading the value has a consistent pair.

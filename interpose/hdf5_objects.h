@@ -8,8 +8,9 @@
 // Hdf5Dataset packet: file, path, element size, dimensions, layout, chunk
 // dimensions, filters, type class.
 //
-// The identifiers live in a direct-mapped table (HDF5 hands out identifiers
-// of one type in sequence, so live ones rarely collide); an entry that was
+// The identifiers live in a direct-mapped hash table of 4096 entries (HDF5
+// hands out identifiers of one type in sequence, so live ones rarely
+// collide); an entry that was
 // evicted is found again the slow way, through the HDF5 API. Lookups take no
 // lock; entering and forgetting take one, on open and close only.
 //
