@@ -49,7 +49,7 @@ struct Writer {
   uint64_t packets_events = 0;  // events in `packets`, lost if the write fails
   uint8_t* frame = nullptr;
   size_t frame_capacity = 0;
-  ChunkScratch scratch = {nullptr, 0};
+  ChunkScratch scratch = {nullptr, 0, nullptr};
   uint64_t recorded = 0;  // events written to the file
   uint64_t dropped = 0;   // events lost: full ring in a signal handler, failed writes
   uint64_t next_flush_ns = 0;
@@ -314,7 +314,9 @@ bool AllocateWriterBuffers() {
   w.frame = static_cast<uint8_t*>(MapZeroed(w.frame_capacity));
   w.scratch.capacity = kMaxChunkEvents * 10;
   w.scratch.column = static_cast<uint8_t*>(MapZeroed(w.scratch.capacity));
-  return w.packets != nullptr && w.frame != nullptr && w.scratch.column != nullptr;
+  w.scratch.times = static_cast<int64_t*>(MapZeroed(kMaxChunkEvents * 2 * sizeof(int64_t)));
+  return w.packets != nullptr && w.frame != nullptr && w.scratch.column != nullptr &&
+         w.scratch.times != nullptr;
 }
 
 // Creates this process's file and writes its header. Returns 0 or errno.
@@ -463,6 +465,11 @@ RawEvent* ReserveEventSlow(ThreadState* ts) {
     DrainRing(r, h);
     pthread_mutex_unlock(&g_writer.lock);
     r->tail_seen = r->tail.load(std::memory_order_acquire);
+  } else if (h - r->tail_seen >= r->capacity / 2) {
+    // The writer freed only part of the ring since it was last woken, and
+    // CommitEvent wakes it only when the fill level passes exactly half:
+    // wake it now, or this thread would fill the ring and drain it itself.
+    WakeWriter(ts);
   }
   return &r->events[h & (r->capacity - 1)];
 }
