@@ -55,6 +55,9 @@ __attribute__((target("sse4.2"))) uint32_t Crc32cSse42(const uint8_t* p, size_t 
   for (; n > 0; --n, ++p) c32 = _mm_crc32_u8(c32, *p);
   return ~c32;
 }
+__attribute__((target("sse4.2"))) uint32_t Crc32cSse42U64(uint64_t v) {
+  return ~static_cast<uint32_t>(_mm_crc32_u64(0xffffffffu, v));
+}
 #endif
 
 }  // namespace
@@ -64,6 +67,13 @@ uint32_t Crc32cPortable(const void* data, size_t n, uint32_t crc) {
   uint32_t c = ~crc;
   for (size_t i = 0; i < n; ++i) c = kTable.entry[(c ^ p[i]) & 0xff] ^ (c >> 8);
   return ~c;
+}
+
+uint32_t Crc32cU64(uint64_t v) {
+#if defined(__x86_64__)
+  if (HasSse42()) return Crc32cSse42U64(v);
+#endif
+  return Crc32cPortable(&v, 8);
 }
 
 uint32_t Crc32c(const void* data, size_t n, uint32_t crc) {

@@ -135,7 +135,7 @@ TfStream* Attach(FdEntry* f, int64_t offset, const uint8_t* data, size_t n) {
   bool by_suffix = (f->bits.load(std::memory_order_relaxed) & kFdTfRecord) != 0;
   uint32_t file = FileOf(f);
   bool decided = offset == 0 && n >= kTfHeaderBytes;
-  bool valid = decided && ValidTfRecordHeader(data);
+  bool valid = decided && ValidTfRecordLength(data);
   if (decided && !valid) {
     if (by_suffix && g_reported.First(file)) Describe(file, true, false, data, n);
     Ignore(f);

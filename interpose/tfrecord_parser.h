@@ -72,6 +72,28 @@ class TfRecordParser {
     next_offset_ = offset + static_cast<int64_t>(n);
     if ((state_ == kHeader && have_ > 0) || state_ == kData) ++reads_;
     while (n > 0) {
+      if (state_ == kHeader && have_ == 0) {
+        // The common case of buffered reads: whole records in view, each
+        // handled in one step.
+        while (n >= kTfHeaderBytes + kTfFooterBytes) {
+          uint64_t len = LoadLe64(p);
+          if (len > n - kTfHeaderBytes - kTfFooterBytes) break;
+          if (!ValidTfRecordLength(p)) {
+            memcpy(header_, p, kTfHeaderBytes);
+            have_ = kTfHeaderBytes;
+            state_ = kLost;
+            return;
+          }
+          ++valid_headers_;
+          sink(TfRecordInfo{record_offset_, len, index_, 1, index_known_});
+          uint64_t framed = kTfHeaderBytes + len + kTfFooterBytes;
+          record_offset_ += static_cast<int64_t>(framed);
+          ++index_;
+          p += framed;
+          n -= framed;
+        }
+        if (n == 0) break;
+      }
       switch (state_) {
         case kHeader: {
           if (have_ == 0) {
@@ -138,7 +160,7 @@ class TfRecordParser {
 
   template <typename Sink>
   void StartData(Sink&& sink) {
-    if (!ValidTfRecordHeader(header_)) {
+    if (!ValidTfRecordLength(header_)) {
       state_ = kLost;
       return;
     }

@@ -15,6 +15,12 @@ TEST(Crc32cTest, StandardCheckValue) {
   EXPECT_EQ(Crc32c("", 0), 0u);
 }
 
+TEST(Crc32cTest, EightBytesAtOnce) {
+  for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{1024}, ~uint64_t{0}, uint64_t{0x0123456789abcdef}}) {
+    EXPECT_EQ(Crc32cU64(v), Crc32cPortable(&v, 8)) << v;
+  }
+}
+
 TEST(Crc32cTest, HardwareAndTableAgreeOnEveryLengthAndSplit) {
   std::string data;
   for (int i = 0; i < 300; ++i) data.push_back(static_cast<char>(i * 37 + 11));
