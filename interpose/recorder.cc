@@ -261,6 +261,14 @@ void StartWriterThread() {
   pthread_attr_setstacksize(&attr, 256 * 1024);
   pthread_t thread;
   int err = pthread_create(&thread, &attr, WriterMain, nullptr);
+  if (err == EINVAL) {
+    // glibc puts a thread's static TLS on its stack: a program with more
+    // than our stack's worth of __thread data needs the default size.
+    pthread_attr_destroy(&attr);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    err = pthread_create(&thread, &attr, WriterMain, nullptr);
+  }
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (err != 0) {

@@ -151,5 +151,16 @@ TEST_F(PassthroughTest, OutputDirectoryDeletedMidRun) {
   EXPECT_LE(lines.size(), 1u) << r.err;
 }
 
+TEST_F(PassthroughTest, LargeThreadLocalStorageStillGetsAWriterThread) {
+  // 1 MiB of __thread data does not fit the writer thread's usual stack.
+  RunResult r = RunPreloaded({TestProgram("big_tls"), data_ + "/a.bin", "20000"},
+                             dir_.Sub("trace"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // no "cannot start the writer thread"
+  EXPECT_EQ(r.out, "97\n");
+  LoadedRun run = LoadRun(dir_.Sub("trace"));
+  EXPECT_EQ(run.Count(OP_PREAD, data_ + "/a.bin"), 20000);
+}
+
 }  // namespace
 }  // namespace iotap::testing
