@@ -177,25 +177,76 @@ void Decide(FdEntry* f, TfStream* s) {
   }
 }
 
-// Turns each record the parser finds into an event after the read's.
-struct RecordEvents {
-  TraceCall* call;
-  uint32_t file;
-  uint64_t read_id;
+// Turns the records the parser finds into events after the read's: one
+// OP_TFRECORD_RECORD each, except that runs of small records the read
+// delivered whole go eight to an OP_TFRECORD_RECORDS event (trace.proto).
+class RecordEvents {
+ public:
+  RecordEvents(TraceCall* call, uint32_t file, uint64_t read_id)
+      : call_(call), file_(file), read_id_(read_id) {}
 
-  void operator()(const TfRecordInfo& r) const {
-    RawEvent* e = call->Follow(kOpTfrecordRecord);
-    if (e == nullptr) return;
-    e->file = file;
-    e->offset = r.offset;
-    e->requested = r.length;
-    e->result = r.reads;
-    e->aux = r.index_known ? r.index : 0;
-    e->parent = read_id;
-    e->flags = kFlagHasOffset | kFlagTfRecordCrcOk;
-    if (r.reads > 1) e->flags |= kFlagTfRecordSpanned;
-    if (!r.index_known) e->flags |= kFlagTfRecordIndexUnknown;
+  // Writes what is still grouped; call once the read's bytes are parsed.
+  ~RecordEvents() { Flush(); }
+
+  void operator()(const TfRecordInfo& r) {
+    bool small = r.reads == 1 && r.length < kMaxGroupedLength;
+    if (count_ > 0 && (!small || r.offset != next_offset_ || r.index_known != index_known_)) {
+      Flush();
+    }
+    if (!small) {
+      Emit(kOpTfrecordRecord, r.offset, r.length, r.reads, r.index_known ? r.index : 0,
+           r.index_known, r.reads > 1);
+      return;
+    }
+    if (count_ == 0) {
+      first_ = r;
+      index_known_ = r.index_known;
+      lengths_[0] = lengths_[1] = 0;
+    }
+    lengths_[count_ / 4] |= r.length << (16 * (count_ % 4));
+    next_offset_ = r.offset + static_cast<int64_t>(kTfHeaderBytes + r.length + kTfFooterBytes);
+    if (++count_ == kMaxGroup) Flush();
   }
+
+ private:
+  static constexpr uint32_t kMaxGroup = 8;
+  static constexpr uint64_t kMaxGroupedLength = 1u << 16;
+
+  void Flush() {
+    if (count_ == 1) {
+      Emit(kOpTfrecordRecord, first_.offset, first_.length, 1,
+           index_known_ ? first_.index : 0, index_known_, false);
+    } else if (count_ > 1) {
+      Emit(kOpTfrecordRecords, first_.offset, lengths_[0], static_cast<int64_t>(lengths_[1]),
+           uint64_t{count_} << 56 | (index_known_ ? first_.index : 0), index_known_, false);
+    }
+    count_ = 0;
+  }
+
+  RawEvent* Emit(Op op, int64_t offset, uint64_t requested, int64_t result, uint64_t aux,
+                 bool index_known, bool spanned) {
+    RawEvent* e = call_->Follow(op);
+    if (e == nullptr) return nullptr;
+    e->file = file_;
+    e->offset = offset;
+    e->requested = requested;
+    e->result = result;
+    e->aux = aux;
+    e->parent = read_id_;
+    e->flags = kFlagHasOffset | kFlagTfRecordCrcOk;
+    if (spanned) e->flags |= kFlagTfRecordSpanned;
+    if (!index_known) e->flags |= kFlagTfRecordIndexUnknown;
+    return e;
+  }
+
+  TraceCall* call_;
+  uint32_t file_;
+  uint64_t read_id_;
+  TfRecordInfo first_ = {};
+  int64_t next_offset_ = 0;
+  uint64_t lengths_[2] = {0, 0};
+  uint32_t count_ = 0;
+  bool index_known_ = false;
 };
 
 }  // namespace
@@ -229,8 +280,10 @@ void TfRecordFeed(TraceCall& call, FdEntry* f, int64_t offset, const void* data,
   if (s == nullptr && (s = Attach(f, offset, bytes, n)) == nullptr) return;
   Lock(s);
   if (s->status != kIgnored) {
-    RecordEvents sink{&call, s->file, call.EventId()};
-    s->parser.Feed(offset, bytes, n, sink);
+    {
+      RecordEvents sink(&call, s->file, call.EventId());
+      s->parser.Feed(offset, bytes, n, sink);
+    }
     if (s->status == kUndecided) Decide(f, s);
     if (s->status == kAccepted && g_reported.First(s->file)) {
       Describe(s->file, s->by_suffix, s->by_header, nullptr, 0);
