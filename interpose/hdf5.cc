@@ -26,27 +26,6 @@
 namespace iotap::interpose {
 namespace {
 
-IOTAP_HDF5_REAL(H5Fcreate);
-IOTAP_HDF5_REAL(H5Fopen);
-IOTAP_HDF5_REAL(H5Fflush);
-IOTAP_HDF5_REAL(H5Fclose);
-IOTAP_HDF5_REAL(H5Dcreate2);
-IOTAP_HDF5_REAL(H5Dopen2);
-IOTAP_HDF5_REAL(H5Oopen);
-IOTAP_HDF5_REAL(H5Oclose);
-IOTAP_HDF5_REAL(H5Dclose);
-IOTAP_HDF5_REAL(H5Dread);
-IOTAP_HDF5_REAL(H5Dwrite);
-#if IOTAP_HDF5_HAS_CHUNK_IO
-IOTAP_HDF5_REAL(H5Dread_chunk);
-IOTAP_HDF5_REAL(H5Dwrite_chunk);
-IOTAP_HDF5_REAL(H5Dget_chunk_storage_size);
-#endif
-IOTAP_HDF5_REAL(H5Iget_type);
-IOTAP_HDF5_REAL(H5Sget_select_npoints);
-IOTAP_HDF5_REAL(H5Dget_space);
-IOTAP_HDF5_REAL(H5Sget_simple_extent_npoints);
-IOTAP_HDF5_REAL(H5Sclose);
 
 constinit std::atomic<uint64_t> g_last_call_id{0};
 
@@ -54,7 +33,9 @@ constinit std::atomic<uint64_t> g_last_call_id{0};
 // parent while the outermost call runs.
 class Hdf5Call {
  public:
-  Hdf5Call() : call_(kLayerHdf5) {
+  // `fn` is the wrapped function, `caller` the wrapper's return address:
+  // together they name the library to forward to (hdf5_api.h).
+  Hdf5Call(Hdf5Fn fn, const void* caller) : lib_(Hdf5LibraryFor(caller, fn)), call_(kLayerHdf5) {
     if (!call_.active()) return;
     outer_ = tls_thread.parent;
     id_ = g_last_call_id.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -62,6 +43,7 @@ class Hdf5Call {
   }
 
   bool active() const { return call_.active(); }
+  Hdf5Library* lib() const { return lib_; }
 
   // As TraceCall::Finish; the event's parent is the enclosing call (0 for
   // the outermost) and its aux this call's id.
@@ -74,6 +56,7 @@ class Hdf5Call {
   }
 
  private:
+  Hdf5Library* lib_;  // first: found before the call's start time is taken
   TraceCall call_;
   uint64_t id_ = 0;
   uint64_t outer_ = 0;
@@ -82,13 +65,13 @@ class Hdf5Call {
 // The number of elements an H5Dread or H5Dwrite transferred: the file
 // selection's, else the memory selection's, else the whole dataset's
 // (H5S_ALL for both).
-hssize_t SelectedElements(hid_t dset, hid_t mem_space, hid_t file_space) {
-  if (file_space != H5S_ALL) return real_H5Sget_select_npoints()(file_space);
-  if (mem_space != H5S_ALL) return real_H5Sget_select_npoints()(mem_space);
-  hid_t space = real_H5Dget_space()(dset);
+hssize_t SelectedElements(Hdf5Library* lib, hid_t dset, hid_t mem_space, hid_t file_space) {
+  if (file_space != H5S_ALL) return lib->Get<Hdf5Fn::H5Sget_select_npoints>()(file_space);
+  if (mem_space != H5S_ALL) return lib->Get<Hdf5Fn::H5Sget_select_npoints>()(mem_space);
+  hid_t space = lib->Get<Hdf5Fn::H5Dget_space>()(dset);
   if (space < 0) return -1;
-  hssize_t n = real_H5Sget_simple_extent_npoints()(space);
-  real_H5Sclose()(space);
+  hssize_t n = lib->Get<Hdf5Fn::H5Sget_simple_extent_npoints>()(space);
+  lib->Get<Hdf5Fn::H5Sclose>()(space);
   return n;
 }
 
@@ -96,7 +79,7 @@ hssize_t SelectedElements(hid_t dset, hid_t mem_space, hid_t file_space) {
 void RecordFileOpen(Hdf5Call& call, Op op, const char* filename, unsigned flags, hid_t r) {
   RawEvent* e = call.Finish(op, r < 0);
   if (!call.active()) return;
-  uint32_t file = r >= 0 ? Hdf5NoteFile(r, filename) : InternPath(AT_FDCWD, filename);
+  uint32_t file = r >= 0 ? Hdf5NoteFile(call.lib(), r, filename) : InternPath(AT_FDCWD, filename);
   if (e == nullptr) return;
   e->file = file;
   e->requested = flags;
@@ -108,8 +91,8 @@ void RecordClose(Hdf5Call& call, Op op, hid_t id, herr_t r) {
   RawEvent* e = call.Finish(op, r < 0);
   if (!call.active()) return;
   Hdf5Object o;
-  bool known = Hdf5Find(id, &o);
-  if (r >= 0 && known) Hdf5Forget(id);
+  bool known = Hdf5Find(call.lib(), id, &o);
+  if (r >= 0 && known) Hdf5Forget(call.lib(), id);
   if (e == nullptr) return;
   e->file = o.name;
   e->result = r;
@@ -121,8 +104,8 @@ void RecordDatasetOpen(Hdf5Call& call, Op op, hid_t r, bool maybe_not_dataset) {
   RawEvent* e = call.Finish(op, r < 0);
   if (!call.active()) return;
   Hdf5Object o;
-  if (r >= 0 && (!maybe_not_dataset || real_H5Iget_type()(r) == H5I_DATASET)) {
-    o = Hdf5NoteDataset(r);
+  if (r >= 0 && (!maybe_not_dataset || call.lib()->Get<Hdf5Fn::H5Iget_type>()(r) == H5I_DATASET)) {
+    o = Hdf5NoteDataset(call.lib(), r);
   }
   if (e == nullptr) return;
   e->file = o.name;
@@ -137,11 +120,11 @@ void RecordTransfer(Hdf5Call& call, Op op, hid_t dset, hid_t mem_space, hid_t fi
   if (e == nullptr) return;
   Hdf5Object o;
   if (r < 0) {
-    Hdf5Find(dset, &o);  // no HDF5 call after a failure: see hdf5_objects.h
+    Hdf5Find(call.lib(), dset, &o);  // no HDF5 call after a failure: see hdf5_objects.h
     e->result = r;
   } else {
-    o = Hdf5DatasetForIo(dset);
-    hssize_t n = SelectedElements(dset, mem_space, file_space);
+    o = Hdf5DatasetForIo(call.lib(), dset);
+    hssize_t n = SelectedElements(call.lib(), dset, mem_space, file_space);
     e->result = n;
     if (n > 0) e->requested = static_cast<uint64_t>(n) * o.element_size;
   }
@@ -155,26 +138,26 @@ using namespace iotap::interpose;
 
 IOTAP_EXPORT hid_t H5Fcreate(const char* filename, unsigned flags, hid_t fcpl_id,
                              hid_t fapl_id) {
-  Hdf5Call call;
-  hid_t r = real_H5Fcreate()(filename, flags, fcpl_id, fapl_id);
+  Hdf5Call call(Hdf5Fn::H5Fcreate, __builtin_return_address(0));
+  hid_t r = call.lib()->Get<Hdf5Fn::H5Fcreate>()(filename, flags, fcpl_id, fapl_id);
   RecordFileOpen(call, kOpH5fCreate, filename, flags, r);
   return r;
 }
 
 IOTAP_EXPORT hid_t H5Fopen(const char* filename, unsigned flags, hid_t fapl_id) {
-  Hdf5Call call;
-  hid_t r = real_H5Fopen()(filename, flags, fapl_id);
+  Hdf5Call call(Hdf5Fn::H5Fopen, __builtin_return_address(0));
+  hid_t r = call.lib()->Get<Hdf5Fn::H5Fopen>()(filename, flags, fapl_id);
   RecordFileOpen(call, kOpH5fOpen, filename, flags, r);
   return r;
 }
 
 // file = what object_id names (the file, or a dataset); requested = scope.
 IOTAP_EXPORT herr_t H5Fflush(hid_t object_id, H5F_scope_t scope) {
-  Hdf5Call call;
-  herr_t r = real_H5Fflush()(object_id, scope);
+  Hdf5Call call(Hdf5Fn::H5Fflush, __builtin_return_address(0));
+  herr_t r = call.lib()->Get<Hdf5Fn::H5Fflush>()(object_id, scope);
   if (RawEvent* e = call.Finish(kOpH5fFlush, r < 0)) {
     Hdf5Object o;
-    Hdf5Find(object_id, &o);
+    Hdf5Find(call.lib(), object_id, &o);
     e->file = o.name;
     e->requested = static_cast<uint64_t>(scope);
     e->result = r;
@@ -183,61 +166,61 @@ IOTAP_EXPORT herr_t H5Fflush(hid_t object_id, H5F_scope_t scope) {
 }
 
 IOTAP_EXPORT herr_t H5Fclose(hid_t file_id) {
-  Hdf5Call call;
-  herr_t r = real_H5Fclose()(file_id);
+  Hdf5Call call(Hdf5Fn::H5Fclose, __builtin_return_address(0));
+  herr_t r = call.lib()->Get<Hdf5Fn::H5Fclose>()(file_id);
   RecordClose(call, kOpH5fClose, file_id, r);
   return r;
 }
 
 IOTAP_EXPORT hid_t H5Dcreate2(hid_t loc_id, const char* name, hid_t type_id, hid_t space_id,
                               hid_t lcpl_id, hid_t dcpl_id, hid_t dapl_id) {
-  Hdf5Call call;
-  hid_t r = real_H5Dcreate2()(loc_id, name, type_id, space_id, lcpl_id, dcpl_id, dapl_id);
+  Hdf5Call call(Hdf5Fn::H5Dcreate2, __builtin_return_address(0));
+  hid_t r = call.lib()->Get<Hdf5Fn::H5Dcreate2>()(loc_id, name, type_id, space_id, lcpl_id, dcpl_id, dapl_id);
   RecordDatasetOpen(call, kOpH5dCreate, r, false);
   return r;
 }
 
 IOTAP_EXPORT hid_t H5Dopen2(hid_t loc_id, const char* name, hid_t dapl_id) {
-  Hdf5Call call;
-  hid_t r = real_H5Dopen2()(loc_id, name, dapl_id);
+  Hdf5Call call(Hdf5Fn::H5Dopen2, __builtin_return_address(0));
+  hid_t r = call.lib()->Get<Hdf5Fn::H5Dopen2>()(loc_id, name, dapl_id);
   RecordDatasetOpen(call, kOpH5dOpen, r, false);
   return r;
 }
 
 // h5py opens every object, datasets included, with H5Oopen.
 IOTAP_EXPORT hid_t H5Oopen(hid_t loc_id, const char* name, hid_t lapl_id) {
-  Hdf5Call call;
-  hid_t r = real_H5Oopen()(loc_id, name, lapl_id);
+  Hdf5Call call(Hdf5Fn::H5Oopen, __builtin_return_address(0));
+  hid_t r = call.lib()->Get<Hdf5Fn::H5Oopen>()(loc_id, name, lapl_id);
   RecordDatasetOpen(call, kOpH5oOpen, r, true);
   return r;
 }
 
 IOTAP_EXPORT herr_t H5Oclose(hid_t object_id) {
-  Hdf5Call call;
-  herr_t r = real_H5Oclose()(object_id);
+  Hdf5Call call(Hdf5Fn::H5Oclose, __builtin_return_address(0));
+  herr_t r = call.lib()->Get<Hdf5Fn::H5Oclose>()(object_id);
   RecordClose(call, kOpH5oClose, object_id, r);
   return r;
 }
 
 IOTAP_EXPORT herr_t H5Dclose(hid_t dset_id) {
-  Hdf5Call call;
-  herr_t r = real_H5Dclose()(dset_id);
+  Hdf5Call call(Hdf5Fn::H5Dclose, __builtin_return_address(0));
+  herr_t r = call.lib()->Get<Hdf5Fn::H5Dclose>()(dset_id);
   RecordClose(call, kOpH5dClose, dset_id, r);
   return r;
 }
 
 IOTAP_EXPORT herr_t H5Dread(hid_t dset_id, hid_t mem_type_id, hid_t mem_space_id,
                             hid_t file_space_id, hid_t dxpl_id, void* buf) {
-  Hdf5Call call;
-  herr_t r = real_H5Dread()(dset_id, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf);
+  Hdf5Call call(Hdf5Fn::H5Dread, __builtin_return_address(0));
+  herr_t r = call.lib()->Get<Hdf5Fn::H5Dread>()(dset_id, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf);
   RecordTransfer(call, kOpH5dRead, dset_id, mem_space_id, file_space_id, r);
   return r;
 }
 
 IOTAP_EXPORT herr_t H5Dwrite(hid_t dset_id, hid_t mem_type_id, hid_t mem_space_id,
                              hid_t file_space_id, hid_t dxpl_id, const void* buf) {
-  Hdf5Call call;
-  herr_t r = real_H5Dwrite()(dset_id, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf);
+  Hdf5Call call(Hdf5Fn::H5Dwrite, __builtin_return_address(0));
+  herr_t r = call.lib()->Get<Hdf5Fn::H5Dwrite>()(dset_id, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf);
   RecordTransfer(call, kOpH5dWrite, dset_id, mem_space_id, file_space_id, r);
   return r;
 }
@@ -247,16 +230,16 @@ IOTAP_EXPORT herr_t H5Dwrite(hid_t dset_id, hid_t mem_type_id, hid_t mem_space_i
 // them), result = the herr_t.
 IOTAP_EXPORT herr_t H5Dread_chunk(hid_t dset_id, hid_t dxpl_id, const hsize_t* offset,
                                   uint32_t* filters, void* buf) {
-  Hdf5Call call;
-  herr_t r = real_H5Dread_chunk()(dset_id, dxpl_id, offset, filters, buf);
+  Hdf5Call call(Hdf5Fn::H5Dread_chunk, __builtin_return_address(0));
+  herr_t r = call.lib()->Get<Hdf5Fn::H5Dread_chunk>()(dset_id, dxpl_id, offset, filters, buf);
   if (RawEvent* e = call.Finish(kOpH5dReadChunk, r < 0)) {
     Hdf5Object o;
     hsize_t bytes = 0;
     if (r >= 0) {
-      o = Hdf5DatasetForIo(dset_id);
-      if (real_H5Dget_chunk_storage_size()(dset_id, offset, &bytes) < 0) bytes = 0;
+      o = Hdf5DatasetForIo(call.lib(), dset_id);
+      if (call.lib()->Get<Hdf5Fn::H5Dget_chunk_storage_size>()(dset_id, offset, &bytes) < 0) bytes = 0;
     } else {
-      Hdf5Find(dset_id, &o);
+      Hdf5Find(call.lib(), dset_id, &o);
     }
     e->file = o.name;
     e->requested = bytes;
@@ -268,14 +251,14 @@ IOTAP_EXPORT herr_t H5Dread_chunk(hid_t dset_id, hid_t dxpl_id, const hsize_t* o
 // requested = data_size, the bytes handed over as the stored chunk.
 IOTAP_EXPORT herr_t H5Dwrite_chunk(hid_t dset_id, hid_t dxpl_id, uint32_t filters,
                                    const hsize_t* offset, size_t data_size, const void* buf) {
-  Hdf5Call call;
-  herr_t r = real_H5Dwrite_chunk()(dset_id, dxpl_id, filters, offset, data_size, buf);
+  Hdf5Call call(Hdf5Fn::H5Dwrite_chunk, __builtin_return_address(0));
+  herr_t r = call.lib()->Get<Hdf5Fn::H5Dwrite_chunk>()(dset_id, dxpl_id, filters, offset, data_size, buf);
   if (RawEvent* e = call.Finish(kOpH5dWriteChunk, r < 0)) {
     Hdf5Object o;
     if (r >= 0) {
-      o = Hdf5DatasetForIo(dset_id);
+      o = Hdf5DatasetForIo(call.lib(), dset_id);
     } else {
-      Hdf5Find(dset_id, &o);
+      Hdf5Find(call.lib(), dset_id, &o);
     }
     e->file = o.name;
     e->requested = data_size;

@@ -16,24 +16,6 @@ namespace iotap::interpose {
 
 namespace {
 
-IOTAP_HDF5_REAL(H5Iget_name);
-IOTAP_HDF5_REAL(H5Fget_name);
-IOTAP_HDF5_REAL(H5Dget_type);
-IOTAP_HDF5_REAL(H5Tget_size);
-IOTAP_HDF5_REAL(H5Tget_class);
-IOTAP_HDF5_REAL(H5Tclose);
-IOTAP_HDF5_REAL(H5Dget_space);
-IOTAP_HDF5_REAL(H5Sget_simple_extent_ndims);
-IOTAP_HDF5_REAL(H5Sget_simple_extent_dims);
-IOTAP_HDF5_REAL(H5Sclose);
-IOTAP_HDF5_REAL(H5Dget_create_plist);
-IOTAP_HDF5_REAL(H5Pget_layout);
-IOTAP_HDF5_REAL(H5Pget_chunk);
-IOTAP_HDF5_REAL(H5Pget_nfilters);
-IOTAP_HDF5_REAL(H5Pget_filter2);
-IOTAP_HDF5_REAL(H5Pclose);
-IOTAP_HDF5_REAL(H5Eget_auto2);
-IOTAP_HDF5_REAL(H5Eset_auto2);
 
 // --- The identifier table ------------------------------------------------------
 
@@ -42,7 +24,7 @@ constexpr size_t kSlots = size_t{1} << kSlotBits;
 
 struct Slot {
   std::atomic<int64_t> key{0};     // the hid_t, 0 = empty
-  std::atomic<uint64_t> value{0};  // element_size << 32 | name
+  std::atomic<uint64_t> value{0};  // library index << 56 | element_size << 32 | name
 };
 
 struct Table {
@@ -54,19 +36,25 @@ constinit OnceSet<4096> g_described;
 
 // An hid_t is the identifier's type in the top bits and a per-type serial
 // number below, so the hash mixes both: the first file and the first dataset
-// must not share a slot.
-Slot& SlotOf(hid_t id) {
-  uint64_t h = static_cast<uint64_t>(id) * 0x9e3779b97f4a7c15ull;
+// must not share a slot. Two HDF5 libraries hand out the same identifiers,
+// so the library takes part in the hash and is kept in the value.
+Slot& SlotOf(const Hdf5Library* lib, hid_t id) {
+  uint64_t h = (static_cast<uint64_t>(id) + lib->index()) * 0x9e3779b97f4a7c15ull;
   return g_table.slots[h >> (64 - kSlotBits)];
+}
+
+uint64_t Pack(const Hdf5Library* lib, Hdf5Object o) {
+  uint64_t size = o.element_size < (1u << 24) ? o.element_size : 0;
+  return uint64_t{lib->index()} << 56 | size << 32 | o.name;
 }
 
 // Writers empty the key first and publish it last, so a reader that sees the
 // same key before and after reading the value has a consistent pair.
-void Remember(hid_t id, Hdf5Object o) {
-  Slot& s = SlotOf(id);
+void Remember(const Hdf5Library* lib, hid_t id, Hdf5Object o) {
+  Slot& s = SlotOf(lib, id);
   pthread_mutex_lock(&g_table.lock);
   s.key.store(0, std::memory_order_relaxed);
-  s.value.store(static_cast<uint64_t>(o.element_size) << 32 | o.name, std::memory_order_release);
+  s.value.store(Pack(lib, o), std::memory_order_release);
   s.key.store(id, std::memory_order_release);
   pthread_mutex_unlock(&g_table.lock);
 }
@@ -76,15 +64,16 @@ void Remember(hid_t id, Hdf5Object o) {
 // Turns HDF5's automatic error printing off for the scope.
 class QuietErrors {
  public:
-  QuietErrors() {
-    saved_ = real_H5Eget_auto2()(H5E_DEFAULT, &func_, &data_) >= 0;
-    if (saved_) real_H5Eset_auto2()(H5E_DEFAULT, nullptr, nullptr);
+  explicit QuietErrors(Hdf5Library* lib) : lib_(lib) {
+    saved_ = lib_->Get<Hdf5Fn::H5Eget_auto2>()(H5E_DEFAULT, &func_, &data_) >= 0;
+    if (saved_) lib_->Get<Hdf5Fn::H5Eset_auto2>()(H5E_DEFAULT, nullptr, nullptr);
   }
   ~QuietErrors() {
-    if (saved_) real_H5Eset_auto2()(H5E_DEFAULT, func_, data_);
+    if (saved_) lib_->Get<Hdf5Fn::H5Eset_auto2>()(H5E_DEFAULT, func_, data_);
   }
 
  private:
+  Hdf5Library* lib_;
   H5E_auto2_t func_ = nullptr;
   void* data_ = nullptr;
   bool saved_ = false;
@@ -121,7 +110,7 @@ const char* TypeClassName(H5T_class_t c) {
 }
 
 // Writes the dataset's Hdf5Dataset packet.
-void Describe(hid_t dset, const Hdf5Object& o, uint32_t file, const char* path, size_t path_len,
+void Describe(Hdf5Library* lib, hid_t dset, const Hdf5Object& o, uint32_t file, const char* path, size_t path_len,
               H5T_class_t type_class) {
   uint8_t buf[4096];
   WireWriter w(buf, sizeof(buf));
@@ -132,26 +121,26 @@ void Describe(hid_t dset, const Hdf5Object& o, uint32_t file, const char* path, 
   w.Bytes(3, path, path_len);
   w.VarintIfNonZero(4, o.element_size);
   hsize_t dims[H5S_MAX_RANK];
-  hid_t space = real_H5Dget_space()(dset);
+  hid_t space = lib->Get<Hdf5Fn::H5Dget_space>()(dset);
   if (space >= 0) {
-    int rank = real_H5Sget_simple_extent_dims()(space, dims, nullptr);
+    int rank = lib->Get<Hdf5Fn::H5Sget_simple_extent_dims>()(space, dims, nullptr);
     for (int i = 0; i < rank; ++i) w.Varint(5, dims[i]);
-    real_H5Sclose()(space);
+    lib->Get<Hdf5Fn::H5Sclose>()(space);
   }
-  hid_t dcpl = real_H5Dget_create_plist()(dset);
+  hid_t dcpl = lib->Get<Hdf5Fn::H5Dget_create_plist>()(dset);
   if (dcpl >= 0) {
-    H5D_layout_t layout = real_H5Pget_layout()(dcpl);
+    H5D_layout_t layout = lib->Get<Hdf5Fn::H5Pget_layout>()(dcpl);
     w.VarintIfNonZero(6, LayoutOf(layout));
     if (layout == H5D_CHUNKED) {
-      int rank = real_H5Pget_chunk()(dcpl, H5S_MAX_RANK, dims);
+      int rank = lib->Get<Hdf5Fn::H5Pget_chunk>()(dcpl, H5S_MAX_RANK, dims);
       for (int i = 0; i < rank; ++i) w.Varint(7, dims[i]);
     }
-    int filters = real_H5Pget_nfilters()(dcpl);
+    int filters = lib->Get<Hdf5Fn::H5Pget_nfilters>()(dcpl);
     for (int i = 0; i < filters; ++i) {
       unsigned flags = 0, config = 0;
       size_t values = 0;
       char name[128] = {};
-      H5Z_filter_t id = real_H5Pget_filter2()(dcpl, static_cast<unsigned>(i), &flags, &values,
+      H5Z_filter_t id = lib->Get<Hdf5Fn::H5Pget_filter2>()(dcpl, static_cast<unsigned>(i), &flags, &values,
                                              nullptr, sizeof(name), name, &config);
       if (id < 0) continue;
       size_t filter = w.BeginNested(8);
@@ -159,7 +148,7 @@ void Describe(hid_t dset, const Hdf5Object& o, uint32_t file, const char* path, 
       w.Bytes(2, name, strnlen(name, sizeof(name)));
       w.EndNested(filter);
     }
-    real_H5Pclose()(dcpl);
+    lib->Get<Hdf5Fn::H5Pclose>()(dcpl);
   }
   w.String(9, TypeClassName(type_class));
   w.EndNested(msg);
@@ -169,19 +158,19 @@ void Describe(hid_t dset, const Hdf5Object& o, uint32_t file, const char* path, 
 
 }  // namespace
 
-uint32_t Hdf5NoteFile(hid_t file, const char* filename) {
+uint32_t Hdf5NoteFile(Hdf5Library* lib, hid_t file, const char* filename) {
   uint32_t path = InternPath(AT_FDCWD, filename);
-  Remember(file, Hdf5Object{path, 0});
+  Remember(lib, file, Hdf5Object{path, 0});
   return path;
 }
 
-Hdf5Object Hdf5NoteDataset(hid_t dset) {
-  QuietErrors quiet;
+Hdf5Object Hdf5NoteDataset(Hdf5Library* lib, hid_t dset) {
+  QuietErrors quiet(lib);
   // "FILE:/path": the file's name as POSIX events name it, then the
   // dataset's path in the file.
   char name[PATH_MAX * 2 + 1024];
   char file_name[PATH_MAX];
-  ssize_t n = real_H5Fget_name()(dset, file_name, sizeof(file_name));
+  ssize_t n = lib->Get<Hdf5Fn::H5Fget_name>()(dset, file_name, sizeof(file_name));
   uint32_t file = 0;
   size_t used = 0;
   if (n > 0 && static_cast<size_t>(n) < sizeof(file_name)) {
@@ -190,44 +179,47 @@ Hdf5Object Hdf5NoteDataset(hid_t dset) {
   }
   name[used++] = ':';
   char* path = name + used;
-  ssize_t p = real_H5Iget_name()(dset, path, sizeof(name) - used);
+  ssize_t p = lib->Get<Hdf5Fn::H5Iget_name>()(dset, path, sizeof(name) - used);
   size_t path_len = p > 0 ? strnlen(path, sizeof(name) - used - 1) : 0;
   Hdf5Object o;
   o.name = InternString(name, used + path_len, kKindDataset);
-  hid_t type = real_H5Dget_type()(dset);
+  hid_t type = lib->Get<Hdf5Fn::H5Dget_type>()(dset);
   H5T_class_t type_class = H5T_NO_CLASS;
   if (type >= 0) {
-    o.element_size = static_cast<uint32_t>(real_H5Tget_size()(type));
-    type_class = real_H5Tget_class()(type);
-    real_H5Tclose()(type);
+    o.element_size = static_cast<uint32_t>(lib->Get<Hdf5Fn::H5Tget_size>()(type));
+    type_class = lib->Get<Hdf5Fn::H5Tget_class>()(type);
+    lib->Get<Hdf5Fn::H5Tclose>()(type);
   }
   if (o.name != 0 && g_described.First(o.name)) {
-    Describe(dset, o, file, path, path_len, type_class);
+    Describe(lib, dset, o, file, path, path_len, type_class);
   }
-  Remember(dset, o);
+  Remember(lib, dset, o);
   return o;
 }
 
-Hdf5Object Hdf5DatasetForIo(hid_t dset) {
+Hdf5Object Hdf5DatasetForIo(Hdf5Library* lib, hid_t dset) {
   Hdf5Object o;
-  if (Hdf5Find(dset, &o) && g_described.Contains(o.name)) return o;
-  return Hdf5NoteDataset(dset);
+  if (Hdf5Find(lib, dset, &o) && g_described.Contains(o.name)) return o;
+  return Hdf5NoteDataset(lib, dset);
 }
 
-bool Hdf5Find(hid_t id, Hdf5Object* out) {
-  const Slot& s = SlotOf(id);
+bool Hdf5Find(const Hdf5Library* lib, hid_t id, Hdf5Object* out) {
+  const Slot& s = SlotOf(lib, id);
   if (s.key.load(std::memory_order_acquire) != id) return false;
   uint64_t v = s.value.load(std::memory_order_acquire);
-  if (s.key.load(std::memory_order_relaxed) != id) return false;
+  if (s.key.load(std::memory_order_relaxed) != id || v >> 56 != lib->index()) return false;
   out->name = static_cast<uint32_t>(v);
-  out->element_size = static_cast<uint32_t>(v >> 32);
+  out->element_size = static_cast<uint32_t>(v >> 32) & ((1u << 24) - 1);
   return true;
 }
 
-void Hdf5Forget(hid_t id) {
-  Slot& s = SlotOf(id);
+void Hdf5Forget(const Hdf5Library* lib, hid_t id) {
+  Slot& s = SlotOf(lib, id);
   pthread_mutex_lock(&g_table.lock);
-  if (s.key.load(std::memory_order_relaxed) == id) s.key.store(0, std::memory_order_release);
+  if (s.key.load(std::memory_order_relaxed) == id &&
+      s.value.load(std::memory_order_relaxed) >> 56 == lib->index()) {
+    s.key.store(0, std::memory_order_release);
+  }
   pthread_mutex_unlock(&g_table.lock);
 }
 

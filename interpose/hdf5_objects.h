@@ -8,7 +8,8 @@
 // Hdf5Dataset packet: file, path, element size, dimensions, layout, chunk
 // dimensions, filters, type class.
 //
-// The identifiers live in a direct-mapped hash table of 4096 entries (HDF5
+// Identifiers belong to the library that issued them (`lib`: a process may
+// hold several). They live in a direct-mapped hash table of 4096 entries (HDF5
 // hands out identifiers of one type in sequence, so live ones rarely
 // collide); an entry that was
 // evicted is found again the slow way, through the HDF5 API. Lookups take no
@@ -30,26 +31,26 @@ namespace iotap::interpose {
 
 struct Hdf5Object {
   uint32_t name = 0;          // the dataset's (KIND_DATASET) or the file's (path) string id
-  uint32_t element_size = 0;  // bytes per element of a dataset's type; 0 for files
+  uint32_t element_size = 0;  // bytes per element of a dataset's type (below 16 MiB); 0 for files
 };
 
 // After H5Fopen or H5Fcreate returned `file` for `filename`: interns the path
 // as POSIX events name it and remembers it. Returns the path's string id.
-uint32_t Hdf5NoteFile(hid_t file, const char* filename);
+uint32_t Hdf5NoteFile(Hdf5Library* lib, hid_t file, const char* filename);
 
 // After a dataset identifier was returned: names it, describes it if this
 // trace file has no description of it yet, and remembers it.
-Hdf5Object Hdf5NoteDataset(hid_t dset);
+Hdf5Object Hdf5NoteDataset(Hdf5Library* lib, hid_t dset);
 
 // A dataset being read or written: as remembered, or noted now; described
 // again if this trace file lacks its description (in a fork child).
-Hdf5Object Hdf5DatasetForIo(hid_t dset);
+Hdf5Object Hdf5DatasetForIo(Hdf5Library* lib, hid_t dset);
 
 // What `id` was remembered as; false (and `out` untouched) if unknown.
-bool Hdf5Find(hid_t id, Hdf5Object* out);
+bool Hdf5Find(const Hdf5Library* lib, hid_t id, Hdf5Object* out);
 
 // After `id` was closed.
-void Hdf5Forget(hid_t id);
+void Hdf5Forget(const Hdf5Library* lib, hid_t id);
 
 // In a fork child: every dataset is described anew in the child's trace.
 void Hdf5AfterForkChild();

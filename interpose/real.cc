@@ -34,9 +34,11 @@ int CollectObject(struct dl_phdr_info* info, size_t, void* data) {
   return 0;
 }
 
-// The definition of `symbol` in `object` itself (not in one of its
-// dependencies, nor the global scope that dlsym may also search), or null.
-void* DefinedIn(const char* object, const char* symbol) {
+}  // namespace
+
+// dlsym on a handle may also search the object's dependencies, or the global
+// scope for objects loaded at start-up: only an answer inside `object` counts.
+void* ResolveIn(const char* object, const char* symbol) {
   void* handle = dlopen(object, RTLD_LAZY | RTLD_NOLOAD);
   if (handle == nullptr) return nullptr;
   void* f = dlsym(handle, symbol);
@@ -48,8 +50,6 @@ void* DefinedIn(const char* object, const char* symbol) {
   dlclose(handle);
   return f;
 }
-
-}  // namespace
 
 void* ResolveNext(const char* name) {
   bool was_busy = tls_thread.busy;
@@ -73,7 +73,7 @@ void* ResolveNextOrLoaded(const char* name) {
                     : "";
   objects.count = 0;
   dl_iterate_phdr(CollectObject, &objects);
-  for (int i = 0; i < objects.count && f == nullptr; ++i) f = DefinedIn(objects.names[i], name);
+  for (int i = 0; i < objects.count && f == nullptr; ++i) f = ResolveIn(objects.names[i], name);
   pthread_mutex_unlock(&g_objects_lock);
   tls_thread.busy = was_busy;
   return f;

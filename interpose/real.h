@@ -37,6 +37,11 @@ void* ResolveNext(const char* name);
 // RTLD_GLOBAL or RTLD_LOCAL dlopen. Null if no object defines it.
 void* ResolveNextOrLoaded(const char* name);
 
+// The definition of `name` in the loaded object `object` (a path as the
+// dynamic linker names it) itself, not in one of its dependencies; null if
+// it has none.
+void* ResolveIn(const char* object, const char* name);
+
 using Resolver = void* (*)(const char* name);
 
 template <typename Fn>

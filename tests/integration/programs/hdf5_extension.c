@@ -4,7 +4,9 @@
  * RTLD_LOCAL, as Python loads h5py's modules.
  *
  * run_hdf5(FILE) writes a 100 x 10 float dataset "/x" chunked 10 x 10, then
- * reads rows 20-24 back (50 elements, 200 bytes). Returns 0 on success. */
+ * reads rows 20-24 back (50 elements, 200 bytes). Returns 0 on success.
+ * keep_open(FILE) creates FILE and leaves it open: which library holds it
+ * open shows where the shim forwarded the call. */
 
 #include <hdf5.h>
 
@@ -35,4 +37,8 @@ __attribute__((visibility("default"))) int run_hdf5(const char* path) {
   H5Pclose(dcpl);
   H5Sclose(space);
   return 0;
+}
+
+__attribute__((visibility("default"))) int keep_open(const char* path) {
+  return H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT) >= 0 ? 0 : 1;
 }
