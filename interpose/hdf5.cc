@@ -9,6 +9,9 @@
 // outermost call's id; they leave the thread's `parent` alone, so the POSIX
 // events beneath them are attributed to the outermost call.
 //
+// Each call goes to the library its caller would have reached without the
+// shim (Hdf5LibraryFor, hdf5_api.h), found before the call's start time.
+//
 // Events: `file` = the dataset (KIND_DATASET) or the HDF5 file's path,
 // `aux` = the call's id, `parent` = the enclosing call's id (0 = outermost).
 // See enum Op in trace.proto for the other columns of each op.

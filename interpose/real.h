@@ -18,8 +18,9 @@
 //
 // Libraries that may be loaded privately (RTLD_LOCAL, as Python extension
 // modules load their dependencies and as h5py wheels load their bundled
-// libhdf5) are out of RTLD_NEXT's reach; their wrappers resolve with
-// ResolveNextOrLoaded, which also searches every loaded object.
+// libhdf5) are out of RTLD_NEXT's reach: ResolveNextOrLoaded also searches
+// every loaded object, and ResolveIn asks one object. The HDF5 layer builds
+// on both to find each caller's own library (hdf5_api.h).
 
 #ifndef IOTAP_INTERPOSE_REAL_H_
 #define IOTAP_INTERPOSE_REAL_H_
