@@ -51,7 +51,9 @@ class Hdf5Test : public ::testing::Test {
         if (h->tid == e.tid && h->start_ns <= e.start_ns && e.end_ns <= h->end_ns) during = h;
       }
       SCOPED_TRACE(::testing::Message() << analyzer::OpName(e.op) << " at " << e.start_ns);
-      if (all) EXPECT_NE(during, nullptr);
+      if (all) {
+        EXPECT_NE(during, nullptr);
+      }
       EXPECT_EQ(e.parent, during == nullptr ? 0 : during->aux);
       attributed += e.parent != 0;
     }

@@ -59,7 +59,9 @@ class TfRecordTest : public ::testing::Test {
                          std::to_string(DataBytes()) + "\n");
     LoadedRun run = LoadRun(trace);
     EXPECT_EQ(run.processes.size(), 1u);
-    if (!run.processes.empty()) EXPECT_EQ(run.processes[0].dropped, 0u);
+    if (!run.processes.empty()) {
+      EXPECT_EQ(run.processes[0].dropped, 0u);
+    }
     return run;
   }
 
