@@ -73,7 +73,7 @@ TEST_P(H5pyTest, EachH5DreadMatchesStrace) {
   RunResult r = RunTracedUnderStrace(
       {Python(), script, "read", file, "1", std::to_string(kSamples), markers}, dir_.Sub("trace"),
       dir_.Sub("strace.log"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << "signal " << r.signal << ": " << r.err;
   ASSERT_EQ(r.out, std::to_string(kSamples * kSampleBytes) + "\n");  // every sample checked
 
   std::vector<Reads> truth = StracePerSample(dir_.Sub("strace.log"), file, markers);

@@ -74,9 +74,10 @@ TEST_F(PassthroughTest, IotapRunPassesTerminatingSignals) {
 TEST_F(PassthroughTest, IotapRunForwardsSignalsItReceives) {
   // iotap run is sent SIGTERM; the command gets it, and dies of it.
   std::string trace = dir_.Sub("trace");
-  std::thread killer([] {
+  std::thread killer([&trace] {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    RunProgram({"pkill", "-TERM", "-f", "^" + IotapBinary() + " run"});
+    // Only this test's `iotap run`: tests running beside it have their own.
+    RunProgram({"pkill", "-TERM", "-f", "^" + IotapBinary() + " run -o " + trace + " -- sleep 30$"});
   });
   RunResult r = RunTraced({"sleep", "30"}, trace, RunOptions{.timeout_seconds = 20});
   killer.join();
