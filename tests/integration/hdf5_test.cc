@@ -178,6 +178,22 @@ TEST_F(Hdf5Test, DatasetsAreDescribedOnce) {
   EXPECT_EQ(described[2].filter(0).name(), "nesting");
 }
 
+TEST_F(Hdf5Test, DumpShowsDescriptionsCallIdsAndParents) {
+  RunResult r = RunPreloaded({TestProgram("hdf5_calls"), file_}, dir_.Sub("trace"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  RunResult dump = RunProgram({IotapBinary(), "dump", dir_.Sub("trace")});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_NE(dump.out.find("# dataset " + file_ + ":/chunked: integer, 4 B elements, dims 100x10,"
+                          " layout chunked, chunks 10x10, filters deflate(1)\n"),
+            std::string::npos)
+      << dump.out;
+  // The nested H5Dread names its enclosing call; POSIX reads name theirs.
+  size_t nested = dump.out.find(file_ + ":/contig [call ");
+  EXPECT_NE(nested, std::string::npos);
+  EXPECT_NE(dump.out.find("] [in call "), std::string::npos);
+  EXPECT_NE(dump.out.find(" H5Dread_chunk "), std::string::npos);
+}
+
 TEST_F(Hdf5Test, ErrorStackAfterAFailureIsLeftAlone) {
   RunResult plain = RunProgram({TestProgram("hdf5_calls"), dir_.Sub("plain.h5")});
   RunResult traced = RunPreloaded({TestProgram("hdf5_calls"), file_}, dir_.Sub("trace"));
