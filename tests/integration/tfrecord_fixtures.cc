@@ -96,8 +96,10 @@ std::string NpmTfRecordFile(int records, int seed, const std::string& compressio
     o.timeout_seconds = 300;
     RunResult r = RunProgram({"npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"}, o);
     if (r.exit_code != 0) {
-      *why = "cannot install @roboflow/tfrecords with npm (is the npm registry reachable?): " +
-             r.err;
+      *why = "cannot install @roboflow/tfrecords with `npm ci` (exit " +
+             std::to_string(r.exit_code) +
+             (r.exit_code == 127 ? ": no npm on PATH" : ": is the npm registry reachable?") +
+             "): " + r.err;
       return "";
     }
   }
