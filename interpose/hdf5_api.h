@@ -114,6 +114,9 @@ class Hdf5Library {
 // (a library that cannot be found is one whose functions all fail).
 Hdf5Library* Hdf5LibraryFor(const void* return_address, Hdf5Fn fn);
 
+// In a fork child: the lock around the list of libraries is free again.
+void Hdf5LibrariesAfterForkChild();
+
 }  // namespace iotap::interpose
 
 #endif  // IOTAP_INTERPOSE_HDF5_API_H_

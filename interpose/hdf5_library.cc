@@ -46,6 +46,7 @@ struct Site {
 class Hdf5Libraries {
  public:
   static Hdf5Library* Find(const char* path);
+  static void AfterForkChild() { pthread_mutex_init(&lock_, nullptr); }
   static Hdf5Library* Missing() { return &libraries_[0]; }
   static void Resolve(Hdf5Library* lib, int fn, const char* name, void* failure);
 
@@ -145,5 +146,7 @@ Hdf5Library* Hdf5LibraryFor(const void* return_address, Hdf5Fn fn) {
   site.return_address.store(return_address, std::memory_order_release);
   return lib;
 }
+
+void Hdf5LibrariesAfterForkChild() { Hdf5Libraries::AfterForkChild(); }
 
 }  // namespace iotap::interpose

@@ -224,6 +224,7 @@ void Hdf5Forget(const Hdf5Library* lib, hid_t id) {
 }
 
 void Hdf5AfterForkChild() {
+  Hdf5LibrariesAfterForkChild();
   pthread_mutex_init(&g_table.lock, nullptr);
   g_described.Clear();
 }

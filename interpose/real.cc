@@ -79,4 +79,6 @@ void* ResolveNextOrLoaded(const char* name) {
   return f;
 }
 
+void ResolveAfterForkChild() { pthread_mutex_init(&g_objects_lock, nullptr); }
+
 }  // namespace iotap::interpose

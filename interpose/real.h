@@ -43,6 +43,9 @@ void* ResolveNextOrLoaded(const char* name);
 // it has none.
 void* ResolveIn(const char* object, const char* name);
 
+// In a fork child: the lock ResolveNextOrLoaded takes is free again.
+void ResolveAfterForkChild();
+
 using Resolver = void* (*)(const char* name);
 
 template <typename Fn>
