@@ -19,6 +19,7 @@
 #include "interpose/fd_table.h"
 #include "interpose/hdf5_objects.h"
 #include "interpose/packets.h"
+#include "interpose/real.h"
 #include "interpose/strings.h"
 #include "interpose/tfrecord.h"
 #include "interpose/trace_file.h"
@@ -374,6 +375,7 @@ void ForkChild() {
   FdAfterForkChild();
   TfRecordAfterForkChild();
   Hdf5AfterForkChild();
+  ResolveAfterForkChild();
   // The parent's unwritten events stay with the parent.
   for (Ring* r = g_rings.load(std::memory_order_relaxed); r != nullptr; r = r->next) {
     r->tail.store(r->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
@@ -533,13 +535,28 @@ void NoteExitCode(int code) {
 
 bool InOwnProcess() { return syscall(SYS_getpid) == g_writer.pid; }
 
+// For abort: the writer thread may hold the lock for a moment (it takes it
+// as soon as it starts), so try for up to 50 ms; but not when this thread
+// was inside the shim already (a signal handler that interrupted it may be
+// aborting while this very thread holds the lock).
+static bool TryLockWriterBriefly(bool was_busy) {
+  constexpr int kTries = 500;
+  for (int i = 0; i < kTries; ++i) {
+    if (pthread_mutex_trylock(&g_writer.lock) == 0) return true;
+    if (was_busy) return false;
+    struct timespec pause = {0, 100 * 1000};
+    nanosleep(&pause, nullptr);
+  }
+  return false;
+}
+
 void FinishTrace(EndReason reason, int code, bool code_known, bool blocking) {
   if (!Recording() || !InOwnProcess()) return;
   bool was_busy = tls_thread.busy;
   tls_thread.busy = true;
   if (blocking) {
     pthread_mutex_lock(&g_writer.lock);
-  } else if (pthread_mutex_trylock(&g_writer.lock) != 0) {
+  } else if (!TryLockWriterBriefly(was_busy)) {
     tls_thread.busy = was_busy;
     return;
   }
