@@ -139,6 +139,43 @@ TEST_P(H5pyTest, EachH5DreadMatchesStrace) {
   std::cout << text.out.substr(from, text.out.find("\nprocesses:") - from) << "\n";
 }
 
+TEST(H5pyForkTest, AForkedWorkerDescribesTheDatasetInItsOwnTrace) {
+  TempDir dir;
+  const std::string file = dir.Sub("small.h5");
+  const std::string script = SourcePath("tests/integration/programs/h5py_train.py");
+  ASSERT_EQ(RunProgram({Python(), script, "create", file, "chunk2k", "16"}).exit_code, 0);
+  RunResult r = RunTraced({Python(), script, "forked", file}, dir.Sub("trace"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  LoadedRun run = LoadRun(dir.Sub("trace"));
+  ASSERT_EQ(run.processes.size(), 2u);
+  for (const LoadedProcess& p : run.processes) {
+    bool worker = p.header.origin() == ProcessHeader::ORIGIN_FORK;
+    SCOPED_TRACE(worker ? "worker" : "parent");
+    // The parent opened the dataset; the worker's trace describes it anyway.
+    int described = 0;
+    for (const Packet& packet : p.packets) described += packet.has_hdf5_dataset();
+    EXPECT_EQ(described, 1);
+    std::vector<const LoadedEvent*> reads = p.On(file + ":/images", OP_H5D_READ);
+    ASSERT_EQ(reads.size(), worker ? 3u : 2u);
+    for (const LoadedEvent* h : reads) {
+      EXPECT_EQ(h->requested, kSampleBytes);
+      int chunks = 0;
+      for (const LoadedEvent& e : p.events) chunks += e.parent == h->aux && e.result == 2048;
+      EXPECT_EQ(chunks, 20);  // each sample's 20 chunks, none cached before
+    }
+  }
+  RunResult stats = RunProgram({IotapBinary(), "stats", "--json", dir.Sub("trace")});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  google::protobuf::Struct root;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(stats.out, &root).ok());
+  const auto& datasets = root.fields().at("datasets").list_value().values();
+  ASSERT_EQ(datasets.size(), 1);
+  const auto& d = datasets[0].struct_value().fields();
+  EXPECT_EQ(d.at("reads").number_value(), 5);
+  EXPECT_EQ(d.at("processes").number_value(), 2);
+  EXPECT_TRUE(d.at("described").bool_value());
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, H5pyTest,
                          ::testing::Values("chunk2k", "chunk64k", "contiguous"));
 

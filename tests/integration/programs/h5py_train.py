@@ -2,6 +2,7 @@
 
     h5py_train.py create FILE LAYOUT SAMPLES
     h5py_train.py read FILE SEED COUNT MARKER_DIR
+    h5py_train.py forked FILE
 
 create writes SAMPLES samples of 160 x 256 uint8 (40 KiB each) as /images,
 with LAYOUT "chunk2k" (chunks of 1 x 8 x 256: 2 KiB, 20 per sample),
@@ -13,6 +14,10 @@ SEED, one dataset[i] (one H5Dread) each, as a DataLoader's __getitem__
 does. Before sample k it stats MARKER_DIR/sample-k (which does not exist),
 and after the last one MARKER_DIR/end, so that a strace log can be cut
 into the system calls of each H5Dread. Prints the sum of the bytes read.
+
+forked opens the file and reads sample 0, then forks a worker that reads
+samples 1-3 and leaves with os._exit, as a DataLoader worker does; the
+parent then reads sample 4.
 """
 import os
 import sys
@@ -55,8 +60,23 @@ def read(path, seed, count, marker_dir):
     print(total)
 
 
+def forked(path):
+    with h5py.File(path, "r") as f:
+        images = f["images"]
+        images[0]
+        pid = os.fork()
+        if pid == 0:
+            for i in (1, 2, 3):
+                images[i]
+            os._exit(0)
+        os.waitpid(pid, 0)
+        images[4]
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "create":
         create(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif sys.argv[1] == "forked":
+        forked(sys.argv[2])
     else:
         read(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
