@@ -42,10 +42,13 @@ void EncodeEnd(WireWriter* w, int reason, int code, bool code_known,
 
 void EncodeExecNotice(WireWriter* w, const char* path, bool spawn);
 
-// Scratch memory for EncodeChunk: one column at a time, 10 bytes per event.
+// Scratch memory for EncodeChunk: one column at a time, 10 bytes per event
+// (`capacity` bytes in all), and each event's start and end in time units,
+// computed once (2 x capacity / 10 entries).
 struct ChunkScratch {
   uint8_t* column;
   size_t capacity;
+  int64_t* times;
 };
 
 // EventChunk of `count` events starting at ring slot `first` (wrapping).

@@ -74,9 +74,10 @@ TEST_F(PassthroughTest, IotapRunPassesTerminatingSignals) {
 TEST_F(PassthroughTest, IotapRunForwardsSignalsItReceives) {
   // iotap run is sent SIGTERM; the command gets it, and dies of it.
   std::string trace = dir_.Sub("trace");
-  std::thread killer([] {
+  std::thread killer([&trace] {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    RunProgram({"pkill", "-TERM", "-f", "^" + IotapBinary() + " run"});
+    // Only this test's `iotap run`: tests running beside it have their own.
+    RunProgram({"pkill", "-TERM", "-f", "^" + IotapBinary() + " run -o " + trace + " -- sleep 30$"});
   });
   RunResult r = RunTraced({"sleep", "30"}, trace, RunOptions{.timeout_seconds = 20});
   killer.join();
@@ -149,6 +150,17 @@ TEST_F(PassthroughTest, OutputDirectoryDeletedMidRun) {
   EXPECT_EQ(r.signal, 0);
   std::vector<std::string> lines = absl::StrSplit(r.err, '\n', absl::SkipEmpty());
   EXPECT_LE(lines.size(), 1u) << r.err;
+}
+
+TEST_F(PassthroughTest, LargeThreadLocalStorageStillGetsAWriterThread) {
+  // 1 MiB of __thread data does not fit the writer thread's usual stack.
+  RunResult r = RunPreloaded({TestProgram("big_tls"), data_ + "/a.bin", "20000"},
+                             dir_.Sub("trace"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // no "cannot start the writer thread"
+  EXPECT_EQ(r.out, "97\n");
+  LoadedRun run = LoadRun(dir_.Sub("trace"));
+  EXPECT_EQ(run.Count(OP_PREAD, data_ + "/a.bin"), 20000);
 }
 
 }  // namespace
