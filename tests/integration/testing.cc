@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -81,6 +82,14 @@ TempDir::TempDir() {
 
 TempDir::~TempDir() {
   if (path_.empty()) return;
+  // IOTAP_KEEP_FAILED=1 keeps a failed test's files (traces, logs) to look at.
+  const char* keep = getenv("IOTAP_KEEP_FAILED");
+  if (keep != nullptr && std::strcmp(keep, "1") == 0 &&
+      ::testing::UnitTest::GetInstance()->current_test_info() != nullptr &&
+      ::testing::Test::HasFailure()) {
+    fprintf(stderr, "kept %s\n", path_.c_str());
+    return;
+  }
   std::error_code ec;
   // Tests make directories read-only on purpose; give access back first.
   for (auto it = fs::recursive_directory_iterator(path_, ec); it != fs::recursive_directory_iterator();
@@ -332,14 +341,21 @@ std::string Join(const std::string& dir, const std::string& path) {
 // few hundred thousand calls are common, and std::regex is slow.
 bool ParseCallText(const std::string& body, StraceCall* c) {
   size_t paren = body.find('(');
-  size_t close = body.rfind(") = ");
-  if (paren == std::string::npos || close == std::string::npos || close < paren) return false;
+  // The result follows ")" and " = "; strace pads with more spaces to align
+  // results, as in a resumed call's `<... read resumed>""..., 9)    = 9`.
+  size_t equals = body.rfind(" = ");
+  if (equals == std::string::npos) return false;
+  size_t close = body.find_last_not_of(' ', equals);
+  if (paren == std::string::npos || close == std::string::npos || close < paren ||
+      body[close] != ')') {
+    return false;
+  }
   for (size_t i = 0; i < paren; ++i) {
     if (!isalnum(static_cast<unsigned char>(body[i])) && body[i] != '_') return false;
   }
   c->name = body.substr(0, paren);
   c->args = SplitArgs(body.substr(paren + 1, close - paren - 1));
-  const char* r = body.c_str() + close + 4;
+  const char* r = body.c_str() + equals + 3;
   char* after = nullptr;
   c->result = std::strtoll(r, &after, 10);
   if (after == r) return false;
