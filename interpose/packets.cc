@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "interpose/config.h"
+#include "interpose/kept_fd.h"
 #include "interpose/ops.h"
 #include "interpose/recorder.h"
 
@@ -64,7 +65,30 @@ long ReadSmallFile(const char* path, char* buf, size_t cap) {
   return n;
 }
 
+// /proc/self/schedstat, read every sample interval through one descriptor
+// (kept_fd.h explains why). Guarded by the writer lock, as every encoder is.
+constinit KeptFd g_schedstat;
+
+long ReadSchedstat(char* buf, size_t cap) {
+  int fd = g_schedstat.Get();
+  if (fd < 0) {
+    fd = static_cast<int>(
+        syscall(SYS_openat, AT_FDCWD, "/proc/self/schedstat", O_RDONLY | O_CLOEXEC));
+    if (fd < 0) return -1;
+    if (!g_schedstat.Adopt(fd)) {
+      long n = syscall(SYS_read, fd, buf, cap);
+      syscall(SYS_close, fd);
+      return n;
+    }
+    fd = g_schedstat.Get();
+    if (fd < 0) return -1;
+  }
+  return syscall(SYS_pread64, fd, buf, cap, 0);
+}
+
 }  // namespace
+
+void ResetProcFilesInChild() { g_schedstat.Close(); }
 
 void SetArgv(int argc, char** argv) {
   g_argc = argc;
@@ -165,7 +189,7 @@ void EncodeResourceSample(WireWriter* w) {
   w->VarintIfNonZero(8, static_cast<uint64_t>(ru.ru_majflt));
   // "<on-cpu ns> <run-queue ns> <timeslices>" for the process's main thread.
   char sched[96];
-  long n = ReadSmallFile("/proc/self/schedstat", sched, sizeof(sched) - 1);
+  long n = ReadSchedstat(sched, sizeof(sched) - 1);
   if (n > 0) {
     sched[n] = '\0';
     char* after_first = nullptr;

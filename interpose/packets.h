@@ -37,6 +37,10 @@ void EncodeClockSnapshot(WireWriter* w, uint64_t recorded, uint64_t dropped);
 // ResourceSample taken now (getrusage of the whole process).
 void EncodeResourceSample(WireWriter* w);
 
+// In a fork child: closes the descriptors the samples read the parent's
+// /proc files through.
+void ResetProcFilesInChild();
+
 void EncodeEnd(WireWriter* w, int reason, int code, bool code_known,
                uint64_t recorded, uint64_t dropped);
 

@@ -349,6 +349,9 @@ int OpenTrace(bool forked) {
   Emit([&](WireWriter* out) {
     EncodeProcessHeader(out, info, w.clock);
     EncodeClockSnapshot(out, 0, 0);
+    // A baseline sample; it also opens the /proc files the later samples
+    // read, here, before the program has threads whose opens it could shift.
+    EncodeResourceSample(out);
   });
   FlushFrame();
   return w.write_failed ? EIO : 0;
@@ -401,6 +404,7 @@ void ForkChild() {
   g_writer_sleeping.store(false, std::memory_order_relaxed);
   g_exit_code_known.store(false, std::memory_order_relaxed);
   g_writer.file.Forget();
+  ResetProcFilesInChild();
   if (!Recording()) return;
   tls_thread.busy = true;
   int err = OpenTrace(/*forked=*/true);

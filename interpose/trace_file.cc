@@ -76,7 +76,7 @@ int TraceFile::Create(const char* dir, int pid, uint64_t realtime_ns) {
     syscall(SYS_close, fd);
     return err;
   }
-  syscall(SYS_close, fd);
+  if (!kept_.Adopt(fd)) syscall(SYS_close, fd);  // then a descriptor per write
   dev_ = st.st_dev;
   ino_ = st.st_ino;
   size_ = 0;
@@ -126,13 +126,28 @@ class NoFileSizeSignal {
 int TraceFile::Append(const uint8_t* data, size_t n) {
   if (!created_) return EBADF;
   NoFileSizeSignal no_sigxfsz;
-  int fd = static_cast<int>(
-      syscall(SYS_openat, AT_FDCWD, path_, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
-  if (fd < 0) return errno;
+  int fd = kept_.Get();
+  bool kept = fd >= 0;
+  if (!kept) {
+    // The program closed or reused our descriptor: reopen by name, and keep
+    // the new one if it is still our file.
+    fd = static_cast<int>(
+        syscall(SYS_openat, AT_FDCWD, path_, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
+    if (fd < 0) return errno;
+  }
   struct stat st;
   if (syscall(SYS_fstat, fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
-    syscall(SYS_close, fd);
+    if (kept) {
+      kept_.Close();
+    } else {
+      syscall(SYS_close, fd);
+    }
     return ESTALE;  // not our file any more
+  }
+  if (!kept && kept_.Adopt(fd)) {
+    fd = kept_.Get();
+    kept = fd >= 0;
+    if (!kept) return ESTALE;
   }
   // Another process never shares this file, so its size is ours to know; a
   // previous failure may have left it shorter than we think.
@@ -157,7 +172,7 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
   } else {
     size_ += n;
   }
-  syscall(SYS_close, fd);
+  if (!kept) syscall(SYS_close, fd);
   return err;
 }
 

@@ -1,12 +1,14 @@
-// The process's trace file, created safely and written without holding a
-// descriptor between writes.
+// The process's trace file, created safely and written through a descriptor
+// parked out of the program's way.
 //
 // The file is created owner-only (0600) with O_CREAT|O_EXCL|O_NOFOLLOW inside
 // a directory opened with O_NOFOLLOW and owned by the effective user, so a
-// symlink or a directory planted by someone else is never followed. Every
-// write reopens it (O_NOFOLLOW) and checks that it is still the same inode:
-// the shim keeps no descriptor that a program closing every descriptor, or
-// calling dup2 over it, could disturb, and a file swapped in its place is never
+// symlink or a directory planted by someone else is never followed. Its
+// descriptor is kept high in the table (kept_fd.h) so the program's own
+// descriptor numbers are what they would be untraced; every write checks that
+// the descriptor still names the same inode, and a program that closed every
+// descriptor or dup2'd over ours makes the shim reopen the file by name
+// (O_NOFOLLOW, same inode again), so a file swapped in its place is never
 // written. A write that fails half-way is truncated back, so the file always
 // ends with a complete frame.
 
@@ -17,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "interpose/kept_fd.h"
 
 namespace iotap::interpose {
 
@@ -34,11 +38,16 @@ class TraceFile {
   const char* path() const { return path_; }
   uint64_t size() const { return size_; }
 
-  // Forgets the file (a fork child makes its own).
-  void Forget() { created_ = false; }
+  // Forgets the file and closes this process's descriptor for it (a fork
+  // child makes its own).
+  void Forget() {
+    kept_.Close();
+    created_ = false;
+  }
 
  private:
   char path_[PATH_MAX] = {};
+  KeptFd kept_;
   dev_t dev_ = 0;
   ino_t ino_ = 0;
   uint64_t size_ = 0;
