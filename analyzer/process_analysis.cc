@@ -39,15 +39,16 @@ std::string CudaDirection(Op op) {
 }  // namespace
 
 const char* FileCategory(std::string_view path) {
-  if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/")) {
+  if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/") ||
+      Contains(path, "/pymp-")) {
     return "system";
   }
   if (Contains(path, "/site-packages/") || Contains(path, "/dist-packages/") ||
-      path.starts_with("/usr/lib/") || path.starts_with("/usr/lib64/") ||
-      path.starts_with("/lib/") || path.starts_with("/lib64/") ||
-      path.starts_with("/usr/share/") || path.starts_with("/etc/") ||
-      path.starts_with("/usr/local/lib/") || Contains(path, "/__pycache__/") ||
-      EndsWithAny(path, {".py", ".pyc", ".so", ".pth"}) || Contains(path, ".so.")) {
+      Contains(path, "/lib/python") || path.starts_with("/usr/") || path == "/usr" ||
+      path.starts_with("/lib/") || path.starts_with("/lib64/") || path.starts_with("/bin/") ||
+      path.starts_with("/sbin/") || path.starts_with("/etc/") ||
+      Contains(path, "/__pycache__/") || EndsWithAny(path, {".py", ".pyc", ".so", ".pth"}) ||
+      Contains(path, ".so.")) {
     return "runtime";
   }
   return "data";

@@ -6,11 +6,12 @@
 // markers, CUDA copies). Several ProcessAnalyzers run in parallel, one file
 // each; RunAnalysis merges their results.
 //
-// Files are sorted into categories by path: "system" (/proc, /sys, /dev),
-// "runtime" (the Python installation, shared libraries, site-packages,
-// /etc, /usr/lib, *.py, *.pyc, *.so) and "data" (everything else). Only
-// data files count towards I/O busy time, overlap and data stalls; every
-// file is in the file table with its category.
+// Files are sorted into categories by path: "system" (/proc, /sys, /dev,
+// and multiprocessing's /tmp/pymp-* sockets and files), "runtime" (the
+// Python installation, shared libraries, site-packages, conda and virtual
+// environments, /etc, /usr, /bin, *.py, *.pyc, *.so) and "data" (everything
+// else). Only data files count towards I/O busy time, overlap and data
+// stalls; every file is in the file table with its category.
 
 #ifndef IOTAP_ANALYZER_PROCESS_ANALYSIS_H_
 #define IOTAP_ANALYZER_PROCESS_ANALYSIS_H_

@@ -78,6 +78,9 @@ void DataFileSummary(const RunState& s, report::Report* r) {
   std::map<std::string, report::File> dirs;
   for (const auto& [path, f] : s.files) {
     if (std::string_view(f.category) != "data") continue;
+    // Paths only looked at (stat, access, an open that read nothing: module
+    // searches, existence checks) are not the job's data.
+    if (f.reads == 0 && f.writes == 0) continue;
     d->set_files(d->files() + 1);
     d->set_opens(d->opens() + static_cast<double>(f.opens));
     d->set_reads(d->reads() + static_cast<double>(f.reads));
