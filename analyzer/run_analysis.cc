@@ -208,6 +208,7 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   internal::BuildTables(s, options.top_files, &r);
   internal::BuildRunSummary(s, &r);
   internal::BuildNotes(s, &r);
+  internal::CheckClocks(s, &r);
   if (options.rules != nullptr) {
     AddFindings(*options.rules, &r);
   } else {

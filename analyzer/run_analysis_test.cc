@@ -195,5 +195,67 @@ TEST_F(RunAnalysisTest, CleanRunRaisesNothingAlarming) {
   EXPECT_EQ(r.findings(r.findings_size() - 1).id(), "no_bottleneck");
 }
 
+// Two ranks of a synchronous job on two hosts: 9 steps ending together but for
+// a jitter of -0.4..+0.4 ms, the second host's wall clock `skew_ns` ahead.
+void WriteTwoHostRun(const std::string& dir, int64_t skew_ns) {
+  for (int rank = 0; rank < 2; ++rank) {
+    SyntheticProcess p(100, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0,
+                       ProcessHeader::ORIGIN_EXEC, rank == 0 ? "node0" : "node1");
+    p.header().set_rank(rank);
+    p.header().set_start_realtime_ns(kT0 + (rank == 1 ? skew_ns : 0));
+    for (int step = 0; step < 9; ++step) {
+      int64_t start = kT0 + (10 + 20 * step) * kMs;
+      int64_t jitter = rank == 1 ? (step - 4) * 100 * kUs : 0;
+      p.Marker(OP_STEP_BEGIN, start, start, step);
+      p.Marker(OP_STEP_END, start + 20 * kMs + jitter, start + 20 * kMs + jitter, step);
+    }
+    p.End(EndOfTrace::REASON_EXIT, 0, kT0 + 300 * kMs);
+    p.WriteTo(dir + "/rank" + std::to_string(rank) + ".iotap");
+  }
+}
+
+int WarningsMentioning(const report::Report& r, const std::string& text) {
+  int n = 0;
+  for (const report::Note& note : r.notes()) {
+    n += note.level() == report::Note::WARNING && note.message().find(text) != std::string::npos;
+  }
+  return n;
+}
+
+TEST_F(RunAnalysisTest, HostClockSkewFromTheStepEndsOfSynchronousRanks) {
+  WriteTwoHostRun(dir_.string(), 50 * kMs);
+  report::Report r = Analyze();
+  EXPECT_EQ(r.run().ranks(), 2);
+  ASSERT_EQ(r.run().host_clocks_size(), 1);
+  const report::HostClock& c = r.run().host_clocks(0);
+  EXPECT_EQ(c.host(), "node1");
+  EXPECT_EQ(c.reference_host(), "node0");
+  EXPECT_NEAR(c.offset_s(), 0.050, 1e-9);
+  EXPECT_NEAR(c.spread_s(), 0.0002, 1e-9);  // median of |jitter|: 0.2 ms
+  EXPECT_EQ(c.steps(), 9);
+  EXPECT_EQ(WarningsMentioning(r, "the clock of node1 seems ahead of node0's by 50.0 ms"), 1);
+  EXPECT_EQ(WarningsMentioning(r, "wall clock"), 0);  // a skew, not a step
+}
+
+TEST_F(RunAnalysisTest, SynchronisedHostsRaiseNoClockWarning) {
+  WriteTwoHostRun(dir_.string(), 0);
+  report::Report r = Analyze();
+  ASSERT_EQ(r.run().host_clocks_size(), 1);
+  EXPECT_NEAR(r.run().host_clocks(0).offset_s(), 0, 1e-9);
+  EXPECT_EQ(WarningsMentioning(r, "clock"), 0);
+}
+
+TEST_F(RunAnalysisTest, WallClockSetDuringTheRunIsReported) {
+  SyntheticProcess p(7, 1, "/usr/bin/dd", {"dd"}, kT0);
+  // At the end the wall clock reads 2 s more than the monotonic clock's
+  // progress explains: it was set forward during the run.
+  p.End(EndOfTrace::REASON_EXIT, 0, kT0 + 600 * kMs, kT0 + 2600 * kMs);
+  p.WriteTo(File("dd.iotap"));
+  report::Report r = Analyze();
+  EXPECT_EQ(WarningsMentioning(r, "the wall clock of node0 was set forward by 2.00 s while "
+                                  "process 7 ran"),
+            1);
+}
+
 }  // namespace
 }  // namespace iotap::analyzer

@@ -82,6 +82,10 @@ void BuildTables(RunState& state, int top_files, report::Report* report);
 void BuildRunSummary(RunState& state, report::Report* report);
 void BuildNotes(RunState& state, report::Report* report);
 
+// Fills report->run.host_clocks and adds notes on wall-clock steps and host
+// clock skew (report_clocks.cc; after BuildSteps and FillProcesses).
+void CheckClocks(const RunState& state, report::Report* report);
+
 }  // namespace iotap::analyzer::internal
 
 #endif  // IOTAP_ANALYZER_RUN_STATE_H_
