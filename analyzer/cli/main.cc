@@ -16,6 +16,7 @@ constexpr char kUsage[] =
     "\n"
     "Look:\n"
     "  report PATH [--steps LOG] [--format F]     why the job waits for data, and what to change\n"
+    "         [--html FILE]                       ... and as a web page with charts\n"
     "  stats PATH [--json]                        counts per file and per process\n"
     "  dump PATH                                  every event, one line each\n"
     "\n"
