@@ -4,7 +4,7 @@
 // The one rule of this page: text from the report (paths, commands, finding
 // wording) reaches the document through textContent, createTextNode or
 // setAttribute on an attribute that is never a URL, style or handler. No
-// markup is ever parsed from data (no innerHTML and its relatives, checked by
+// markup is ever parsed from data (no HTML-parsing property or call; checked by
 // tests/viewer/check_sources.cmake).
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
