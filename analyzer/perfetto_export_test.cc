@@ -1,8 +1,8 @@
 // The Perfetto export, decoded with the schema of the fields it writes
-// (proto/perfetto/trace.proto): every field known, every interned id defined
-// on its sequence before use, every slice begun and ended on its track in
-// time order, and the exact slices of known synthetic runs. Also the Chrome
-// JSON export of the same runs.
+// (proto/perfetto/trace.proto) by perfetto_check.h, which checks every field
+// is known, every interned id defined on its sequence before use, and every
+// slice begun and ended on its track in time order; then the exact slices of
+// known synthetic runs. Also the Chrome JSON export of the same runs.
 
 #include "analyzer/perfetto_export.h"
 
@@ -17,134 +17,30 @@
 #include <vector>
 
 #include "analyzer/chrome_json_export.h"
+#include "analyzer/perfetto_check.h"
 #include "analyzer/sample_runs.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "perfetto/trace.pb.h"
 
 namespace iotap::analyzer {
 namespace {
 
-namespace pf = ::perfetto::protos;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 
-// Whether `m` or any message inside it holds a field the schema lacks.
-bool HasUnknownFields(const google::protobuf::Message& m) {
-  const google::protobuf::Reflection* r = m.GetReflection();
-  if (!r->GetUnknownFields(m).empty()) return true;
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  r->ListFields(m, &fields);
-  for (const auto* f : fields) {
-    if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
-    if (f->is_repeated()) {
-      for (int i = 0; i < r->FieldSize(m, f); ++i) {
-        if (HasUnknownFields(r->GetRepeatedMessage(m, f, i))) return true;
-      }
-    } else if (HasUnknownFields(r->GetMessage(m, f))) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// One slice as the trace says it: its name, file, and what it was inside.
-struct DecodedSlice {
-  std::string name;
-  std::string parent;  // the name of the slice open around it on its track, "" if none
-  std::string file;
-  uint64_t bytes = 0;
-};
-
-struct Decoded {
-  std::map<uint64_t, pf::TrackDescriptor> tracks;
-  std::map<uint64_t, std::vector<DecodedSlice>> slices;  // by track
-  std::map<uint64_t, int> counter_values;                // by track
-};
-
-// Decodes the trace and checks the rules every Perfetto trace must keep.
-Decoded DecodeAndCheck(const std::string& path) {
-  Decoded d;
-  pf::Trace trace;
+// Decodes the trace at `path`; every broken rule fails the test.
+DecodedTrace DecodeAndCheck(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_TRUE(trace.ParseFromString(bytes)) << path;
-  EXPECT_FALSE(HasUnknownFields(trace));
-  struct Sequence {
-    std::map<uint64_t, std::string> names, categories, annotation_names, values;
-    bool cleared = false;
-  };
-  std::map<uint32_t, Sequence> sequences;
-  std::map<uint64_t, std::vector<DecodedSlice>> open;  // per track, the begun slices
-  std::map<uint64_t, uint64_t> last_ts;
-  for (const pf::TracePacket& p : trace.packet()) {
-    EXPECT_TRUE(p.has_trusted_packet_sequence_id());
-    Sequence& seq = sequences[p.trusted_packet_sequence_id()];
-    if (p.sequence_flags() & pf::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) {
-      seq = Sequence();
-      seq.cleared = true;
-    }
-    for (const auto& n : p.interned_data().event_names()) seq.names[n.iid()] = n.name();
-    for (const auto& n : p.interned_data().event_categories()) seq.categories[n.iid()] = n.name();
-    for (const auto& n : p.interned_data().debug_annotation_names()) seq.annotation_names[n.iid()] = n.name();
-    for (const auto& n : p.interned_data().debug_annotation_string_values()) seq.values[n.iid()] = n.str();
-    if (p.has_track_descriptor()) {
-      EXPECT_EQ(d.tracks.count(p.track_descriptor().uuid()), 0u) << "track declared twice";
-      d.tracks[p.track_descriptor().uuid()] = p.track_descriptor();
-      continue;
-    }
-    EXPECT_TRUE(p.has_track_event());
-    const pf::TrackEvent& e = p.track_event();
-    EXPECT_EQ(d.tracks.count(e.track_uuid()), 1u) << "event before its track's descriptor";
-    const bool counter_track = d.tracks[e.track_uuid()].has_counter();
-    EXPECT_GE(p.timestamp(), last_ts[e.track_uuid()]) << "events out of order on their track";
-    last_ts[e.track_uuid()] = p.timestamp();
-    std::vector<DecodedSlice>& stack = open[e.track_uuid()];
-    switch (e.type()) {
-      case pf::TrackEvent::TYPE_COUNTER:
-        EXPECT_TRUE(counter_track);
-        EXPECT_TRUE(e.has_double_counter_value());
-        ++d.counter_values[e.track_uuid()];
-        break;
-      case pf::TrackEvent::TYPE_SLICE_END:
-        EXPECT_FALSE(stack.empty()) << "an end without a begin";
-        if (!stack.empty()) stack.pop_back();
-        break;
-      case pf::TrackEvent::TYPE_SLICE_BEGIN:
-      case pf::TrackEvent::TYPE_INSTANT: {
-        EXPECT_FALSE(counter_track);
-        EXPECT_TRUE(seq.cleared) << "interned data used before the sequence was cleared";
-        EXPECT_TRUE(p.sequence_flags() & pf::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
-        EXPECT_EQ(seq.names.count(e.name_iid()), 1u) << "name iid not interned";
-        for (uint64_t c : e.category_iids()) EXPECT_EQ(seq.categories.count(c), 1u);
-        DecodedSlice s;
-        s.name = seq.names[e.name_iid()];
-        s.parent = stack.empty() ? "" : stack.back().name;
-        for (const pf::DebugAnnotation& a : e.debug_annotations()) {
-          EXPECT_EQ(seq.annotation_names.count(a.name_iid()), 1u);
-          const std::string& key = seq.annotation_names[a.name_iid()];
-          if (key == "file") {
-            EXPECT_EQ(seq.values.count(a.string_value_iid()), 1u);
-            s.file = seq.values[a.string_value_iid()];
-          }
-          if (key == "bytes") s.bytes = a.uint_value();
-        }
-        d.slices[e.track_uuid()].push_back(s);
-        if (e.type() == pf::TrackEvent::TYPE_SLICE_BEGIN) stack.push_back(s);
-        break;
-      }
-      default:
-        ADD_FAILURE() << "event of no type";
-    }
-  }
-  for (const auto& [track, stack] : open) EXPECT_TRUE(stack.empty()) << "slices left open";
+  DecodedTrace d = DecodePerfettoTrace(std::string((std::istreambuf_iterator<char>(in)), {}));
+  EXPECT_THAT(d.problems, ::testing::IsEmpty());
+  EXPECT_GT(d.packets, 0u);
   return d;
 }
 
 // The track of thread `tid` of process `pid` (as the trace numbers them).
-uint64_t ThreadTrack(const Decoded& d, int pid, int tid) {
+uint64_t ThreadTrack(const DecodedTrace& d, int pid, int tid) {
   for (const auto& [uuid, t] : d.tracks) {
     if (t.has_thread() && t.thread().pid() == pid && t.thread().tid() == tid) return uuid;
   }
@@ -179,7 +75,7 @@ TEST_F(ExportTest, PerfettoTraceOfTheHostileRunDecodesInOrder) {
   WriteHostileRun(Run());
   ExportStats stats;
   ASSERT_TRUE(ExportPerfetto(Run(), Out("t.pftrace"), ExportOptions{}, &stats).ok());
-  Decoded d = DecodeAndCheck(Out("t.pftrace"));
+  DecodedTrace d = DecodeAndCheck(Out("t.pftrace"));
   EXPECT_EQ(stats.processes, 3u);
   EXPECT_EQ(stats.clipped, 0u);
   EXPECT_EQ(stats.bytes, std::filesystem::file_size(Out("t.pftrace")));
@@ -229,7 +125,7 @@ TEST_F(ExportTest, PerfettoGivesProcessesOfDifferentHostsDifferentPids) {
   WriteManyStepRun(Run(), /*trainers=*/2, /*loaders=*/1, /*steps=*/10, /*hosts=*/2);
   ExportStats stats;
   ASSERT_TRUE(ExportPerfetto(Run(), Out("t.pftrace"), ExportOptions{}, &stats).ok());
-  Decoded d = DecodeAndCheck(Out("t.pftrace"));
+  DecodedTrace d = DecodeAndCheck(Out("t.pftrace"));
   std::set<int> pids;
   std::set<std::pair<int, int>> threads;
   for (const auto& [uuid, t] : d.tracks) {

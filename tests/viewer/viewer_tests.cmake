@@ -9,6 +9,11 @@ add_executable(make_sample_runs viewer/make_sample_runs.cc)
 target_include_directories(make_sample_runs PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(make_sample_runs PRIVATE iotap_synthetic_trace)
 
+# The Perfetto export of the same real job, decoded and checked.
+add_executable(check_perfetto viewer/check_perfetto.cc)
+target_include_directories(check_perfetto PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(check_perfetto PRIVATE iotap_perfetto_check)
+
 set(viewer_dir ${CMAKE_CURRENT_SOURCE_DIR}/viewer)
 set(reports ${PROJECT_BINARY_DIR}/viewer-reports)
 
@@ -25,6 +30,11 @@ add_test(NAME viewer_reports_imagefolder
   COMMAND ${viewer_dir}/make_reports.sh imagefolder ${PROJECT_BINARY_DIR} ${reports})
 set_tests_properties(viewer_reports_imagefolder PROPERTIES
   FIXTURES_SETUP viewer_imagefolder LABELS "browser;integration" TIMEOUT 600)
+
+add_test(NAME perfetto_imagefolder
+  COMMAND check_perfetto ${reports}/imagefolder.pftrace)
+set_tests_properties(perfetto_imagefolder PROPERTIES
+  FIXTURES_REQUIRED viewer_imagefolder LABELS integration TIMEOUT 60)
 
 # browser_check NAME FIXTURE REPORT [check_report.mjs options]
 function(browser_check name fixture report)
