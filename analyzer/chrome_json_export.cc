@@ -33,7 +33,7 @@ class ChromeJsonSink : public ExportSink {
     if (max_events_ != 0 && events > max_events_) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "the run has %d events, more than --chrome-json takes (%d): Chrome's JSON repeats every "
-          "name in every event (about 200 bytes each) and viewers load it whole. Use --perfetto "
+          "name in every event (about 150 bytes each) and viewers load it whole. Use --perfetto "
           "for a run this size, or --max-events N to raise the limit.",
           events, max_events_));
     }

@@ -6,7 +6,7 @@
 //   ExportStats stats;
 //   absl::Status s = ExportChromeJson("run/", "run.json", {}, &stats);
 //
-// JSON repeats every name and path in every event, about 200 bytes each, and
+// JSON repeats every name and path in every event, about 150 bytes each, and
 // viewers load the whole file into memory: it is meant for small runs. A run
 // with more events than `max_events` is refused before anything is written,
 // with an error that gives the count and suggests --perfetto; 0 means no
