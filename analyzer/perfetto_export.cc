@@ -31,10 +31,17 @@ struct Interner {
 
 class PerfettoSink : public ExportSink {
  public:
-  PerfettoSink(std::FILE* out, ExportStats* stats) : out_(out), stats_(stats) {}
+  PerfettoSink(std::string path, ExportStats* stats) : path_(std::move(path)), stats_(stats) {}
+  ~PerfettoSink() override {
+    if (out_ != nullptr) std::fclose(out_);
+  }
 
+  // The file is made only once the run has been read, so that a run that
+  // cannot be read leaves none behind.
   absl::Status Begin(const RunInfo& run) override {
     origin_ = run.origin_unix_ns;
+    out_ = std::fopen(path_.c_str(), "wb");
+    if (out_ == nullptr) return absl::InvalidArgumentError(absl::StrCat(path_, ": ", std::strerror(errno)));
     return absl::OkStatus();
   }
 
@@ -111,6 +118,8 @@ class PerfettoSink : public ExportSink {
       }
     }
     Flush();
+    if (std::fclose(out_) != 0 && write_errno_ == 0) write_errno_ = errno;
+    out_ = nullptr;
     return Error();
   }
 
@@ -239,10 +248,11 @@ class PerfettoSink : public ExportSink {
 
   absl::Status Error() const {
     if (write_errno_ == 0) return absl::OkStatus();
-    return absl::InternalError(absl::StrCat("cannot write the trace: ", std::strerror(write_errno_)));
+    return absl::InternalError(absl::StrCat(path_, ": ", std::strerror(write_errno_)));
   }
 
-  std::FILE* out_;
+  std::string path_;
+  std::FILE* out_ = nullptr;
   ExportStats* stats_;
   int64_t origin_ = 0;
   uint32_t next_sequence_ = kCounterSequence + 1;
@@ -257,17 +267,9 @@ class PerfettoSink : public ExportSink {
 
 absl::Status ExportPerfetto(const std::string& run_path, const std::string& out_path,
                             const ExportOptions& options, ExportStats* stats) {
-  std::FILE* out = std::fopen(out_path.c_str(), "wb");
-  if (out == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(out_path, ": ", std::strerror(errno)));
-  }
   *stats = ExportStats{};
-  PerfettoSink sink(out, stats);
-  absl::Status status = ExportRun(run_path, options, &sink);
-  if (std::fclose(out) != 0 && status.ok()) {
-    status = absl::InternalError(absl::StrCat(out_path, ": ", std::strerror(errno)));
-  }
-  return status;
+  PerfettoSink sink(out_path, stats);
+  return ExportRun(run_path, options, &sink);
 }
 
 }  // namespace iotap::analyzer

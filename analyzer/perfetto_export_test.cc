@@ -137,6 +137,13 @@ TEST_F(ExportTest, PerfettoGivesProcessesOfDifferentHostsDifferentPids) {
   EXPECT_EQ(threads.size(), 4u);
 }
 
+TEST_F(ExportTest, PerfettoLeavesNoFileWhenTheRunCannotBeRead) {
+  ExportStats stats;
+  absl::Status s = ExportPerfetto(Out("no-such-run"), Out("t.pftrace"), ExportOptions{}, &stats);
+  EXPECT_FALSE(s.ok());
+  EXPECT_FALSE(std::filesystem::exists(Out("t.pftrace")));
+}
+
 TEST_F(ExportTest, ChromeJsonHoldsTheSameSlices) {
   WriteHostileRun(Run());
   ExportStats stats;

@@ -26,8 +26,8 @@ function renderTimeline(report, section) {
   const box = el('div', {class: 'chart-box'}, canvas, tip);
   const zoomBy = (factor, centre) => {
     const c = centre === undefined ? (view.t0 + view.t1) / 2 : centre;
-    let span = Math.min(fullEnd - geometry.start, Math.max(MIN_WINDOW_S, (view.t1 - view.t0) * factor));
-    let t0 = c - (c - view.t0) * span / (view.t1 - view.t0);
+    const span = Math.min(fullEnd - geometry.start, Math.max(MIN_WINDOW_S, (view.t1 - view.t0) * factor));
+    const t0 = c - (c - view.t0) * span / (view.t1 - view.t0);
     setView(t0, t0 + span);
   };
   const setView = (t0, t1) => {
