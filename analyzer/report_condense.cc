@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace iotap::analyzer {
@@ -46,11 +47,25 @@ report::StepBucket Bucket(const std::vector<const report::Step*>& steps, size_t 
 // Replaces `out->steps` by buckets of consecutive steps of each trainer, and
 // drops the step and wait spans they had on the timeline.
 void BucketSteps(const Report& in, const CondenseOptions& options, Report* out) {
-  std::map<int, std::vector<const report::Step*>> by_trainer;
-  for (const report::Step& s : in.steps()) by_trainer[s.pid()].push_back(&s);
-  const size_t per_trainer = std::max<size_t>(
-      50, static_cast<size_t>(std::max(1, options.target_buckets)) / by_trainer.size());
-  for (auto& [pid, steps] : by_trainer) {
+  // By (pid, rank): trainers on different hosts may share a pid.
+  std::map<std::pair<int, int>, std::vector<const report::Step*>> by_trainer;
+  std::map<std::pair<int, int>, double> waited;
+  for (const report::Step& s : in.steps()) {
+    by_trainer[{s.pid(), s.rank()}].push_back(&s);
+    waited[{s.pid(), s.rank()}] += std::max(0.0, s.data_wait_s());
+  }
+  // Buckets of the trainers that waited longest only, so that their number
+  // does not grow with the job's.
+  std::vector<std::pair<double, std::pair<int, int>>> ranked;
+  for (const auto& [trainer, wait] : waited) ranked.emplace_back(wait, trainer);
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  const size_t kept = std::min(ranked.size(), static_cast<size_t>(std::max(1, options.max_group_series)));
+  for (size_t i = kept; i < ranked.size(); ++i) by_trainer.erase(ranked[i].second);
+  out->mutable_condensed()->set_step_trainers_left_out(static_cast<double>(ranked.size() - kept));
+  const size_t per_trainer =
+      std::max<size_t>(20, static_cast<size_t>(std::max(1, options.target_buckets)) / kept);
+  for (auto& [trainer, steps] : by_trainer) {
     std::stable_sort(steps.begin(), steps.end(), [](const report::Step* a, const report::Step* b) {
       return a->start_s() < b->start_s();
     });
@@ -124,6 +139,23 @@ void KeepBusiestSeries(int max_trainers, Report* r) {
   r->mutable_condensed()->set_series_left_out(left_out);
 }
 
+// Step figures at `digits` significant digits; times of day (start and end,
+// which can be hours into a run and must still order the steps) at 3 more.
+template <typename StepLike>
+void RoundStep(int digits, StepLike* s) {
+  auto round = [digits](double v) { return RoundSignificant(v, digits); };
+  s->set_start_s(RoundSignificant(s->start_s(), digits + 3));
+  s->set_end_s(RoundSignificant(s->end_s(), digits + 3));
+  s->set_duration_s(round(s->duration_s()));
+  s->set_data_wait_s(round(s->data_wait_s()));
+  s->set_fetch_s(round(s->fetch_s()));
+  s->set_prep_s(round(s->prep_s()));
+  s->set_other_s(round(s->other_s()));
+  s->set_exposed_io_s(round(s->exposed_io_s()));
+  s->set_hidden_io_s(round(s->hidden_io_s()));
+  s->set_read_bytes(round(s->read_bytes()));
+}
+
 }  // namespace
 
 double RoundSignificant(double value, int digits) {
@@ -150,6 +182,15 @@ report::Report CondenseReport(const Report& report, const CondenseOptions& optio
   if (options.significant_digits > 0) {
     for (report::Series& s : *out.mutable_timeline()->mutable_series()) {
       for (double& v : *s.mutable_values()) v = RoundSignificant(v, options.significant_digits);
+    }
+    for (report::Step& s : *out.mutable_steps()) {
+      RoundStep(options.significant_digits, &s);
+      s.set_io_busy_s(RoundSignificant(s.io_busy_s(), options.significant_digits));
+      s.set_write_busy_s(RoundSignificant(s.write_busy_s(), options.significant_digits));
+    }
+    for (report::StepBucket& b : *out.mutable_step_buckets()) {
+      RoundStep(options.significant_digits, &b);
+      b.set_max_step_s(RoundSignificant(b.max_step_s(), options.significant_digits));
     }
     out.mutable_condensed()->set_significant_digits(options.significant_digits);
   }

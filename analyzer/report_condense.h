@@ -8,12 +8,14 @@
 // what still grows with a run is one entry per step (`steps`, and two
 // timeline spans per step) and one entry per process and per trainer group.
 // CondenseReport keeps those as they are up to the limits below; beyond them
-// it replaces the steps by buckets of consecutive steps (`step_buckets`),
+// it replaces the steps by buckets of consecutive steps (`step_buckets`, for
+// the trainers that waited longest),
 // leaves out the step and wait spans (the per-trainer "waiting" series still
 // shows them, binned), keeps the busiest processes and per-process series,
-// and records what it did in `condensed`. It also rounds timeline values to a
-// few significant digits, which no chart can tell apart and which halves the
-// text. Every total (run, layers, overlap, step statistics) is untouched.
+// and records what it did in `condensed`. It also rounds timeline values and
+// the figures of steps and buckets to a few significant digits (step start
+// and end times to 3 more), which no chart can tell apart and which halves
+// the text. Every total (run, layers, overlap, step statistics) is untouched.
 
 #ifndef IOTAP_ANALYZER_REPORT_CONDENSE_H_
 #define IOTAP_ANALYZER_REPORT_CONDENSE_H_
@@ -26,8 +28,10 @@ struct CondenseOptions {
   int max_steps = 4000;        // steps carried one by one
   int target_buckets = 1500;   // step buckets over all trainers, about
   int max_processes = 2000;    // trainers always kept, then by bytes read
-  int max_group_series = 48;   // per-process series of each group ("process", "cpu", "wait")
-  int significant_digits = 4;  // timeline values; 0 keeps them exact
+  // Trainers whose per-process series ("process", "cpu", "wait") and step
+  // buckets are carried: those that read most, and waited longest.
+  int max_group_series = 48;
+  int significant_digits = 4;  // timeline values and step figures; 0 keeps them exact
 };
 
 // A copy of `report`, condensed as described above.

@@ -77,6 +77,25 @@ TEST(CondenseReportTest, ManyStepsBecomeBucketsWithTheSameTotals) {
   EXPECT_EQ(c.step_buckets(99).last_step(), 9999);
 }
 
+TEST(CondenseReportTest, BucketsOnlyTheTrainersThatWaitedLongest) {
+  report::Report r;
+  for (int pid = 1; pid <= 5; ++pid) {
+    report::Report one = WithSteps(pid, 1000);
+    for (report::Step& s : *one.mutable_steps()) {
+      s.set_data_wait_s(0.1 * pid);
+      *r.add_steps() = s;
+    }
+  }
+  CondenseOptions options;
+  options.max_group_series = 2;
+  options.target_buckets = 100;
+  report::Report c = CondenseReport(r, options);
+  ASSERT_EQ(c.step_buckets_size(), 100);  // 50 each for the two that waited longest
+  for (const report::StepBucket& b : c.step_buckets()) EXPECT_GE(b.pid(), 4);
+  EXPECT_EQ(c.condensed().step_trainers_left_out(), 3);
+  EXPECT_EQ(c.condensed().steps_left_out(), 5000);
+}
+
 TEST(CondenseReportTest, UnknownWaitsStayUnknownInTheirBucket) {
   report::Report r = WithSteps(7, 5000);
   r.mutable_steps(3)->set_data_wait_s(-1);
@@ -126,6 +145,21 @@ TEST(CondenseReportTest, KeepsTheSeriesOfTheTrainersThatReadMost) {
     }
   }
   EXPECT_EQ(c.condensed().series_left_out(), 9);
+}
+
+TEST(CondenseReportTest, RoundsStepFiguresButNotStepNumbers) {
+  report::Report r = WithSteps(7, 3);
+  r.mutable_steps(2)->set_step(123456);
+  r.mutable_steps(2)->set_start_s(3600.123456);
+  r.mutable_steps(2)->set_duration_s(0.0123456);
+  r.mutable_steps(2)->set_read_bytes(987654);
+  report::Report c = CondenseReport(r, CondenseOptions{});
+  EXPECT_EQ(c.steps(2).step(), 123456);
+  EXPECT_EQ(c.steps(2).pid(), 7);
+  EXPECT_EQ(c.steps(2).start_s(), 3600.123);
+  EXPECT_EQ(c.steps(2).duration_s(), 0.01235);
+  EXPECT_EQ(c.steps(2).read_bytes(), 987700);
+  EXPECT_EQ(c.steps(2).data_wait_s(), 0.5);
 }
 
 TEST(RoundSignificantTest, KeepsTheLeadingDigits) {

@@ -25,15 +25,21 @@ function stepParts(item) {
   };
 }
 
+function trainerKey(item) {
+  const rank = item.rank === undefined ? 0 : num(item.rank);
+  return 'trainer ' + num(item.pid) + (rank >= 0 ? ', rank ' + rank : '');
+}
+
 function overlapItems(report) {
   const steps = list(report.steps);
   const bucketed = steps.length === 0 && list(report.step_buckets).length > 0;
   const items = bucketed ? list(report.step_buckets) : steps;
+  // Keyed by pid and rank: trainers on different hosts may share a pid.
   const byTrainer = new Map();
   for (const item of items) {
-    const pid = num(item.pid);
-    if (!byTrainer.has(pid)) byTrainer.set(pid, []);
-    byTrainer.get(pid).push(item);
+    const key = trainerKey(item);
+    if (!byTrainer.has(key)) byTrainer.set(key, []);
+    byTrainer.get(key).push(item);
   }
   for (const group of byTrainer.values()) group.sort((a, b) => num(a.start_s) - num(b.start_s));
   return {byTrainer, bucketed};
@@ -53,10 +59,10 @@ function renderOverlap(report, section) {
         'Python helper, or give a step log with --steps.'));
     return null;
   }
-  const pids = Array.from(byTrainer.keys()).sort((a, b) => a - b);
+  const keys = Array.from(byTrainer.keys()).sort((a, b) => a.localeCompare(b, 'en', {numeric: true}));
   const select = el('select', {id: 'overlap-trainer', 'aria-label': 'Trainer'},
-      pids.map((pid) => el('option', {value: String(pid)},
-                           'trainer ' + pid + ' (' + fmtCount(byTrainer.get(pid).length) +
+      keys.map((key) => el('option', {value: key},
+                           key + ' (' + fmtCount(byTrainer.get(key).length) +
                                (bucketed ? ' buckets)' : ' steps)'))));
   const canvas = el('canvas', {id: 'overlap-canvas', 'aria-label': 'I/O and compute per step'});
   const tip = el('div', {class: 'tooltip'});
@@ -68,7 +74,7 @@ function renderOverlap(report, section) {
   section.appendChild(legend(OVERLAP_PARTS.map(([, colour, label]) => [colour, label])));
   let state = null;
   const draw = () => {
-    const items = byTrainer.get(Number(select.value)) || [];
+    const items = byTrainer.get(select.value) || [];
     state = drawOverlap(canvas, items);
     section.dataset.bars = String(state.bars);
   };
@@ -86,7 +92,7 @@ function renderOverlap(report, section) {
   canvas.addEventListener('pointerleave', () => { tip.style.display = 'none'; });
   window.addEventListener('resize', draw);
   draw();
-  return {trainers: pids.length};
+  return {trainers: keys.length};
 }
 
 function quantile(sorted, q) {

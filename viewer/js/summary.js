@@ -99,6 +99,11 @@ function renderNotes(report, section) {
                                   fmtCount(condensed.steps_left_out) +
                                   ' single steps, to stay small; the timeline shows waits binned.'));
   }
+  if (num(condensed.step_trainers_left_out) > 0) {
+    items.push(el('li', null, 'Steps of ' + fmtCount(condensed.step_trainers_left_out) +
+                                  ' trainers that waited least are not carried; the per-step chart ' +
+                                  'shows the trainers that waited longest.'));
+  }
   if (num(condensed.processes_left_out) > 0) {
     items.push(el('li', null, fmtCount(condensed.processes_left_out) +
                                   ' processes that read least are left out of the process table.'));

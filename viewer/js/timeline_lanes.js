@@ -56,35 +56,43 @@ function seriesLane(title, members) {
 }
 
 // One lane per trainer: its steps and data waits as exact spans when the
-// report carries them, else its binned "waiting for data" share.
+// report carries them, else its binned "waiting for data" share. Spans are
+// grouped by pid and rank, as trainers on different hosts may share a pid;
+// the binned series name only a pid, so each gets a lane of its own.
 function buildStepLanes(report, waitSeries) {
-  const spansByPid = new Map();
+  const byTrainer = new Map();
   for (const span of list((report.timeline || {}).spans)) {
-    const kind = span.kind || '';
     const pid = num(span.pid);
-    if (!spansByPid.has(pid)) spansByPid.set(pid, {steps: [], waits: [], marks: [], rank: num(span.rank)});
-    const entry = spansByPid.get(pid);
+    const rank = num(span.rank);
+    const key = pid + '/' + rank;
+    if (!byTrainer.has(key)) byTrainer.set(key, {pid, rank, steps: [], waits: [], marks: []});
+    const entry = byTrainer.get(key);
     const item = {start: num(span.start_s), end: num(span.end_s), step: num(span.step)};
-    if (kind === 'step') entry.steps.push(item);
-    else if (kind === 'data_wait') entry.waits.push(item);
-    else entry.marks.push(Object.assign({kind: shown(kind)}, item));
+    if (span.kind === 'step') entry.steps.push(item);
+    else if (span.kind === 'data_wait') entry.waits.push(item);
+    else entry.marks.push(Object.assign({kind: shown(span.kind)}, item));
   }
-  const waitsByPid = new Map(waitSeries.map((s) => [s.pid, s]));
-  const pids = Array.from(new Set([...spansByPid.keys(), ...waitsByPid.keys()])).sort((a, b) => a - b);
-  const lanes = [];
-  for (const pid of pids.slice(0, MAX_STEP_LANES)) {
-    const spans = spansByPid.get(pid) || {steps: [], waits: [], marks: [], rank: -1};
-    for (const key of ['steps', 'waits', 'marks']) spans[key].sort((a, b) => a.start - b.start);
-    const rank = spans.rank >= 0 ? ', rank ' + spans.rank : '';
-    lanes.push({
-      kind: 'steps', title: 'Steps of trainer ' + pid + rank + ' (red: waiting for data)',
-      height: STEP_LANE_HEIGHT, pid, steps: spans.steps, waits: spans.waits, marks: spans.marks,
-      waitShare: waitsByPid.has(pid) ? waitsByPid.get(pid).values : null,
-    });
+  const trainers = Array.from(byTrainer.values()).sort((a, b) => a.pid - b.pid || a.rank - b.rank);
+  const lanes = trainers.map((t) => {
+    for (const key of ['steps', 'waits', 'marks']) t[key].sort((a, b) => a.start - b.start);
+    return {
+      kind: 'steps', height: STEP_LANE_HEIGHT, pid: t.pid, steps: t.steps, waits: t.waits,
+      marks: t.marks, waitShare: null,
+      title: 'Steps of trainer ' + t.pid + (t.rank >= 0 ? ', rank ' + t.rank : '') +
+             ' (red: waiting for data)',
+    };
+  });
+  const withSpans = new Set(trainers.map((t) => t.pid));
+  for (const s of waitSeries.slice().sort((a, b) => a.pid - b.pid)) {
+    if (withSpans.has(s.pid)) continue;
+    lanes.push({kind: 'steps', height: STEP_LANE_HEIGHT, pid: s.pid, steps: [], waits: [], marks: [],
+                waitShare: s.values,
+                title: 'Steps of trainer ' + s.pid + ': share of each bin waiting for data (red)'});
   }
-  if (pids.length > MAX_STEP_LANES) {
-    lanes.push({kind: 'note', height: 18,
-                title: (pids.length - MAX_STEP_LANES) + ' more trainers not drawn'});
+  if (lanes.length > MAX_STEP_LANES) {
+    const more = lanes.length - MAX_STEP_LANES;
+    lanes.length = MAX_STEP_LANES;
+    lanes.push({kind: 'note', height: 4, title: more + ' more trainers not drawn'});
   }
   return lanes;
 }
