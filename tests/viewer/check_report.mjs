@@ -71,7 +71,8 @@ async function openReport(browser, url) {
   await page.waitForFunction(() => document.documentElement.dataset.rendered, null, {timeout: 30000});
   const wallMs = Date.now() - started;
   const renderMs = Number(await page.evaluate(() => document.documentElement.dataset.renderMs));
-  return {page, problems, wallMs, renderMs};
+  const sectionMs = JSON.parse(await page.evaluate(() => document.documentElement.dataset.sectionMs || '{}'));
+  return {page, problems, wallMs, renderMs, sectionMs};
 }
 
 async function main() {
@@ -89,7 +90,7 @@ async function main() {
   const browser = await chromium.launch({executablePath: CHROMIUM, headless: true, args: FLAGS});
   try {
     const url = pathToFileURL(resolve(options.report)).href;
-    const {page, problems, renderMs} = await openReport(browser, url);
+    const {page, problems, renderMs, sectionMs} = await openReport(browser, url);
     check(await page.evaluate(() => document.documentElement.dataset.rendered) === 'true',
           'the page did not finish drawing');
     check(await page.locator('#facts .fact').count() >= 8, 'the run at a glance has fewer than 8 facts');
@@ -133,7 +134,7 @@ async function main() {
       check(median < options.budgetMs, 'render took ' + median + ' ms, budget ' + options.budgetMs + ' ms');
     }
     console.log(JSON.stringify({report: options.report, render_ms_median: median, render_ms: times,
-                                timeline_pixels: timeline.inked, failures}));
+                                section_ms: sectionMs, timeline_pixels: timeline.inked, failures}));
   } finally {
     await browser.close();
   }

@@ -1,17 +1,22 @@
 // Reads the report embedded in the page and builds every section from it.
-// When done, the root element carries data-rendered="true" and
-// data-render-ms (milliseconds from navigation to charts drawn), which the
-// browser tests and the benchmark read.
+// When done, the root element carries data-rendered="true",
+// data-render-ms (milliseconds from navigation to charts drawn) and
+// data-section-ms (the time each section took), which the browser tests and
+// the benchmark read.
 
 function readReport() {
   const node = document.getElementById('iotap-report');
   return JSON.parse(node ? node.textContent : '{}');
 }
 
+const sectionMs = {};
+
 function renderSection(id, render, report) {
   const section = document.getElementById(id);
+  const started = performance.now();
   try {
     render(report, section);
+    sectionMs[id] = Math.round(performance.now() - started);
   } catch (error) {
     // A broken section must not hide the others; the console error fails the tests.
     console.error('iotap report: section ' + id + ': ' + (error && error.stack ? error.stack : error));
@@ -38,6 +43,7 @@ function main() {
   renderSection('tables', renderTables, report);
   renderSection('notes', renderNotes, report);
   renderFooter(report);
+  document.documentElement.dataset.sectionMs = JSON.stringify(sectionMs);
   document.documentElement.dataset.renderMs = performance.now().toFixed(1);
   document.documentElement.dataset.rendered = 'true';
 }

@@ -1,7 +1,8 @@
 // A table whose columns sort on a click (again to reverse), with rows in
 // groups that stay together (a trainer and its loaders): groups sort by their
-// head row, members within their group. Large tables show their first rows
-// and a button for the rest, so a run with thousands of processes stays fast.
+// head row, members within their group. Large tables show their first 300
+// rows (whole groups) and a button for the rest, so a run with thousands of
+// processes stays fast.
 //
 // Each cell carries its sort key in data-value, for the browser tests.
 
@@ -62,7 +63,11 @@ function sortableTable(id, caption, columns, groups, footer) {
   function fill() {
     for (const body of bodies) body.remove();
     bodies = [];
-    const shownGroups = groups.slice(0, state.limit);
+    // Whole groups, until the rows shown reach the limit.
+    let rows = 0;
+    let count = 0;
+    while (count < groups.length && rows < state.limit) rows += 1 + groups[count++].members.length;
+    const shownGroups = groups.slice(0, count);
     const grouped = groups.some((g) => g.members.length > 0);
     if (!grouped) {
       const body = el('tbody', null, shownGroups.map((g) => el('tr', null, columns.map((c) => cell(c, g.head)))));
@@ -76,8 +81,9 @@ function sortableTable(id, caption, columns, groups, footer) {
     }
     const foot = table.querySelector('tfoot');
     for (const body of bodies) table.insertBefore(body, foot);
-    more.textContent = 'Show all ' + fmtCount(groups.length) + ' rows';
-    more.hidden = groups.length <= state.limit;
+    const total = groups.reduce((n, g) => n + 1 + g.members.length, 0);
+    more.textContent = 'Show all ' + fmtCount(total) + ' rows';
+    more.hidden = count === groups.length;
   }
 
   fill();
