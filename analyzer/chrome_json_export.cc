@@ -38,8 +38,10 @@ class ChromeJsonSink : public ExportSink {
           events, max_events_));
     }
     out_ = std::fopen(path_.c_str(), "w");
-    if (out_ == nullptr) return absl::InvalidArgumentError(absl::StrCat(path_, ": ", std::strerror(errno)));
-    Put("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"iotap export\"},\"traceEvents\":[\n");
+    if (out_ == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat(path_, ": ", std::strerror(errno)));
+    Put("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"iotap "
+        "export\"},\"traceEvents\":[\n");
     Metadata("process_name", 0, 0, "iotap counters");
     return absl::OkStatus();
   }
@@ -50,8 +52,9 @@ class ChromeJsonSink : public ExportSink {
     Metadata("process_name", pid, 0, absl::StrCat(p.name, " [pid ", p.pid, " on ", p.host, "]"));
     ++stats_->processes;
     for (const ExportTrack& track : p.tracks) {
-      const int tid = track.kind == ExportTrack::kThread ? ids_.Tid(p.host, static_cast<int>(track.id))
-                                                         : ids_.Fresh();
+      const int tid = track.kind == ExportTrack::kThread
+                          ? ids_.Tid(p.host, static_cast<int>(track.id))
+                          : ids_.Fresh();
       Metadata("thread_name", pid, tid, track.name);
       ++stats_->tracks;
       for (const ExportSlice& s : track.slices) {
@@ -64,11 +67,12 @@ class ChromeJsonSink : public ExportSink {
         if (s.offset >= 0) arg("offset", absl::StrCat(s.offset));
         if (s.step >= 0) arg("step", absl::StrCat(s.step));
         if (s.error != 0) arg("error", absl::StrCat(s.error));
-        Put(absl::StrCat(",{\"ph\":\"", s.instant ? "i" : "X", "\",\"name\":", Quoted(p.strings[s.name]),
-                         ",\"cat\":", Quoted(p.strings[s.category]), ",\"pid\":", pid,
-                         ",\"tid\":", tid, ",\"ts\":", Micros(s.start_ns),
-                         s.instant ? ",\"s\":\"t\"" : absl::StrCat(",\"dur\":", Micros(s.end_ns - s.start_ns)),
-                         ",\"args\":{", args, "}}\n"));
+        Put(absl::StrCat(
+            ",{\"ph\":\"", s.instant ? "i" : "X", "\",\"name\":", Quoted(p.strings[s.name]),
+            ",\"cat\":", Quoted(p.strings[s.category]), ",\"pid\":", pid, ",\"tid\":", tid,
+            ",\"ts\":", Micros(s.start_ns),
+            s.instant ? ",\"s\":\"t\"" : absl::StrCat(",\"dur\":", Micros(s.end_ns - s.start_ns)),
+            ",\"args\":{", args, "}}\n"));
         ++stats_->slices;
       }
     }

@@ -63,7 +63,8 @@ class Collector : public TraceVisitor {
   }
 
   void OnPacket(const ProcessTrace& p, const Packet& packet) override {
-    if (packet.has_thread()) thread_names_[packet.thread().tid()] = ValidUtf8(packet.thread().name());
+    if (packet.has_thread())
+      thread_names_[packet.thread().tid()] = ValidUtf8(packet.thread().name());
   }
 
   const ProcessHeader& header() const { return header_; }
@@ -92,13 +93,15 @@ class Collector : public TraceVisitor {
     s.end_ns = s.start_ns + std::max<int64_t>(0, e.duration_ns());
     s.name = out_->strings.Intern(OpName(e.op));
     s.category = out_->strings.Intern(LayerName(layer));
-    if (e.file != 0 && layer != Layer::kCuda) s.file = out_->strings.Intern(ValidUtf8(p.Text(e.file)));
+    if (e.file != 0 && layer != Layer::kCuda)
+      s.file = out_->strings.Intern(ValidUtf8(p.Text(e.file)));
     if (TransferOf(e.op) != Transfer::kNone) s.bytes = static_cast<int64_t>(BytesMoved(e));
     if (layer == Layer::kCuda && TransferOf(e.op) == Transfer::kNone) {
       s.bytes = static_cast<int64_t>(e.requested);
     }
     if (e.HasOffset() && layer != Layer::kCuda) s.offset = e.offset;
-    s.error = e.error != 0 ? e.error : (layer == Layer::kCuda ? static_cast<uint32_t>(e.result) : 0);
+    s.error =
+        e.error != 0 ? e.error : (layer == Layer::kCuda ? static_cast<uint32_t>(e.result) : 0);
     switch (e.op) {
       case OP_STEP_BEGIN:
       case OP_STEP_END:

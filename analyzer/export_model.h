@@ -49,22 +49,22 @@ class ExportStrings {
 
 struct ExportSlice {
   int64_t start_ns = 0;
-  int64_t end_ns = 0;       // == start_ns for an instant
-  uint32_t name = 0;        // "pread", "H5Dread", "step", "data wait", ...
-  uint32_t category = 0;    // the layer: "POSIX", "HDF5", ..., "steps"
-  uint32_t file = 0;        // the file, dataset or mark
-  bool instant = false;     // a point in time (step begin/end markers, marks)
-  int64_t bytes = -1;       // bytes moved, -1 if not a transfer
-  int64_t offset = -1;      // file offset, -1 if none
-  int64_t step = -1;        // step number of steps, waits and markers
-  uint32_t error = 0;       // errno (or a CUDA return code) of a failed call
+  int64_t end_ns = 0;     // == start_ns for an instant
+  uint32_t name = 0;      // "pread", "H5Dread", "step", "data wait", ...
+  uint32_t category = 0;  // the layer: "POSIX", "HDF5", ..., "steps"
+  uint32_t file = 0;      // the file, dataset or mark
+  bool instant = false;   // a point in time (step begin/end markers, marks)
+  int64_t bytes = -1;     // bytes moved, -1 if not a transfer
+  int64_t offset = -1;    // file offset, -1 if none
+  int64_t step = -1;      // step number of steps, waits and markers
+  uint32_t error = 0;     // errno (or a CUDA return code) of a failed call
 };
 
 struct ExportTrack {
   enum Kind { kThread, kGpuStream, kSteps };
   Kind kind = kThread;
-  uint32_t id = 0;          // tid, or the CUPTI stream id
-  std::string name;         // thread name, "GPU stream 7", "training steps"
+  uint32_t id = 0;                  // tid, or the CUPTI stream id
+  std::string name;                 // thread name, "GPU stream 7", "training steps"
   std::vector<ExportSlice> slices;  // sorted by start, nested
 };
 
@@ -74,17 +74,17 @@ struct ExportProcess {
   std::string host;
   report::Role role = report::ROLE_UNSPECIFIED;
   int trainer_pid = 0;
-  std::string name;                // "python3 train.py" (argv, shortened)
+  std::string name;  // "python3 train.py" (argv, shortened)
   std::vector<std::string> argv;
   int64_t start_ns = 0;
   ExportStrings strings;
   std::vector<ExportTrack> tracks;
-  uint64_t clipped = 0;            // slices cut at their parent's end
+  uint64_t clipped = 0;  // slices cut at their parent's end
 };
 
 struct RunInfo {
-  int64_t origin_unix_ns = 0;      // the run's start; export times count from it
-  report::Report report;           // the analysis (steps, timeline series)
+  int64_t origin_unix_ns = 0;  // the run's start; export times count from it
+  report::Report report;       // the analysis (steps, timeline series)
 };
 
 // Process and thread ids as a trace file numbers them: their own, unless a
@@ -117,8 +117,8 @@ class ExportSink {
 };
 
 struct ExportOptions {
-  int timeline_bins = 600;         // counters' resolution
-  int threads = 2;                 // for the analysis
+  int timeline_bins = 600;  // counters' resolution
+  int threads = 2;          // for the analysis
 };
 
 // Exports the run at `path` (a trace file or a directory of them) to `sink`.

@@ -30,7 +30,7 @@ TEST(NestSlicesTest, CutsASliceThatOutlivesTheOneItStartsIn) {
   std::vector<ExportSlice> slices = {Slice(0, 10), Slice(5, 15), Slice(10, 12), Slice(20, 20)};
   EXPECT_EQ(NestSlices(&slices), 1u);
   EXPECT_EQ(slices[1].start_ns, 5);
-  EXPECT_EQ(slices[1].end_ns, 10);   // cut at its parent's end
+  EXPECT_EQ(slices[1].end_ns, 10);    // cut at its parent's end
   EXPECT_EQ(slices[2].start_ns, 10);  // starts where both ended: a sibling, uncut
   EXPECT_EQ(slices[2].end_ns, 12);
   EXPECT_EQ(slices[3].end_ns, 20);

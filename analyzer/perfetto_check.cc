@@ -62,7 +62,8 @@ DecodedTrace DecodePerfettoTrace(const std::string& bytes) {
     for (const auto& n : fresh.event_categories()) seq.categories[n.iid()] = n.name();
     for (const auto& n : fresh.debug_annotation_names()) seq.annotation_names[n.iid()] = n.name();
     for (const auto& n : fresh.debug_annotation_string_values()) seq.values[n.iid()] = n.str();
-    if (p.has_interned_data() && !seq.cleared) problem(at, "interned data before the sequence was cleared");
+    if (p.has_interned_data() && !seq.cleared)
+      problem(at, "interned data before the sequence was cleared");
     if (p.has_track_descriptor()) {
       const uint64_t uuid = p.track_descriptor().uuid();
       if (uuid == 0 || d.tracks.count(uuid) != 0) problem(at, "track uuid 0 or described twice");
@@ -82,7 +83,8 @@ DecodedTrace DecodePerfettoTrace(const std::string& bytes) {
     std::vector<DecodedSlice>& stack = open[track];
     switch (e.type()) {
       case pf::TrackEvent::TYPE_COUNTER:
-        if (!counter_track || !e.has_double_counter_value()) problem(at, "a counter value out of place");
+        if (!counter_track || !e.has_double_counter_value())
+          problem(at, "a counter value out of place");
         ++d.counter_values[track];
         break;
       case pf::TrackEvent::TYPE_SLICE_END:
@@ -103,10 +105,12 @@ DecodedTrace DecodePerfettoTrace(const std::string& bytes) {
         s.name = seq.names[e.name_iid()];
         s.parent = stack.empty() ? "" : stack.back().name;
         for (const pf::DebugAnnotation& a : e.debug_annotations()) {
-          if (seq.annotation_names.count(a.name_iid()) == 0) problem(at, "annotation name not interned");
+          if (seq.annotation_names.count(a.name_iid()) == 0)
+            problem(at, "annotation name not interned");
           const std::string& key = seq.annotation_names[a.name_iid()];
           if (key == "file") {
-            if (seq.values.count(a.string_value_iid()) == 0) problem(at, "file string not interned");
+            if (seq.values.count(a.string_value_iid()) == 0)
+              problem(at, "file string not interned");
             s.file = seq.values[a.string_value_iid()];
           }
           if (key == "bytes") s.bytes = a.uint_value();
@@ -120,7 +124,8 @@ DecodedTrace DecodePerfettoTrace(const std::string& bytes) {
     }
   }
   for (const auto& [track, stack] : open) {
-    if (!stack.empty()) d.problems.push_back(absl::StrCat(stack.size(), " slices left open on track ", track));
+    if (!stack.empty())
+      d.problems.push_back(absl::StrCat(stack.size(), " slices left open on track ", track));
   }
   return d;
 }

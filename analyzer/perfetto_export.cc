@@ -41,7 +41,8 @@ class PerfettoSink : public ExportSink {
   absl::Status Begin(const RunInfo& run) override {
     origin_ = run.origin_unix_ns;
     out_ = std::fopen(path_.c_str(), "wb");
-    if (out_ == nullptr) return absl::InvalidArgumentError(absl::StrCat(path_, ": ", std::strerror(errno)));
+    if (out_ == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat(path_, ": ", std::strerror(errno)));
     return absl::OkStatus();
   }
 
@@ -50,7 +51,8 @@ class PerfettoSink : public ExportSink {
     Interner interner;
     const int pid = ids_.Pid(p.host, p.pid);
     const uint64_t process_uuid = next_uuid_++;
-    if (p.role == report::TRAINER && trainer_uuid_.count(p.pid) == 0) trainer_uuid_[p.pid] = process_uuid;
+    if (p.role == report::TRAINER && trainer_uuid_.count(p.pid) == 0)
+      trainer_uuid_[p.pid] = process_uuid;
     pf::TracePacket packet;
     packet.set_trusted_packet_sequence_id(sequence);
     packet.set_sequence_flags(pf::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
@@ -58,8 +60,8 @@ class PerfettoSink : public ExportSink {
     d->set_uuid(process_uuid);
     pf::ProcessDescriptor* pd = d->mutable_process();
     pd->set_pid(pid);
-    pd->set_process_name(absl::StrCat(p.name, " [pid ", p.pid, " on ", p.host, ", ",
-                                      RoleName(p.role), "]"));
+    pd->set_process_name(
+        absl::StrCat(p.name, " [pid ", p.pid, " on ", p.host, ", ", RoleName(p.role), "]"));
     for (const std::string& a : p.argv) pd->add_cmdline(a);
     Write(packet);
     ++stats_->processes;
@@ -98,7 +100,7 @@ class PerfettoSink : public ExportSink {
       if (s.pid() != 0 && parent != trainer_uuid_.end()) d->set_parent_uuid(parent->second);
       d->set_name(absl::StrCat(ValidUtf8(s.name()), " (", s.unit(), ")"));
       d->mutable_counter()->set_unit(s.unit() == "bytes" ? pf::CounterDescriptor::UNIT_SIZE_BYTES
-                                                          : pf::CounterDescriptor::UNIT_UNSPECIFIED);
+                                                         : pf::CounterDescriptor::UNIT_UNSPECIFIED);
       Write(packet);
       ++stats_->tracks;
       double last = -1;
@@ -108,7 +110,8 @@ class PerfettoSink : public ExportSink {
         last = v;
         packet.Clear();
         packet.set_trusted_packet_sequence_id(kCounterSequence);
-        packet.set_timestamp(Timestamp(static_cast<int64_t>((t.start_s() + k * t.bin_width_s()) * 1e9)));
+        packet.set_timestamp(
+            Timestamp(static_cast<int64_t>((t.start_s() + k * t.bin_width_s()) * 1e9)));
         pf::TrackEvent* e = packet.mutable_track_event();
         e->set_type(pf::TrackEvent::TYPE_COUNTER);
         e->set_track_uuid(uuid);
@@ -126,10 +129,14 @@ class PerfettoSink : public ExportSink {
  private:
   static const char* RoleName(report::Role role) {
     switch (role) {
-      case report::TRAINER: return "trainer";
-      case report::LOADER: return "loader";
-      case report::HELPER: return "helper";
-      default: return "process";
+      case report::TRAINER:
+        return "trainer";
+      case report::LOADER:
+        return "loader";
+      case report::HELPER:
+        return "helper";
+      default:
+        return "process";
     }
   }
 
@@ -164,11 +171,12 @@ class PerfettoSink : public ExportSink {
     e->set_type(s.instant ? pf::TrackEvent::TYPE_INSTANT : pf::TrackEvent::TYPE_SLICE_BEGIN);
     e->set_track_uuid(uuid);
     pf::InternedData* fresh = packet.mutable_interned_data();
-    e->set_name_iid(Intern(&interner->names, p.strings[s.name], [&](uint64_t iid, const std::string& v) {
-      pf::EventName* n = fresh->add_event_names();
-      n->set_iid(iid);
-      n->set_name(v);
-    }));
+    e->set_name_iid(
+        Intern(&interner->names, p.strings[s.name], [&](uint64_t iid, const std::string& v) {
+          pf::EventName* n = fresh->add_event_names();
+          n->set_iid(iid);
+          n->set_name(v);
+        }));
     if (s.category != 0) {
       e->add_category_iids(Intern(&interner->categories, p.strings[s.category],
                                   [&](uint64_t iid, const std::string& v) {
@@ -179,11 +187,12 @@ class PerfettoSink : public ExportSink {
     }
     auto annotation = [&](const char* name) {
       pf::DebugAnnotation* a = e->add_debug_annotations();
-      a->set_name_iid(Intern(&interner->annotation_names, name, [&](uint64_t iid, const std::string& v) {
-        pf::DebugAnnotationName* n = fresh->add_debug_annotation_names();
-        n->set_iid(iid);
-        n->set_name(v);
-      }));
+      a->set_name_iid(
+          Intern(&interner->annotation_names, name, [&](uint64_t iid, const std::string& v) {
+            pf::DebugAnnotationName* n = fresh->add_debug_annotation_names();
+            n->set_iid(iid);
+            n->set_name(v);
+          }));
       return a;
     };
     if (s.file != 0) {
@@ -239,7 +248,8 @@ class PerfettoSink : public ExportSink {
   }
 
   void Flush() {
-    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), out_) != buffer_.size()) {
+    if (!buffer_.empty() &&
+        std::fwrite(buffer_.data(), 1, buffer_.size(), out_) != buffer_.size()) {
       if (write_errno_ == 0) write_errno_ = errno != 0 ? errno : EIO;
     }
     stats_->bytes += buffer_.size();

@@ -39,10 +39,10 @@ namespace iotap::analyzer {
 struct ExportStats {
   uint64_t processes = 0;
   uint64_t tracks = 0;
-  uint64_t slices = 0;      // slices and instants
-  uint64_t counters = 0;    // counter values
-  uint64_t clipped = 0;     // slices cut at their parent's end (export_model.h)
-  uint64_t bytes = 0;       // of the file written
+  uint64_t slices = 0;    // slices and instants
+  uint64_t counters = 0;  // counter values
+  uint64_t clipped = 0;   // slices cut at their parent's end (export_model.h)
+  uint64_t bytes = 0;     // of the file written
 };
 
 // Writes the Perfetto trace of the run at `run_path` to `out_path`.

@@ -87,7 +87,8 @@ TEST_F(ExportTest, PerfettoTraceOfTheHostileRunDecodesInOrder) {
     EXPECT_EQ(s[0].name, "pread");
     EXPECT_EQ(s[0].parent, "");
   }
-  std::vector<std::string> files = Names(d.slices[ThreadTrack(d, 101, 101)], "pread", &DecodedSlice::file);
+  std::vector<std::string> files =
+      Names(d.slices[ThreadTrack(d, 101, 101)], "pread", &DecodedSlice::file);
   EXPECT_THAT(files, Contains("/data/<img src=x onerror=alert(1)>.png"));
   EXPECT_THAT(files, Contains("/data/bad-\\xff\\xfe-utf8.bin"));
   EXPECT_THAT(files, Contains("/data/new\nline\tand\rreturn.bin"));
@@ -95,7 +96,8 @@ TEST_F(ExportTest, PerfettoTraceOfTheHostileRunDecodesInOrder) {
   // The trainer's thread: the HDF5 read holds its two POSIX reads.
   const std::vector<DecodedSlice>& main = d.slices[ThreadTrack(d, 100, 100)];
   EXPECT_THAT(Names(main, "pread", &DecodedSlice::parent), ElementsAre("H5Dread", "H5Dread"));
-  EXPECT_THAT(Names(main, "H5Dread", &DecodedSlice::file), ElementsAre("/data/h5 <i>x</i>.h5:/images"));
+  EXPECT_THAT(Names(main, "H5Dread", &DecodedSlice::file),
+              ElementsAre("/data/h5 <i>x</i>.h5:/images"));
   EXPECT_EQ(Names(main, "cudaMemcpyHtoD", &DecodedSlice::file).size(), 1u);
   EXPECT_EQ(Names(main, "fread", &DecodedSlice::file).size(), 1u);
 

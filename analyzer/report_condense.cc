@@ -15,8 +15,7 @@ namespace {
 using report::Report;
 
 // Sums `steps` (one trainer's, in order) into a bucket.
-report::StepBucket Bucket(const std::vector<const report::Step*>& steps, size_t begin,
-                          size_t end) {
+report::StepBucket Bucket(const std::vector<const report::Step*>& steps, size_t begin, size_t end) {
   report::StepBucket b;
   const report::Step& first = *steps[begin];
   b.set_pid(first.pid());
@@ -60,7 +59,8 @@ void BucketSteps(const Report& in, const CondenseOptions& options, Report* out) 
   for (const auto& [trainer, wait] : waited) ranked.emplace_back(wait, trainer);
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  const size_t kept = std::min(ranked.size(), static_cast<size_t>(std::max(1, options.max_group_series)));
+  const size_t kept =
+      std::min(ranked.size(), static_cast<size_t>(std::max(1, options.max_group_series)));
   for (size_t i = kept; i < ranked.size(); ++i) by_trainer.erase(ranked[i].second);
   out->mutable_condensed()->set_step_trainers_left_out(static_cast<double>(ranked.size() - kept));
   const size_t per_trainer =

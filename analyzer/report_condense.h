@@ -25,9 +25,9 @@
 namespace iotap::analyzer {
 
 struct CondenseOptions {
-  int max_steps = 4000;        // steps carried one by one
-  int target_buckets = 1500;   // step buckets over all trainers, about
-  int max_processes = 2000;    // trainers always kept, then by bytes read
+  int max_steps = 4000;       // steps carried one by one
+  int target_buckets = 1500;  // step buckets over all trainers, about
+  int max_processes = 2000;   // trainers always kept, then by bytes read
   // Trainers whose per-process series ("process", "cpu", "wait") and step
   // buckets are carried: those that read most, and waited longest.
   int max_group_series = 48;

@@ -12,9 +12,15 @@ std::string EmbeddableJson(std::string_view json) {
   for (size_t i = 0; i < json.size(); ++i) {
     char c = json[i];
     switch (c) {
-      case '<': out += "\\u003c"; break;
-      case '>': out += "\\u003e"; break;
-      case '&': out += "\\u0026"; break;
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
       default:
         // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
         if (static_cast<unsigned char>(c) == 0xE2 && i + 2 < json.size() &&
@@ -44,12 +50,14 @@ std::string ReportToHtml(const report::Report& report, const CondenseOptions& op
   if (!status.ok()) {
     // Only invalid UTF-8 in a string field could get here, and every string
     // the analysis stores goes through ValidUtf8 first.
-    json = absl::StrCat("{\"notes\":[{\"level\":\"WARNING\",\"message\":\"the report could not be "
-                        "written as JSON\"}]}");
+    json = absl::StrCat(
+        "{\"notes\":[{\"level\":\"WARNING\",\"message\":\"the report could not be "
+        "written as JSON\"}]}");
   }
   std::string page;
   const std::string embedded = EmbeddableJson(json);
-  page.reserve(internal::kViewerPageHead.size() + embedded.size() + internal::kViewerPageTail.size());
+  page.reserve(internal::kViewerPageHead.size() + embedded.size() +
+               internal::kViewerPageTail.size());
   page.append(internal::kViewerPageHead);
   page.append(embedded);
   page.append(internal::kViewerPageTail);

@@ -24,7 +24,9 @@ using ::testing::Not;
 
 int Count(const std::string& haystack, const std::string& needle) {
   int n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1))
+    ++n;
   return n;
 }
 
@@ -40,7 +42,9 @@ std::string EmbeddedJson(const std::string& page) {
 TEST(EmbeddableJsonTest, EscapesWhatCouldEndTheElementOrStartMarkup) {
   EXPECT_EQ(EmbeddableJson(R"({"p":"</script><!--&x"})"),
             R"({"p":"\u003c/script\u003e\u003c!--\u0026x"})");
-  EXPECT_EQ(EmbeddableJson("{\"p\":\"a\xe2\x80\xa8" "b\xe2\x80\xa9\"}"), R"({"p":"a\u2028b\u2029"})");
+  EXPECT_EQ(EmbeddableJson("{\"p\":\"a\xe2\x80\xa8"
+                           "b\xe2\x80\xa9\"}"),
+            R"({"p":"a\u2028b\u2029"})");
   // Other characters, multi-byte ones included, pass unchanged.
   EXPECT_EQ(EmbeddableJson("{\"p\":\"caf\xc3\xa9 \xe2\x80\xa7 \\\"\"}"),
             "{\"p\":\"caf\xc3\xa9 \xe2\x80\xa7 \\\"\"}");

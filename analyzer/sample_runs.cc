@@ -47,11 +47,12 @@ std::vector<std::string> HostileNames() {
 
 void WriteHostileRun(const std::string& dir) {
   const int64_t t0 = kSampleRunStartNs;
-  SyntheticProcess trainer(100, 1, "/usr/bin/python3",
-                           {"python3", "train.py", "--tag=</script><img src=x onerror=alert(3)>",
-                            "--name=\"q'\n\xff"},
-                           t0);
-  Steps(&trainer, 20, t0 + 10 * kMs, 50 * kMs, [](int s) { return (s == 0 ? 30 : 5 + s % 4) * kMs; });
+  SyntheticProcess trainer(
+      100, 1, "/usr/bin/python3",
+      {"python3", "train.py", "--tag=</script><img src=x onerror=alert(3)>", "--name=\"q'\n\xff"},
+      t0);
+  Steps(&trainer, 20, t0 + 10 * kMs, 50 * kMs,
+        [](int s) { return (s == 0 ? 30 : 5 + s % 4) * kMs; });
   uint32_t config = trainer.Path("/data/config <b onmouseover=alert(5)>.json");
   trainer.Read(OP_FREAD, t0 + 2 * kMs, t0 + 3 * kMs, config, 0, 700);
   CudaCopy(&trainer, t0 + 40 * kMs, 1 << 20);
@@ -112,13 +113,15 @@ void WriteManyStepRun(const std::string& dir, int trainers, int loaders, int ste
   for (int r = 0; r < trainers; ++r) {
     const std::string host = absl::StrCat("node", r % hosts);
     const int pid = 1000 * (1 + r / hosts);
-    SyntheticProcess trainer(pid, 1, "/usr/bin/python3", {"python3", "train.py", "--rank",
-                             absl::StrCat(r)}, t0, ProcessHeader::ORIGIN_EXEC, host);
+    SyntheticProcess trainer(pid, 1, "/usr/bin/python3",
+                             {"python3", "train.py", "--rank", absl::StrCat(r)}, t0,
+                             ProcessHeader::ORIGIN_EXEC, host);
     trainer.header().set_rank(r);
     trainer.header().set_world_size(trainers);
     Steps(&trainer, steps, t0 + 5 * kMs, step_ns, [](int s) { return (1 + s % 4) * kMs; });
     if (r == 0) {
-      for (int s = 0; s < steps; ++s) CudaCopy(&trainer, t0 + 5 * kMs + s * step_ns + 6 * kMs, 3 << 20);
+      for (int s = 0; s < steps; ++s)
+        CudaCopy(&trainer, t0 + 5 * kMs + s * step_ns + 6 * kMs, 3 << 20);
     }
     const int64_t end = t0 + 10 * kMs + steps * step_ns;
     trainer.Cpu(t0, 0);

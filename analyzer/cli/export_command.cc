@@ -33,19 +33,18 @@ constexpr char kExportHelp[] =
     "2 nothing readable at PATH.\n";
 
 void Summarize(const std::string& path, const analyzer::ExportStats& s) {
-  std::fprintf(stderr,
-               "iotap export: wrote %s (%s): %llu processes, %llu tracks, %llu slices, %llu counter "
-               "values%s\n",
-               path.c_str(), analyzer::HumanBytes(static_cast<double>(s.bytes)).c_str(),
-               static_cast<unsigned long long>(s.processes),
-               static_cast<unsigned long long>(s.tracks),
-               static_cast<unsigned long long>(s.slices),
-               static_cast<unsigned long long>(s.counters),
-               s.clipped == 0 ? ""
-                              : absl::StrFormat("; %d slices overlapped the end of the call around "
-                                                "them and were cut there",
-                                                s.clipped)
-                                    .c_str());
+  std::fprintf(
+      stderr,
+      "iotap export: wrote %s (%s): %llu processes, %llu tracks, %llu slices, %llu counter "
+      "values%s\n",
+      path.c_str(), analyzer::HumanBytes(static_cast<double>(s.bytes)).c_str(),
+      static_cast<unsigned long long>(s.processes), static_cast<unsigned long long>(s.tracks),
+      static_cast<unsigned long long>(s.slices), static_cast<unsigned long long>(s.counters),
+      s.clipped == 0 ? ""
+                     : absl::StrFormat("; %d slices overlapped the end of the call around "
+                                       "them and were cut there",
+                                       s.clipped)
+                           .c_str());
 }
 
 }  // namespace
@@ -58,9 +57,9 @@ int ExportCommand(int argc, char** argv) {
       return kExitOk;
     }
   }
-  auto args = Args::Parse(argc, argv,
-                          {{"", "--perfetto", true}, {"", "--chrome-json", true},
-                           {"", "--max-events", true}});
+  auto args = Args::Parse(
+      argc, argv,
+      {{"", "--perfetto", true}, {"", "--chrome-json", true}, {"", "--max-events", true}});
   uint64_t max_events = analyzer::kDefaultChromeJsonMaxEvents;
   std::string problem;
   if (!args.ok()) {
@@ -69,7 +68,8 @@ int ExportCommand(int argc, char** argv) {
     problem = "give one PATH";
   } else if (!args->Has("--perfetto") && !args->Has("--chrome-json")) {
     problem = "say what to write: --perfetto FILE or --chrome-json FILE";
-  } else if (args->Has("--max-events") && !absl::SimpleAtoi(args->Get("--max-events"), &max_events)) {
+  } else if (args->Has("--max-events") &&
+             !absl::SimpleAtoi(args->Get("--max-events"), &max_events)) {
     problem = "bad --max-events";
   }
   if (!problem.empty()) {
