@@ -49,7 +49,7 @@ class ChromeJsonSink : public ExportSink {
   absl::Status AddProcess(const ExportProcess& p) override {
     const int pid = ids_.Pid(p.host, p.pid);
     if (p.role == report::TRAINER && trainer_pid_.count(p.pid) == 0) trainer_pid_[p.pid] = pid;
-    Metadata("process_name", pid, 0, absl::StrCat(p.name, " [pid ", p.pid, " on ", p.host, "]"));
+    Metadata("process_name", pid, 0, p.Title());
     ++stats_->processes;
     for (const ExportTrack& track : p.tracks) {
       const int tid = track.kind == ExportTrack::kThread

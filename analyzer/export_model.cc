@@ -30,6 +30,25 @@ int ExportIds::Renumber(std::unordered_map<int, std::string>* hosts, const std::
   return entry->second;
 }
 
+std::string ExportProcess::Title() const {
+  std::string what;
+  switch (role) {
+    case report::TRAINER:
+      what = "trainer";
+      break;
+    case report::LOADER:
+      what = absl::StrCat("loader of ", trainer_pid);
+      break;
+    case report::HELPER:
+      what = "helper";
+      break;
+    default:
+      what = "process";
+      break;
+  }
+  return absl::StrCat(name, " [pid ", pid, " on ", host, ", ", what, "]");
+}
+
 uint64_t NestSlices(std::vector<ExportSlice>* slices) {
   std::stable_sort(slices->begin(), slices->end(), [](const ExportSlice& a, const ExportSlice& b) {
     if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
@@ -193,11 +212,9 @@ absl::Status ExportRun(const std::string& path, const ExportOptions& options, Ex
     collector.Finish();
     const ProcessHeader& h = collector.header();
     process.pid = h.pid();
-    process.ppid = h.ppid();
     process.host = ValidUtf8(h.hostname());
     process.name = ProcessName(h);
     for (const std::string& a : h.argv()) process.argv.push_back(ValidUtf8(a));
-    process.start_ns = static_cast<int64_t>(h.start_realtime_ns()) - run.origin_unix_ns;
     auto summary = by_file.find(ValidUtf8(file));
     if (summary != by_file.end()) {
       process.role = summary->second->role();

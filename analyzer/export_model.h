@@ -70,16 +70,18 @@ struct ExportTrack {
 
 struct ExportProcess {
   int pid = 0;
-  int ppid = 0;
   std::string host;
   report::Role role = report::ROLE_UNSPECIFIED;
-  int trainer_pid = 0;
-  std::string name;  // "python3 train.py" (argv, shortened)
+  int trainer_pid = 0;  // for loaders
+  std::string name;     // "python3 train.py" (argv, shortened)
   std::vector<std::string> argv;
-  int64_t start_ns = 0;
   ExportStrings strings;
   std::vector<ExportTrack> tracks;
   uint64_t clipped = 0;  // slices cut at their parent's end
+
+  // What viewers show for the process:
+  // "python3 train.py [pid 101 on node0, loader of 100]".
+  std::string Title() const;
 };
 
 struct RunInfo {

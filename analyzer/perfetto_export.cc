@@ -60,8 +60,7 @@ class PerfettoSink : public ExportSink {
     d->set_uuid(process_uuid);
     pf::ProcessDescriptor* pd = d->mutable_process();
     pd->set_pid(pid);
-    pd->set_process_name(
-        absl::StrCat(p.name, " [pid ", p.pid, " on ", p.host, ", ", RoleName(p.role), "]"));
+    pd->set_process_name(p.Title());
     for (const std::string& a : p.argv) pd->add_cmdline(a);
     Write(packet);
     ++stats_->processes;
@@ -127,19 +126,6 @@ class PerfettoSink : public ExportSink {
   }
 
  private:
-  static const char* RoleName(report::Role role) {
-    switch (role) {
-      case report::TRAINER:
-        return "trainer";
-      case report::LOADER:
-        return "loader";
-      case report::HELPER:
-        return "helper";
-      default:
-        return "process";
-    }
-  }
-
   // Writes the track's slices as begin and end events in time order: a
   // slice's end comes before the begin of anything that starts at or after
   // it, children's ends before their parent's (export_model.h nests them).
