@@ -17,6 +17,7 @@ int RunCommand(int argc, char** argv);
 int StatsCommand(int argc, char** argv);
 int DumpCommand(int argc, char** argv);
 int ReportCommand(int argc, char** argv);
+int ExportCommand(int argc, char** argv);
 
 }  // namespace iotap::cli
 

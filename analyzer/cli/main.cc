@@ -16,6 +16,8 @@ constexpr char kUsage[] =
     "\n"
     "Look:\n"
     "  report PATH [--steps LOG] [--format F]     why the job waits for data, and what to change\n"
+    "         [--html FILE]                       ... and as a web page with charts\n"
+    "  export PATH --perfetto FILE                every call on a timeline, for the Perfetto UI\n"
     "  stats PATH [--json]                        counts per file and per process\n"
     "  dump PATH                                  every event, one line each\n"
     "\n"
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   if (command == "stats") return iotap::cli::StatsCommand(sub_argc, sub_argv);
   if (command == "dump") return iotap::cli::DumpCommand(sub_argc, sub_argv);
   if (command == "report") return iotap::cli::ReportCommand(sub_argc, sub_argv);
+  if (command == "export") return iotap::cli::ExportCommand(sub_argc, sub_argv);
   std::fprintf(stderr, "iotap: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return iotap::cli::kExitUsage;
 }
