@@ -20,6 +20,7 @@ constexpr char kUsage[] =
     "  export PATH --perfetto FILE                every call on a timeline, for the Perfetto UI\n"
     "  stats PATH [--json]                        counts per file and per process\n"
     "  dump PATH                                  every event, one line each\n"
+    "  diff RUN_A RUN_B [--format F]              two runs (or saved reports) side by side\n"
     "\n"
     "PATH is a trace file or a directory of them (what `iotap run` wrote).\n"
     "`iotap COMMAND --help` describes each command.\n";
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   int sub_argc = argc - 2;
   char** sub_argv = argv + 2;
   if (command == "run") return iotap::cli::RunCommand(sub_argc, sub_argv);
+  if (command == "diff") return iotap::cli::DiffCommand(sub_argc, sub_argv);
   if (command == "stats") return iotap::cli::StatsCommand(sub_argc, sub_argv);
   if (command == "dump") return iotap::cli::DumpCommand(sub_argc, sub_argv);
   if (command == "report") return iotap::cli::ReportCommand(sub_argc, sub_argv);
