@@ -44,7 +44,9 @@ const char* FileCategory(std::string_view path) {
     return "system";
   }
   if (Contains(path, "/site-packages/") || Contains(path, "/dist-packages/") ||
-      Contains(path, "/lib/python") || path.starts_with("/usr/") || path == "/usr" ||
+      Contains(path, "/lib/python") || Contains(path, "/bin/") || Contains(path, "/.pyenv/") ||
+      Contains(path, "/conda") || Contains(path, "/.venv/") || Contains(path, "/venv/") ||
+      path.starts_with("/usr/") || path == "/usr" ||
       path.starts_with("/lib/") || path.starts_with("/lib64/") || path.starts_with("/bin/") ||
       path.starts_with("/sbin/") || path.starts_with("/etc/") ||
       Contains(path, "/__pycache__/") || EndsWithAny(path, {".py", ".pyc", ".so", ".pth"}) ||

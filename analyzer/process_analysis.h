@@ -8,8 +8,8 @@
 //
 // Files are sorted into categories by path: "system" (/proc, /sys, /dev,
 // and multiprocessing's /tmp/pymp-* sockets and files), "runtime" (the
-// Python installation, shared libraries, site-packages, conda and virtual
-// environments, /etc, /usr, /bin, *.py, *.pyc, *.so) and "data" (everything
+// Python installation, shared libraries, site-packages, conda, pyenv and
+// virtual environments, /etc, /usr, any bin/ directory, *.py, *.pyc, *.so) and "data" (everything
 // else). Only data files count towards I/O busy time, overlap and data
 // stalls; every file is in the file table with its category.
 

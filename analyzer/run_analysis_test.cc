@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "analyzer/process_analysis.h"
 #include "analyzer/synthetic_trace.h"
 #include "gtest/gtest.h"
 
@@ -255,6 +256,23 @@ TEST_F(RunAnalysisTest, WallClockSetDuringTheRunIsReported) {
   EXPECT_EQ(WarningsMentioning(r, "the wall clock of node0 was set forward by 2.00 s while "
                                   "process 7 ran"),
             1);
+}
+
+TEST(FileCategoryTest, DatasetsAreDataAndTheInterpreterIsNot) {
+  for (const char* data : {"/data/imagenet/train/n01440764/x.JPEG", "/scratch/shards/s-0001.tar",
+                           "/home/me/run/images.h5", "/tmp/checkpoint.pt", "/work/condition.csv"}) {
+    EXPECT_STREQ(FileCategory(data), "data") << data;
+  }
+  for (const char* runtime :
+       {"/usr/bin/pybuilddir.txt", "/usr/lib", "/usr/lib/python3.11/os.py",
+        "/root/.pyenv/shims/python3", "/opt/conda/envs/ml/lib/python3.10/site-packages/x.so",
+        "/home/me/.venv/lib/python3.11/site-packages/torch/__init__.py", "/home/me/proj/bin/run",
+        "/etc/ld.so.cache", "/lib/x86_64-linux-gnu/libc.so.6"}) {
+    EXPECT_STREQ(FileCategory(runtime), "runtime") << runtime;
+  }
+  for (const char* system : {"/proc/self/stat", "/dev/shm/torch_123", "/tmp/pymp-abc/listener-x"}) {
+    EXPECT_STREQ(FileCategory(system), "system") << system;
+  }
 }
 
 }  // namespace
