@@ -58,19 +58,6 @@ void AddInto(report::File* total, const FileAccumulator& f) {
 
 int CategoryRank(std::string_view c) { return c == "data" ? 0 : c == "runtime" ? 1 : 2; }
 
-// The lower edge of the power-of-two bucket holding the median size.
-double MedianOfLog2(const SizeHistogram& h) {
-  uint64_t total = 0;
-  for (uint64_t v : h.log2) total += v;
-  if (total == 0) return 0;
-  uint64_t seen = 0;
-  for (size_t k = 0; k < h.log2.size(); ++k) {
-    seen += h.log2[k];
-    if (2 * seen >= total) return k == 0 ? 0 : static_cast<double>(uint64_t{1} << k);
-  }
-  return 0;
-}
-
 void DataFileSummary(const RunState& s, report::Report* r) {
   report::DataFiles* d = r->mutable_data_files();
   AccessPattern pattern;
@@ -107,7 +94,7 @@ void DataFileSummary(const RunState& s, report::Report* r) {
     std::nth_element(per_file.begin(), per_file.begin() + per_file.size() / 2, per_file.end());
     d->set_median_file_bytes(per_file[per_file.size() / 2]);
   }
-  d->set_median_read_bytes(MedianOfLog2(s.data_read_sizes));
+  d->set_median_read_bytes(s.data_read_sizes.ApproximateMedian());
   s.data_read_sizes.ToProto(d->mutable_read_sizes());
   pattern.ToProto(d->mutable_read_pattern());
   std::vector<report::File> sorted;

@@ -177,13 +177,17 @@ TEST_F(RunAnalysisTest, AccessPatternsPerThread) {
   read(500, 100);    // strided (the same gap)
   read(50, 10);      // random (backwards)
   read(60, 10);      // consecutive
+  read(70 + 131072, 10);          // sequential: skips 128 KiB, within read-ahead
+  read(80 + 2 * 131072 + 1, 10);  // random: forward, but past read-ahead
+  read(1 << 20, 65536);           // random: forward, not the same gap again
+  read((1 << 20) + 65536 + 262144, 65536);  // sequential: skips 4 x the read
   p.WriteTo(File("p.iotap"));
   report::Report r = Analyze();
   const report::AccessPattern& a = r.data_files().read_pattern();
   EXPECT_EQ(a.consecutive(), 2);
-  EXPECT_EQ(a.sequential(), 1);
+  EXPECT_EQ(a.sequential(), 3);
   EXPECT_EQ(a.strided(), 1);
-  EXPECT_EQ(a.random(), 1);
+  EXPECT_EQ(a.random(), 3);
 }
 
 TEST_F(RunAnalysisTest, CleanRunRaisesNothingAlarming) {
