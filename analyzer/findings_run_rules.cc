@@ -104,14 +104,29 @@ std::optional<Result> CpuStarvedLoaders(const Context& c) {
 
 std::optional<Result> ImbalancedWorkers(const Context& c) {
   const report::Workers& w = c.report().workers();
-  if (w.loaders() < 2 || w.max_over_mean_busy() < c.T("ratio", 1.5)) return std::nullopt;
+  // A ratio over loaders that read for a few milliseconds is noise (a
+  // preempted call or two): the excess must be time the job could lose.
+  double span = c.steps_known() ? c.total_step_s() : c.run_s();
+  if (w.loaders() < 2 || w.max_over_mean_busy() < c.T("ratio", 1.5) ||
+      w.excess_busy_s() < c.T("min_excess_s", 0.05) ||
+      (span > 0 && w.excess_busy_s() < c.T("min_excess_share", 0.02) * span)) {
+    return std::nullopt;
+  }
   Result res;
-  res.score = 0;
-  double stall = std::max(0.0, c.report().step_statistics().data_stall_share());
-  res.severity = stall >= c.T("warning_share", 0.10) ? Finding::WARNING : Finding::INFO;
-  res.values = {{"ratio", absl::StrFormat("%.1fx", w.max_over_mean_busy())}};
+  res.score = w.excess_busy_s();
+  // It matters when the job waits on reading: fetch the largest part of a
+  // stall worth a warning.
+  const report::StepStatistics& st = c.report().step_statistics();
+  bool fetch_bound = st.fetch_share() >= st.prep_share() && st.fetch_share() >= st.other_share();
+  double stall = std::max(0.0, st.data_stall_share());
+  res.severity = stall >= c.T("warning_share", 0.10) && fetch_bound ? Finding::WARNING
+                                                                    : Finding::INFO;
+  res.values = {{"ratio", absl::StrFormat("%.1fx", w.max_over_mean_busy())},
+                {"excess", HumanDuration(w.excess_busy_s())}};
   AddEvidence(res, "busiest loader's I/O time over the mean", w.max_over_mean_busy(), "ratio",
               absl::StrFormat("%.2f", w.max_over_mean_busy()));
+  AddEvidence(res, "busiest loader's I/O time beyond the mean", w.excess_busy_s(), "s",
+              HumanDuration(w.excess_busy_s()));
   return res;
 }
 
@@ -159,9 +174,13 @@ std::optional<Result> SyncCopies(const Context& c) {
 std::optional<Result> CheckpointStall(const Context& c) {
   std::vector<double> writing, other;
   double write_time = 0;
+  // A step "writes" when writing took a real part of it: a log line flushed
+  // each step (a step log, stdout to a file) does not make every step one.
   for (const report::Step& s : c.report().steps()) {
-    (s.write_busy_s() > 0 ? writing : other).push_back(s.duration_s());
-    write_time += s.write_busy_s();
+    bool writes = s.write_busy_s() > 0 &&
+                  s.write_busy_s() >= c.T("min_write_share", 0.05) * s.duration_s();
+    (writes ? writing : other).push_back(s.duration_s());
+    if (writes) write_time += s.write_busy_s();
   }
   if (writing.empty() || other.empty()) return std::nullopt;
   double slow = Median(writing), normal = Median(other);

@@ -207,6 +207,8 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, int64_t 
   } else if (IsMetadata(e.op)) {
     ++f->metadata_ops;
     f->metadata_ns += end - start;
+    // Flushing to the device is part of writing (a checkpoint's fsync).
+    if (slot.data && (e.op == OP_FSYNC || e.op == OP_FDATASYNC)) result_.writes->Set(start, end);
     bool stat = e.op == OP_STAT || e.op == OP_LSTAT || e.op == OP_FSTAT || e.op == OP_FSTATAT ||
                 e.op == OP_STATX;
     if (stat && !e.Failed()) f->size_bytes = std::max(f->size_bytes, static_cast<int64_t>(e.aux));

@@ -242,7 +242,7 @@ void Statistics(const std::vector<report::Step>& steps, size_t skipped,
 
 void Workers(const RunState& s, report::Report* r) {
   report::Workers* w = r->mutable_workers();
-  double worst_bytes = 0, worst_busy = 0;
+  double worst_bytes = 0, worst_busy = 0, excess_ns = 0;
   double loaders = 0;
   for (const auto& [index, g] : s.groups) {
     w->add_loaders_per_trainer(static_cast<double>(g.loaders.size()));
@@ -259,12 +259,16 @@ void Workers(const RunState& s, report::Report* r) {
     }
     double n = static_cast<double>(g.loaders.size());
     if (sum_bytes > 0) worst_bytes = std::max(worst_bytes, max_bytes / (sum_bytes / n));
-    if (sum_busy > 0) worst_busy = std::max(worst_busy, max_busy / (sum_busy / n));
+    if (sum_busy > 0 && max_busy / (sum_busy / n) > worst_busy) {
+      worst_busy = max_busy / (sum_busy / n);
+      excess_ns = max_busy - sum_busy / n;
+    }
   }
   w->set_trainers(static_cast<double>(s.groups.size()));
   w->set_loaders(loaders);
   w->set_max_over_mean_bytes(worst_bytes);
   w->set_max_over_mean_busy(worst_busy);
+  w->set_excess_busy_s(excess_ns / 1e9);
 }
 
 void Epochs(const RunState& s, const std::vector<report::Step>& steps, report::Report* r) {
