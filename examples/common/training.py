@@ -1,9 +1,9 @@
 """The training loop the iotap examples share.
 
-Each example (imagefolder/, shards/, h5py/) defines how samples are stored and
-read; this module gives them the same DataLoader settings, the same small
-network, the same loop and the same summary, so that their traces differ only
-in the data path:
+Each example (imagefolder/, shards/, h5py/, tfrecord/, checkpoint/, ddp/)
+defines how samples are stored and read; this module gives them the same
+DataLoader settings, the same small network, the same loop and the same
+summary, so that their traces differ only in the data path:
 
   p = argparse.ArgumentParser()
   training.add_arguments(p)            # --num-workers, --epochs, --step-log ...
@@ -15,18 +15,41 @@ next batch arrived: the time the loop waited for the loader) and compute
 (forward, loss, backward and optimizer step). With --step-log FILE it writes one
 JSON line per step: {"step", "epoch", "images", "start_unix_s", "data_s",
 "compute_s", "loss"}, a step log `iotap report --steps` reads.
+
+Examples that change more than the data path pass it in: a model of their own
+(`model=`, e.g. one wrapped in DistributedDataParallel), a sampler (`sampler=`,
+e.g. a DistributedSampler) and a hook that runs after each step
+(`after_step=`, e.g. to save a checkpoint).
 """
 
 import contextlib
 import dataclasses
+import importlib.util
 import json
+import os
 import statistics
+import sys
 import time
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, IterableDataset
+
+
+def example_module(name):
+    """examples/NAME/train.py, imported as the module `NAME_example`, for an
+    example that trains on another example's data format. Call it at the top
+    level of the script, so that a worker started by spawn, which runs that
+    level again, can unpickle the dataset."""
+    module_name = f"{name}_example"
+    if module_name not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", name, "train.py")
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[module_name]
 
 
 def add_arguments(p, workers=2, batch_size=50):
@@ -68,7 +91,10 @@ class SmallNet(nn.Module):
         return self.fc(x)
 
 
-def make_loader(dataset, args, worker_init_fn=None):
+def make_loader(dataset, args, worker_init_fn=None, sampler=None):
+    """A DataLoader over `dataset` in shuffled order: the sampler's if one is
+    given, a seeded shuffle otherwise. An IterableDataset yields samples in
+    its own order (it shuffles, if at all, itself)."""
     generator = torch.Generator()
     generator.manual_seed(args.seed)
     kwargs = {}
@@ -76,7 +102,8 @@ def make_loader(dataset, args, worker_init_fn=None):
         kwargs["multiprocessing_context"] = args.start_method
         kwargs["persistent_workers"] = args.persistent_workers
         kwargs["worker_init_fn"] = worker_init_fn
-    return DataLoader(dataset, batch_size=args.batch_size, shuffle=True,
+    shuffle = sampler is None and not isinstance(dataset, IterableDataset)
+    return DataLoader(dataset, batch_size=args.batch_size, shuffle=shuffle, sampler=sampler,
                       num_workers=args.num_workers, generator=generator, **kwargs)
 
 
@@ -90,8 +117,10 @@ class Step:
     loss: float
 
 
-def run_epoch(epoch, loader, model, optimizer, loss_fn, steps, log):
-    """One pass over `loader`; appends a Step per batch. Returns (correct, seen)."""
+def run_epoch(epoch, loader, model, optimizer, loss_fn, steps, log, after_step=None):
+    """One pass over `loader`; appends a Step per batch and calls
+    after_step(step, model, optimizer), if given, after each (outside the
+    step's data and compute times). Returns (correct, seen)."""
     correct = seen = 0
     waited_from = time.perf_counter()
     waited_from_unix = time.time()
@@ -110,22 +139,27 @@ def run_epoch(epoch, loader, model, optimizer, loss_fn, steps, log):
         if log is not None:
             log.write(json.dumps({"step": len(steps), **dataclasses.asdict(step)}) + "\n")
         steps.append(step)
+        if after_step is not None:
+            after_step(len(steps) - 1, model, optimizer)
         waited_from = time.perf_counter()
         waited_from_unix = time.time()
     return correct, seen
 
 
 def train(dataset, classes, args, channels=3, before_epoch=None, worker_init_fn=None,
-          unit="samples"):
-    """Trains SmallNet on `dataset` for args.epochs epochs and prints a summary
-    that counts `unit` ("samples", "images").
+          unit="samples", model=None, sampler=None, after_step=None):
+    """Trains SmallNet (or `model`) on `dataset` for args.epochs epochs and
+    prints a summary that counts `unit` ("samples", "images").
 
     `before_epoch(epoch)`, if given, runs in the training process before each
     epoch's workers start (the shards example drops its data from the page
-    cache there)."""
+    cache there; a DistributedSampler is told the epoch there).
+    `after_step(step, model, optimizer)`, if given, runs after each step's
+    optimizer step, with the step's number counted from 0 over the run."""
     torch.manual_seed(args.seed)
-    loader = make_loader(dataset, args, worker_init_fn)
-    model = SmallNet(classes, channels, width=4 if args.compute_cost == "heavy" else 1)
+    loader = make_loader(dataset, args, worker_init_fn, sampler)
+    if model is None:
+        model = SmallNet(classes, channels, width=4 if args.compute_cost == "heavy" else 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     steps = []
@@ -135,7 +169,8 @@ def train(dataset, classes, args, channels=3, before_epoch=None, worker_init_fn=
         for epoch in range(args.epochs):
             if before_epoch is not None:
                 before_epoch(epoch)
-            correct, seen = run_epoch(epoch, loader, model, optimizer, loss_fn, steps, log)
+            correct, seen = run_epoch(epoch, loader, model, optimizer, loss_fn, steps, log,
+                                      after_step)
             last_loss = steps[-1].loss if steps else float("nan")
             print(f"epoch {epoch}: {seen} {unit}, last loss {last_loss:.3f}, "
                   f"accuracy {correct / max(seen, 1):.3f}")
