@@ -222,9 +222,15 @@ std::string ReportToText(const Report& r) {
                                                                : "");
   }
   absl::StrAppend(&out, "\nProcesses\n");
+  bool hosts = r.run().hosts_size() > 1;
   for (const report::Process& p : r.processes()) {
-    absl::StrAppendFormat(&out, "  %7d %-7s %9s read, busy %9s, cpu %8s  %s  %s\n", p.pid(),
-                          RoleName(p.role()), HumanBytes(p.read_bytes()),
+    // Who it is: its role, its rank, the trainer a loader serves, the host.
+    std::string who = RoleName(p.role());
+    if (p.rank() >= 0) absl::StrAppend(&who, " rank ", p.rank());
+    if (p.role() == report::LOADER && p.trainer_pid() > 0) absl::StrAppend(&who, " of ", p.trainer_pid());
+    if (hosts) who = absl::StrCat(DisplayName(p.host()), " ", who);
+    absl::StrAppendFormat(&out, "  %7d %-18s %9s read, busy %9s, cpu %8s  %s  %s\n", p.pid(),
+                          who, HumanBytes(p.read_bytes()),
                           HumanDuration(p.io_busy_s()),
                           HumanDuration(p.cpu_user_s() + p.cpu_system_s()), p.end(),
                           DisplayName(absl::StrJoin(p.argv(), " ")).substr(0, 60));
@@ -268,6 +274,21 @@ std::string ReportToMarkdown(const Report& r) {
     absl::StrAppendFormat(&out, "| %s | %s | %s | %d | %s | %d |\n", Md(f.path()), f.category(),
                           HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
                           HumanBytes(f.write_bytes()), static_cast<int64_t>(f.opens()));
+  }
+  absl::StrAppend(&out, "\n### Processes\n\n| pid | host | role | rank | serves | read | I/O busy | CPU | end |\n"
+                        "|---:|---|---|---:|---:|---:|---:|---:|---|\n");
+  int listed = 0;
+  for (const report::Process& p : r.processes()) {
+    if (listed++ == 30) {
+      absl::StrAppendFormat(&out, "| | | (%d more) | | | | | | |\n", r.processes_size() - 30);
+      break;
+    }
+    absl::StrAppendFormat(
+        &out, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.pid(), Md(p.host()),
+        RoleName(p.role()), p.rank() >= 0 ? absl::StrCat(p.rank()) : "",
+        p.role() == report::LOADER && p.trainer_pid() > 0 ? absl::StrCat(p.trainer_pid()) : "",
+        HumanBytes(p.read_bytes()), HumanDuration(p.io_busy_s()),
+        HumanDuration(p.cpu_user_s() + p.cpu_system_s()), Md(p.end()));
   }
   if (r.notes_size() > 0) {
     absl::StrAppend(&out, "\n### Notes\n\n");

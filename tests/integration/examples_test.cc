@@ -241,9 +241,9 @@ TEST_F(TfRecordExampleTest, IndexedReaderReadsOneRecordPerPread) {
   EXPECT_EQ(r.run().steps(), kTfEpochs * kTfRecords / kTfBatch);
   const report::AccessPattern& p = r.data_files().read_pattern();
   double jumps = p.consecutive() + p.sequential() + p.strided() + p.random();
-  // A uniformly shuffled reader jumps backwards (iotap's "random") about as
-  // often as forwards ("sequential"): the rule's 50% threshold sits right on
-  // it. With this example's seed the share is just above (README).
+  // Shuffled records of 3 KiB in 1.5 MiB shards: nearly every read jumps,
+  // backwards or forwards past read-ahead, so nearly all count as random.
+  EXPECT_GT(p.random() / jumps, 0.8) << p.random() << " of " << jumps;
   const Finding* f = FindingWithId(r, "random_small_reads");
   EXPECT_NE(f, nullptr) << "random share " << p.random() / jumps << " (" << p.random() << " of "
                         << jumps << ")\n"
