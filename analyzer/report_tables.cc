@@ -2,10 +2,12 @@
 // glance, and its notes.
 
 #include <algorithm>
+#include <set>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "analyzer/run_state.h"
 #include "analyzer/text.h"
 
@@ -284,6 +286,26 @@ void BuildNotes(RunState& s, report::Report* r) {
          "iotap Python helper, or pass a step log with --steps, to see data stalls per step");
   }
   for (const std::string& n : s.notes) note(report::Note::INFO, n);
+  // What the directory holds: one `iotap run` per rank (srun, mpirun) is one
+  // job; traces of different jobs are not, and mixing them mixes the figures.
+  std::set<std::string> sessions, jobs;
+  for (const CatalogEntry& e : s.catalog.entries) {
+    if (!e.header.session().empty()) sessions.insert(e.header.session());
+    if (!e.header.job_id().empty()) jobs.insert(e.header.job_id());
+  }
+  if (jobs.size() > 1) {
+    std::vector<std::string> ids(jobs.begin(), jobs.end());
+    if (ids.size() > 5) ids.resize(5);
+    note(report::Note::WARNING,
+         absl::StrFormat("the traces come from %d different jobs (%s%s); their figures are "
+                         "summed as if one: give each job its own -o directory",
+                         jobs.size(), absl::StrJoin(ids, ", "), jobs.size() > 5 ? ", ..." : ""));
+  } else if (sessions.size() > 1) {
+    note(report::Note::INFO,
+         absl::StrFormat("%d `iotap run` sessions wrote here%s (one per rank, as under srun or "
+                         "mpirun); they are analysed as one job",
+                         sessions.size(), jobs.empty() ? "" : absl::StrCat(" for job ", *jobs.begin())));
+  }
 }
 
 }  // namespace iotap::analyzer::internal

@@ -262,6 +262,37 @@ TEST_F(RunAnalysisTest, WallClockSetDuringTheRunIsReported) {
             1);
 }
 
+int NotesMentioning(const report::Report& r, report::Note::Level level, const std::string& text) {
+  int n = 0;
+  for (const report::Note& note : r.notes()) {
+    n += note.level() == level && note.message().find(text) != std::string::npos;
+  }
+  return n;
+}
+
+// Ranks launched by srun each run their own `iotap run`: one job, told as
+// such. Traces of two Slurm jobs in one directory are a mistake, said loudly.
+TEST_F(RunAnalysisTest, SessionsAndJobsInOneDirectoryAreNamed) {
+  auto write = [&](int pid, const std::string& session, const std::string& job) {
+    SyntheticProcess p(pid, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
+    p.header().set_session(session);
+    p.header().set_job_id(job);
+    p.End(EndOfTrace::REASON_EXIT, 0, kT0 + 100 * kMs);
+    p.WriteTo(File("p" + std::to_string(pid) + ".iotap"));
+  };
+  write(10, "s-a", "4242");
+  write(11, "s-b", "4242");
+  report::Report r = Analyze();
+  EXPECT_EQ(NotesMentioning(r, report::Note::INFO, "2 `iotap run` sessions wrote here for job 4242"), 1);
+  EXPECT_EQ(NotesMentioning(r, report::Note::WARNING, "different jobs"), 0);
+
+  write(12, "s-c", "4343");
+  r = Analyze();
+  EXPECT_EQ(NotesMentioning(r, report::Note::WARNING,
+                            "the traces come from 2 different jobs (4242, 4343)"),
+            1);
+}
+
 TEST(FileCategoryTest, DatasetsAreDataAndTheInterpreterIsNot) {
   for (const char* data : {"/data/imagenet/train/n01440764/x.JPEG", "/scratch/shards/s-0001.tar",
                            "/home/me/run/images.h5", "/tmp/checkpoint.pt", "/work/condition.csv"}) {
