@@ -8,7 +8,7 @@
 # data is generated once under WORKDIR/data-CASE; each run writes
 # WORKDIR/trace-CASE/ and WORKDIR/report-CASE.{txt,json}, prints the text
 # report and exits with iotap report's status. Exit 77: the case cannot run
-# here (small-files without FUSE), with the reason on stderr.
+# here (small-files without FUSE or python3-fusepy), with the reason on stderr.
 #
 # IOTAP (default: build/bin/iotap of this checkout, else `iotap` on PATH) and
 # PYTHON (default /usr/bin/python3, which must have torch, torchvision and
@@ -33,10 +33,15 @@ data=$work/data-$case_name
 trace=$work/trace-$case_name
 examples=$root/examples
 unmount=
+fs_pid=
 
 cleanup() {
   if [[ -n $unmount ]]; then
     fusermount -u "$unmount" 2>/dev/null || umount "$unmount" 2>/dev/null || true
+  fi
+  if [[ -n $fs_pid ]]; then
+    kill "$fs_pid" 2>/dev/null || true
+    wait "$fs_pid" 2>/dev/null || true
   fi
 }
 trap cleanup EXIT
@@ -76,21 +81,31 @@ case $case_name in
     job=("$examples/h5py/train.py" --data "$data/images.h5" --num-workers 1)
     ;;
   small-files)
-    # (d) 5000 images of under a kilobyte each, on a FUSE file system
-    # (bindfs over the local directory) standing in for network storage:
-    # every open, stat and close is a round trip to a server process.
-    command -v bindfs >/dev/null ||
-      { echo "run.sh: small-files needs bindfs (apt-get install bindfs)" >&2; exit 77; }
+    # (d) 1000 images of under a kilobyte each, on a FUSE file system that
+    # answers every request after 0.2 ms (slowfs.py), standing in for
+    # network storage: every open, stat and close is a round trip.
+    "$python" -c "import fusepy" 2>/dev/null ||
+      { echo "run.sh: small-files needs python3-fusepy (apt-get install python3-fusepy)" >&2; exit 77; }
+    [[ -c /dev/fuse ]] ||
+      { echo "run.sh: small-files needs FUSE, and there is no /dev/fuse here" >&2; exit 77; }
     generate "$examples/imagefolder/train.py" --data "$data/images" --generate-only \
-      --images 5000 --image-size 16
+      --images 1000 --image-size 16
     mnt=$work/mnt-$case_name
     mkdir -p "$mnt"
     fusermount -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null || true
-    if ! bindfs -o attr_timeout=0,entry_timeout=0 "$data/images" "$mnt" 2>"$work/bindfs.err"; then
-      echo "run.sh: cannot mount $mnt with bindfs (is /dev/fuse there, and may this user mount?): $(cat "$work/bindfs.err")" >&2
+    "$python" "$examples/planted/slowfs.py" "$data/images" "$mnt" --latency-ms 0.2 \
+      2>"$work/slowfs.err" &
+    fs_pid=$!
+    unmount=$mnt
+    for _ in $(seq 100); do
+      mountpoint -q "$mnt" && break
+      kill -0 "$fs_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if ! mountpoint -q "$mnt"; then
+      echo "run.sh: cannot mount $mnt with slowfs.py (is /dev/fuse there, and may this user mount?): $(cat "$work/slowfs.err")" >&2
       exit 77
     fi
-    unmount=$mnt
     job=("$examples/imagefolder/train.py" --data "$mnt" --num-workers 2 --batch-size 50)
     ;;
   clean)
