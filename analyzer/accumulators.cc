@@ -7,17 +7,6 @@
 
 namespace iotap::analyzer {
 
-int DarshanBucket(uint64_t bytes) {
-  static constexpr uint64_t kEdges[9] = {100,        1000,        10000,       100000,
-                                         1000000,    4000000,     10000000,    100000000,
-                                         1000000000};
-  int b = 0;
-  while (b < 9 && bytes >= kEdges[b]) ++b;
-  return b;
-}
-
-int Log2Bucket(uint64_t bytes) { return bytes <= 1 ? 0 : 63 - std::countl_zero(bytes); }
-
 void SizeHistogram::Merge(const SizeHistogram& o) {
   for (size_t i = 0; i < darshan.size(); ++i) darshan[i] += o.darshan[i];
   for (size_t i = 0; i < log2.size(); ++i) log2[i] += o.log2[i];
@@ -165,6 +154,8 @@ void AdaptiveSeries::Coarsen() {
   for (size_t i = 0; i < bins_.size(); ++i) half[i / 2] += bins_[i];
   bins_.swap(half);
   bin_ns_ *= 2;
+  inverse_bin_ = 1.0 / static_cast<double>(bin_ns_);
+  last_end_ = last_start_;
 }
 
 void AdaptiveSeries::Grow(size_t index) {
@@ -172,15 +163,15 @@ void AdaptiveSeries::Grow(size_t index) {
     Coarsen();
     index /= 2;
   }
-  if (index >= bins_.size()) bins_.resize(index + 1, 0.0);
+  if (index >= bins_.size()) {
+    bins_.resize(std::min(kMaxBins, std::max(index + 1, bins_.size() * 2)), 0.0);
+  }
 }
 
 void AdaptiveSeries::AddAtSlow(int64_t t, double amount) {
   int64_t d = std::max<int64_t>(0, t - origin_ns_);
-  size_t index = static_cast<size_t>(d / bin_ns_);
-  Grow(index);
-  index = static_cast<size_t>(d / bin_ns_);
-  bins_[index] += amount;
+  Grow(BinOf(d));
+  bins_[BinOf(d)] += amount;
 }
 
 void AdaptiveSeries::AddOver(int64_t start, int64_t end, double amount) {
@@ -189,10 +180,11 @@ void AdaptiveSeries::AddOver(int64_t start, int64_t end, double amount) {
     AddAt(start, amount);
     return;
   }
-  Grow(static_cast<size_t>((end - 1 - origin_ns_) / bin_ns_));
+  Grow(BinOf(end - 1 - origin_ns_));
   double per_ns = amount / static_cast<double>(end - start);
-  for (int64_t t = start; t < end;) {
-    size_t index = static_cast<size_t>((t - origin_ns_) / bin_ns_);
+  // Bin by bin from the one holding `start`.
+  size_t index = BinOf(start - origin_ns_);
+  for (int64_t t = start; t < end; ++index) {
     int64_t bin_end = origin_ns_ + static_cast<int64_t>(index + 1) * bin_ns_;
     int64_t piece_end = std::min(end, bin_end);
     bins_[index] += per_ns * static_cast<double>(piece_end - t);
@@ -203,8 +195,8 @@ void AdaptiveSeries::AddOver(int64_t start, int64_t end, double amount) {
 double AdaptiveSeries::SumOver(int64_t start, int64_t end) const {
   double sum = 0;
   start = std::max(start, origin_ns_);
-  for (int64_t t = start; t < end;) {
-    size_t index = static_cast<size_t>((t - origin_ns_) / bin_ns_);
+  size_t index = start < end ? BinOf(start - origin_ns_) : 0;
+  for (int64_t t = start; t < end; ++index) {
     if (index >= bins_.size()) break;
     int64_t bin_start = origin_ns_ + static_cast<int64_t>(index) * bin_ns_;
     int64_t piece_end = std::min(end, bin_start + bin_ns_);
@@ -216,6 +208,16 @@ double AdaptiveSeries::SumOver(int64_t start, int64_t end) const {
 
 void AdaptiveSeries::Merge(const AdaptiveSeries& o) {
   while (bin_ns_ < o.bin_ns_) Coarsen();
+  if (bin_ns_ == o.bin_ns_) {  // the usual case: bin for bin
+    size_t last = o.bins_.size();
+    while (last > 0 && o.bins_[last - 1] == 0) --last;
+    if (last == 0) return;
+    Grow(last - 1);
+    for (size_t i = 0; i < last; ++i) {
+      if (o.bins_[i] != 0) bins_[i] += o.bins_[i];
+    }
+    return;
+  }
   // `o` may be finer: fold its bins into ours.
   int64_t ratio = bin_ns_ / o.bin_ns_;
   for (size_t i = 0; i < o.bins_.size(); ++i) {

@@ -10,6 +10,7 @@
 #define IOTAP_ANALYZER_ACCUMULATORS_H_
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -19,9 +20,14 @@
 namespace iotap::analyzer {
 
 // Darshan's bucket edges: 100, 1K, 10K, 100K, 1M, 4M, 10M, 100M, 1G bytes.
-int DarshanBucket(uint64_t bytes);
+// Counted without a branch: sizes vary from one read to the next.
+inline int DarshanBucket(uint64_t bytes) {
+  return (bytes >= 100) + (bytes >= 1000) + (bytes >= 10000) + (bytes >= 100000) +
+         (bytes >= 1000000) + (bytes >= 4000000) + (bytes >= 10000000) +
+         (bytes >= 100000000) + (bytes >= 1000000000);
+}
 // floor(log2(bytes)), with 0 for 0 and 1.
-int Log2Bucket(uint64_t bytes);
+inline int Log2Bucket(uint64_t bytes) { return bytes <= 1 ? 0 : 63 - std::countl_zero(bytes); }
 
 struct SizeHistogram {
   std::array<uint64_t, 10> darshan{};
@@ -125,15 +131,25 @@ class AdaptiveSeries {
   static constexpr size_t kMaxBins = 1 << 15;
 
   AdaptiveSeries(int64_t origin_ns, int64_t initial_bin_ns)
-      : origin_ns_(origin_ns), bin_ns_(initial_bin_ns) {}
+      : origin_ns_(origin_ns),
+        bin_ns_(initial_bin_ns),
+        inverse_bin_(1.0 / static_cast<double>(initial_bin_ns)) {}
 
   // Adds `amount` at instant `t`.
   void AddAt(int64_t t, double amount) {
+    // Successive instants often fall in the bin of the previous one.
+    if (t >= last_start_ && t < last_end_) {
+      bins_[last_index_] += amount;
+      return;
+    }
     int64_t d = t - origin_ns_;
     if (d >= 0) {
-      size_t index = static_cast<size_t>(d / bin_ns_);
+      size_t index = BinOf(d);
       if (index < bins_.size()) {
         bins_[index] += amount;
+        last_index_ = index;
+        last_start_ = origin_ns_ + static_cast<int64_t>(index) * bin_ns_;
+        last_end_ = last_start_ + bin_ns_;
         return;
       }
     }
@@ -156,10 +172,26 @@ class AdaptiveSeries {
   void AddAtSlow(int64_t t, double amount);
   void Coarsen();
   void Grow(size_t index);
+  // d / bin_ns_ for 0 <= d: a multiply, corrected to the exact quotient
+  // (a 64-bit division costs tens of cycles, and AddAt is per event).
+  size_t BinOf(int64_t d) const {
+    if (d >= (int64_t{1} << 52)) return static_cast<size_t>(d / bin_ns_);
+    auto q = static_cast<int64_t>(static_cast<double>(d) * inverse_bin_);
+    if (q * bin_ns_ > d) --q;
+    else if ((q + 1) * bin_ns_ <= d) ++q;
+    return static_cast<size_t>(q);
+  }
 
   int64_t origin_ns_;
   int64_t bin_ns_;
+  double inverse_bin_;
+  // Bins past the last one added to are zeros and count for nothing; they
+  // are there so that a growing series is not resized bin by bin.
   std::vector<double> bins_;
+  // The bin AddAt used last, [last_start_, last_end_); empty after Coarsen.
+  size_t last_index_ = 0;
+  int64_t last_start_ = 0;
+  int64_t last_end_ = 0;
 };
 
 }  // namespace iotap::analyzer

@@ -1,6 +1,9 @@
 #include "analyzer/event.h"
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -65,6 +68,181 @@ absl::Status ExpandRecordGroups(EventBatch* batch) {
   return absl::OkStatus();
 }
 
+// What a chunk says besides its columns.
+struct ChunkHeader {
+  uint32_t tid = 0;
+  uint64_t base_time_ns = 0;
+  uint32_t time_unit_ns = 0;
+  uint64_t first_seq = 0;
+  uint64_t dropped_before = 0;
+};
+
+absl::Status ColumnLengthError(uint32_t tid, int n) {
+  return absl::DataLossError(absl::StrCat(
+      "event chunk of thread ", tid, " has columns of different lengths (", n, " ops)"));
+}
+
+// One event's column values as stored (signed columns as the bits of the
+// int64, zigzag already undone).
+struct ColumnValues {
+  uint64_t op, gap, duration, file, offset_delta, requested, result, error, flags, parent, aux;
+};
+
+// Undoes the deltas of `n` events whose column values `next(i)` gives, in
+// order.
+template <typename Next>
+absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch) {
+  const int64_t unit = h.time_unit_ns == 0 ? 1 : h.time_unit_ns;
+  batch->tid = h.tid;
+  batch->dropped_before = h.dropped_before;
+  batch->events.resize(n);
+  int64_t end_units = static_cast<int64_t>(h.base_time_ns) / unit;
+  int64_t offset = 0;
+  bool groups = false;
+  Event* events = batch->events.data();
+  for (int i = 0; i < n; ++i) {
+    const ColumnValues v = next(i);
+    Event& e = events[i];
+    int64_t start_units = end_units + static_cast<int64_t>(v.gap);
+    end_units = start_units + static_cast<int64_t>(v.duration);
+    e.seq = h.first_seq + static_cast<uint64_t>(i);
+    e.start_ns = start_units * unit;
+    e.end_ns = end_units * unit;
+    uint32_t o = static_cast<uint32_t>(v.op);
+    e.op = o < kKnownOps.size() && kKnownOps[o] ? static_cast<Op>(o) : OP_UNSPECIFIED;
+    groups |= e.op == OP_TFRECORD_RECORDS;
+    e.file = static_cast<uint32_t>(v.file);
+    e.flags = static_cast<uint32_t>(v.flags);
+    bool has_offset = (e.flags & FLAG_HAS_OFFSET) != 0;
+    offset += has_offset ? static_cast<int64_t>(v.offset_delta) : 0;
+    e.offset = has_offset ? offset : 0;
+    e.requested = v.requested;
+    e.result = static_cast<int64_t>(v.result);
+    e.error = static_cast<uint32_t>(v.error);
+    e.parent = v.parent;
+    e.aux = v.aux;
+    e.tid = h.tid;
+  }
+  return groups ? ExpandRecordGroups(batch) : absl::OkStatus();
+}
+
+// Reads a varint at `*p` (before `end`); false if it does not end there or
+// takes more than 10 bytes.
+bool ReadVarint(const uint8_t** p, const uint8_t* end, uint64_t* value) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 70 && *p < end; shift += 7) {
+    uint8_t b = *(*p)++;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (b < 0x80) {
+      *value = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Packs the 7-bit groups of a varint's `bits` / 8 bytes (1 to 8) in `x`,
+// whose bytes past them may hold anything.
+struct ShiftPacker {
+  static uint64_t Pack(uint64_t x, int bits) {
+    // Pairs of bytes, then 16-bit and 32-bit halves, without a branch on
+    // the length.
+    uint64_t v = x & (~uint64_t{0} >> (64 - bits));
+    v = ((v & 0x7f007f007f007f00ull) >> 1) | (v & 0x007f007f007f007full);
+    v = ((v & 0x3fff00003fff0000ull) >> 2) | (v & 0x00003fff00003fffull);
+    return ((v & 0x0fffffff00000000ull) >> 4) | (v & 0x000000000fffffffull);
+  }
+};
+
+#if defined(__x86_64__)
+// The same in one instruction, BMI2's PEXT, where the processor has it and
+// runs it fast. Written as assembly so that the rest of the build keeps the
+// baseline instruction set; used only after a check (UsePext).
+struct PextPacker {
+  static uint64_t Pack(uint64_t x, int bits) {
+    uint64_t mask = 0x7f7f7f7f7f7f7f7full >> (64 - bits);
+    uint64_t v;
+    asm("pextq %2, %1, %0" : "=r"(v) : "r"(x), "r"(mask));
+    return v;
+  }
+};
+
+bool UsePext() {
+  __builtin_cpu_init();
+  // AMD's Zen 1 and 2 run PEXT in microcode, slower than the shifts.
+  return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1") &&
+         !__builtin_cpu_is("znver2");
+}
+#endif
+
+// Reads the varint at `p` and moves past it. The bytes after it must be
+// readable up to p + 8 (ChunkDecoder pads its columns). One that takes more
+// than 10 bytes, which libprotobuf rejects, clears `ok` and leaves `p`
+// where it is.
+template <typename Packer>
+inline uint64_t NextVarint(const uint8_t*& p, bool& ok) {
+  static_assert(std::endian::native == std::endian::little);
+  uint64_t x;
+  std::memcpy(&x, p, 8);
+  uint64_t stops = ~x & 0x8080808080808080ull;
+  if (stops != 0) [[likely]] {
+    // Up to 8 bytes: those up to the first without a continuation bit.
+    int bits = std::countr_zero(stops) + 1;
+    p += bits >> 3;
+    return Packer::Pack(x, bits);
+  }
+  uint64_t v = 0;
+  for (int k = 0; k < 10; ++k) {
+    uint64_t b = p[k];
+    v |= (b & 0x7f) << (7 * k);
+    if (b < 0x80) {
+      p += k + 1;
+      return v;
+    }
+  }
+  ok = false;
+  return 0;
+}
+
+inline uint64_t Unzigzag(uint64_t v) { return (v >> 1) ^ (~(v & 1) + 1); }
+
+// Varints in a packed column: bytes without the continuation bit, or -1 if
+// the last varint is cut.
+int64_t CountVarints(const uint8_t* p, size_t size) {
+  if (size > 0 && p[size - 1] >= 0x80) return -1;
+  int64_t n = 0;
+  for (size_t i = 0; i < size; ++i) n += p[i] < 0x80;
+  return n;
+}
+
+// Decodes `n` events from padded columns (ChunkDecoder::Decode); nullopt
+// if a varint takes more than 10 bytes.
+template <typename Packer>
+std::optional<absl::Status> DecodeColumns(const ChunkHeader& h, int n,
+                                          const uint8_t* (&column)[11], EventBatch* batch) {
+  bool ok = true;
+  absl::Status status = Assemble(
+      h, n,
+      [&](int) {
+        ColumnValues v;
+        v.op = NextVarint<Packer>(column[0], ok);
+        v.gap = Unzigzag(NextVarint<Packer>(column[1], ok));
+        v.duration = NextVarint<Packer>(column[2], ok);
+        v.file = NextVarint<Packer>(column[3], ok);
+        v.offset_delta = Unzigzag(NextVarint<Packer>(column[4], ok));
+        v.requested = NextVarint<Packer>(column[5], ok);
+        v.result = Unzigzag(NextVarint<Packer>(column[6], ok));
+        v.error = NextVarint<Packer>(column[7], ok);
+        v.flags = NextVarint<Packer>(column[8], ok);
+        v.parent = NextVarint<Packer>(column[9], ok);
+        v.aux = NextVarint<Packer>(column[10], ok);
+        return v;
+      },
+      batch);
+  if (!ok) return std::nullopt;
+  return status;
+}
+
 }  // namespace
 
 absl::Status DecodeChunk(const EventChunk& chunk, EventBatch* batch) {
@@ -74,14 +252,10 @@ absl::Status DecodeChunk(const EventChunk& chunk, EventBatch* batch) {
       !SizeOk(chunk.requested(), n) || !SizeOk(chunk.result(), n) ||
       !SizeOk(chunk.error(), n) || !SizeOk(chunk.flags(), n) || !SizeOk(chunk.parent(), n) ||
       !SizeOk(chunk.aux(), n)) {
-    return absl::DataLossError(
-        absl::StrCat("event chunk of thread ", chunk.tid(), " has columns of different lengths (",
-                     n, " ops)"));
+    return ColumnLengthError(chunk.tid(), n);
   }
-  const int64_t unit = chunk.time_unit_ns() == 0 ? 1 : chunk.time_unit_ns();
-  batch->tid = chunk.tid();
-  batch->dropped_before = chunk.dropped_before();
-  batch->events.resize(n);
+  ChunkHeader h{chunk.tid(), chunk.base_time_ns(), chunk.time_unit_ns(), chunk.first_seq(),
+                chunk.dropped_before()};
   const uint32_t* op = chunk.op().data();
   const int64_t* gap = Values(chunk.start_gap(), n);
   const uint64_t* duration = Values(chunk.duration(), n);
@@ -93,32 +267,120 @@ absl::Status DecodeChunk(const EventChunk& chunk, EventBatch* batch) {
   const uint32_t* flags = Values(chunk.flags(), n);
   const uint64_t* parent = Values(chunk.parent(), n);
   const uint64_t* aux = Values(chunk.aux(), n);
-  int64_t end_units = static_cast<int64_t>(chunk.base_time_ns()) / unit;
-  int64_t offset = 0;
-  for (int i = 0; i < n; ++i) {
-    Event& e = batch->events[i];
-    int64_t start_units = end_units + gap[i];
-    end_units = start_units + static_cast<int64_t>(duration[i]);
-    e.seq = chunk.first_seq() + static_cast<uint64_t>(i);
-    e.start_ns = start_units * unit;
-    e.end_ns = end_units * unit;
-    e.op = op[i] < kKnownOps.size() && kKnownOps[op[i]] ? static_cast<Op>(op[i]) : OP_UNSPECIFIED;
-    e.file = file[i];
-    e.flags = flags[i];
-    bool has_offset = (e.flags & FLAG_HAS_OFFSET) != 0;
-    offset += has_offset ? offset_delta[i] : 0;
-    e.offset = has_offset ? offset : 0;
-    e.requested = requested[i];
-    e.result = result[i];
-    e.error = error[i];
-    e.parent = parent[i];
-    e.aux = aux[i];
-    e.tid = chunk.tid();
+  return Assemble(
+      h, n,
+      [&](int i) {
+        return ColumnValues{op[i],
+                            static_cast<uint64_t>(gap[i]),
+                            duration[i],
+                            file[i],
+                            static_cast<uint64_t>(offset_delta[i]),
+                            requested[i],
+                            static_cast<uint64_t>(result[i]),
+                            error[i],
+                            flags[i],
+                            parent[i],
+                            aux[i]};
+      },
+      batch);
+}
+
+std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t size,
+                                                 EventBatch* batch) {
+  // Field numbers of the columns: 10 + index.
+  constexpr int kFirstColumn = 10;
+  struct Span {
+    const uint8_t* data = nullptr;
+    size_t size = 0;
+    bool seen = false;
+  };
+  std::array<Span, kColumns> spans;
+  ChunkHeader h;
+  const uint8_t* p = data;
+  const uint8_t* end = data + size;
+  while (p < end) {
+    uint64_t tag;
+    if (!ReadVarint(&p, end, &tag) || tag > UINT32_MAX) return std::nullopt;
+    const uint64_t field = tag >> 3;
+    const int wire = static_cast<int>(tag & 7);
+    if (field == 0) return std::nullopt;
+    if (field >= 1 && field <= 5) {
+      uint64_t v;
+      if (wire != 0 || !ReadVarint(&p, end, &v)) return std::nullopt;
+      switch (field) {
+        case 1: h.tid = static_cast<uint32_t>(v); break;
+        case 2: h.base_time_ns = v; break;
+        case 3: h.time_unit_ns = static_cast<uint32_t>(v); break;
+        case 4: h.first_seq = v; break;
+        case 5: h.dropped_before = v; break;
+      }
+      continue;
+    }
+    if (field >= kFirstColumn && field < kFirstColumn + kColumns) {
+      uint64_t length;
+      Span& span = spans[field - kFirstColumn];
+      if (wire != 2 || span.seen || !ReadVarint(&p, end, &length) ||
+          length > static_cast<uint64_t>(end - p)) {
+        return std::nullopt;  // unpacked, given twice, or cut
+      }
+      span = Span{p, static_cast<size_t>(length), true};
+      p += length;
+      continue;
+    }
+    // An unknown field: skipped, as libprotobuf keeps it aside.
+    uint64_t length = 0;
+    switch (wire) {
+      case 0:
+        if (!ReadVarint(&p, end, &length)) return std::nullopt;
+        length = 0;
+        break;
+      case 1: length = 8; break;
+      case 2:
+        if (!ReadVarint(&p, end, &length)) return std::nullopt;
+        break;
+      case 5: length = 4; break;
+      default: return std::nullopt;  // groups and invalid wire types
+    }
+    if (length > static_cast<uint64_t>(end - p)) return std::nullopt;
+    p += length;
   }
-  for (const Event& e : batch->events) {
-    if (e.op == OP_TFRECORD_RECORDS) return ExpandRecordGroups(batch);
+  // Each column must hold one varint per op, or none; anything else (a
+  // cut varint, columns of different lengths) libprotobuf judges.
+  int64_t n = 0;
+  for (int c = 0; c < kColumns; ++c) {
+    int64_t count = CountVarints(spans[c].data, spans[c].size);
+    if (count < 0 || (c > 0 && count != 0 && count != n)) return std::nullopt;
+    if (c == 0) n = count;
   }
-  return absl::OkStatus();
+  if (n > INT32_MAX) return std::nullopt;
+  // The columns side by side, each followed by zeros so that an 8-byte load
+  // at any varint stays inside; an absent column is `n` zeros, one-byte
+  // varints of 0.
+  constexpr size_t kPadding = 16;
+  size_t total = 0;
+  for (const Span& span : spans) total += (span.size > 0 ? span.size : n) + kPadding;
+  if (scratch_.size() < total) scratch_.resize(total);
+  const uint8_t* column[kColumns];
+  uint8_t* at = scratch_.data();
+  for (int c = 0; c < kColumns; ++c) {
+    column[c] = at;
+    if (spans[c].size > 0) {
+      std::memcpy(at, spans[c].data, spans[c].size);
+      at += spans[c].size;
+    } else {
+      std::memset(at, 0, n);
+      at += n;
+    }
+    std::memset(at, 0, kPadding);
+    at += kPadding;
+  }
+  // One varint of every column per event: the columns' reads do not wait
+  // for one another, so they overlap.
+#if defined(__x86_64__)
+  static const bool pext = UsePext();
+  if (pext) return DecodeColumns<PextPacker>(h, static_cast<int>(n), column, batch);
+#endif
+  return DecodeColumns<ShiftPacker>(h, static_cast<int>(n), column, batch);
 }
 
 Layer LayerOf(Op op) {
@@ -219,16 +481,6 @@ Transfer TransferOf(Op op) {
   }
 }
 
-uint64_t BytesMoved(const Event& e) {
-  if (TransferOf(e.op) == Transfer::kNone) return 0;
-  // A queued cuFile request (async or batch) holds its submission's status:
-  // what it asked for is what it moves once queued.
-  if (LayerOf(e.op) == Layer::kGds && (e.flags & FLAG_CUDA_ASYNC)) {
-    return e.result == 0 ? e.requested : 0;
-  }
-  return e.result <= 0 ? 0 : static_cast<uint64_t>(e.result);
-}
-
 bool IsOpen(Op op) {
   switch (op) {
     case OP_OPEN:
@@ -274,5 +526,18 @@ bool IsMetadata(Op op) {
       return false;
   }
 }
+
+namespace internal {
+
+const std::array<OpTraits, kOpTableSize> kOpTraits = [] {
+  std::array<OpTraits, kOpTableSize> traits;
+  for (int i = 0; i < kOpTableSize; ++i) {
+    Op op = static_cast<Op>(i);
+    traits[i] = OpTraits{LayerOf(op), TransferOf(op), IsOpen(op), IsMetadata(op)};
+  }
+  return traits;
+}();
+
+}  // namespace internal
 
 }  // namespace iotap::analyzer

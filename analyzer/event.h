@@ -7,7 +7,9 @@
 #ifndef IOTAP_ANALYZER_EVENT_H_
 #define IOTAP_ANALYZER_EVENT_H_
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,29 @@ struct EventBatch {
 // chunk.
 absl::Status DecodeChunk(const EventChunk& chunk, EventBatch* batch);
 
+// Decodes EventChunk messages straight from their wire bytes, as DecodeChunk
+// does from a parsed message, with the same results and errors: the reader's
+// path for every event packet, which skips building the message (libprotobuf
+// would copy each packed column into a RepeatedField first).
+//
+//   ChunkDecoder decoder;
+//   std::optional<absl::Status> s = decoder.Decode(bytes, size, &batch);
+//   if (!s.has_value()) { /* parse an EventChunk, then DecodeChunk */ }
+//
+// It takes the encoding the shim writes: known fields with their declared
+// wire types, each column packed and given at most once, unknown fields of
+// any wire type but groups. Anything else, including bytes that are not a
+// valid message at all, it leaves to libprotobuf (returns nullopt), so
+// damage is judged in one place.
+class ChunkDecoder {
+ public:
+  std::optional<absl::Status> Decode(const uint8_t* data, size_t size, EventBatch* batch);
+
+ private:
+  static constexpr int kColumns = 11;  // fields 10 to 20
+  std::vector<uint8_t> scratch_;      // the columns, padded
+};
+
 // The layer an op belongs to.
 enum class Layer { kPosix, kStdio, kHdf5, kTfRecord, kCuda, kGds, kMarker, kOther };
 Layer LayerOf(Op op);
@@ -65,14 +90,40 @@ std::string OpName(Op op);
 // What an op does to data, for counting.
 enum class Transfer { kNone, kRead, kWrite };
 Transfer TransferOf(Op op);
-// Bytes the event moved (its result, if it is a transfer that succeeded;
-// what a queued cuFile request asked for, if it was queued).
-uint64_t BytesMoved(const Event& e);
 // Whether the op opens a file (open, openat, creat, mkstemp, fopen, freopen).
 bool IsOpen(Op op);
 // Whether the op is metadata work (stat family, directory scans, unlink,
 // rename, mkdir, close, seeks and the like).
 bool IsMetadata(Op op);
+
+// All of the above for one op, from a table: what per-event loops ask.
+struct OpTraits {
+  Layer layer = Layer::kOther;
+  Transfer transfer = Transfer::kNone;
+  bool open = false;
+  bool metadata = false;
+};
+namespace internal {
+inline constexpr int kOpTableSize = 512;  // past every op number the schema defines
+extern const std::array<OpTraits, kOpTableSize> kOpTraits;
+}  // namespace internal
+inline const OpTraits& TraitsOf(Op op) {
+  auto v = static_cast<uint32_t>(op);
+  return internal::kOpTraits[v < internal::kOpTableSize ? v : 0];
+}
+
+// Bytes the event moved (its result, if it is a transfer that succeeded;
+// what a queued cuFile request asked for, if it was queued).
+inline uint64_t BytesMoved(const Event& e) {
+  const OpTraits& t = TraitsOf(e.op);
+  if (t.transfer == Transfer::kNone) return 0;
+  // A queued cuFile request (async or batch) holds its submission's status:
+  // what it asked for is what it moves once queued.
+  if (t.layer == Layer::kGds && (e.flags & FLAG_CUDA_ASYNC)) {
+    return e.result == 0 ? e.requested : 0;
+  }
+  return e.result <= 0 ? 0 : static_cast<uint64_t>(e.result);
+}
 
 }  // namespace iotap::analyzer
 

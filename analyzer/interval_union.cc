@@ -1,6 +1,7 @@
 #include "analyzer/interval_union.h"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace iotap::analyzer {
 
@@ -22,7 +23,7 @@ void IntervalUnion::Add(int64_t start, int64_t end) {
   // Intervals mostly come in order, touching only the last segment: no
   // earlier segment can reach an interval that starts at or after the last
   // one's start.
-  if (!segments_.empty() && start >= segments_.back().start) {
+  if (segments_.size() > first_ && start >= segments_.back().start) {
     Segment& back = segments_.back();
     if (start > back.end) {
       segments_.push_back(Segment{start, end});
@@ -32,8 +33,8 @@ void IntervalUnion::Add(int64_t start, int64_t end) {
     EmitOlderThanHorizon();
     return;
   }
-  auto it = std::lower_bound(segments_.begin(), segments_.end(), start,
-                             [](const Segment& s, int64_t t) { return s.end < t; });
+  auto it = std::lower_bound(segments_.begin() + static_cast<ptrdiff_t>(first_), segments_.end(),
+                             start, [](const Segment& s, int64_t t) { return s.end < t; });
   Segment merged{start, end};
   auto first = it;
   while (it != segments_.end() && it->start <= merged.end) {
@@ -47,15 +48,20 @@ void IntervalUnion::Add(int64_t start, int64_t end) {
 }
 
 void IntervalUnion::EmitOlderThanHorizon() {
-  while (!segments_.empty() && segments_.front().end < latest_end_ - horizon_ns_) {
-    Emit(segments_.front());
-    segments_.pop_front();
+  while (first_ < segments_.size() && segments_[first_].end < latest_end_ - horizon_ns_) {
+    Emit(segments_[first_++]);
+  }
+  // Drop the segments handed on once they are most of the vector.
+  if (first_ > 1024 && first_ * 2 > segments_.size()) {
+    segments_.erase(segments_.begin(), segments_.begin() + static_cast<ptrdiff_t>(first_));
+    first_ = 0;
   }
 }
 
 void IntervalUnion::Finish() {
-  for (const Segment& s : segments_) Emit(s);
+  for (size_t i = first_; i < segments_.size(); ++i) Emit(segments_[i]);
   segments_.clear();
+  first_ = 0;
 }
 
 }  // namespace iotap::analyzer

@@ -19,8 +19,8 @@
 #define IOTAP_ANALYZER_INTERVAL_UNION_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <vector>
 
 namespace iotap::analyzer {
 
@@ -38,7 +38,7 @@ class IntervalUnion {
 
   int64_t total_ns() const { return total_ns_; }
   int64_t late_clipped_ns() const { return late_clipped_ns_; }
-  size_t pending_segments() const { return segments_.size(); }
+  size_t pending_segments() const { return segments_.size() - first_; }
 
  private:
   struct Segment {
@@ -50,7 +50,11 @@ class IntervalUnion {
 
   int64_t horizon_ns_;
   Sink sink_;
-  std::deque<Segment> segments_;  // disjoint, sorted
+  // The pending segments are segments_[first_...], disjoint and sorted; the
+  // ones before first_ were handed on and are dropped in bulk (a vector
+  // used as a queue: cheaper per call than a deque).
+  std::vector<Segment> segments_;
+  size_t first_ = 0;
   int64_t emitted_until_ = INT64_MIN;
   int64_t latest_end_ = INT64_MIN;
   int64_t total_ns_ = 0;

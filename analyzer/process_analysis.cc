@@ -108,8 +108,8 @@ ProcessAnalyzer::ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns)
 
 void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
   markers_.OnProcess(process);
-  result_.io = std::make_unique<TimeBitmap>(origin_unix_ns_, resolution_ns_);
-  result_.writes = std::make_unique<TimeBitmap>(origin_unix_ns_, resolution_ns_);
+  result_.io = std::make_unique<TimeSpans>(origin_unix_ns_, resolution_ns_);
+  result_.writes = std::make_unique<TimeSpans>(origin_unix_ns_, resolution_ns_);
   for (int i = 0; i < kLayerCount; ++i) {
     result_.read_bytes_by_layer.emplace_back(origin_unix_ns_, kInitialBinNs);
   }
@@ -118,9 +118,9 @@ void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
   result_.data_read_ns = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
   result_.cpu_ns = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
   result_.run_queue_ns = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
-  TimeBitmap* io = result_.io.get();
+  TimeSpans* io = result_.io.get();
   io_union_ = std::make_unique<IntervalUnion>(
-      kUnionHorizonNs, [io](int64_t start, int64_t end) { io->Set(start, end); });
+      kUnionHorizonNs, [io](int64_t start, int64_t end) { io->Add(start, end); });
 }
 
 ProcessAnalyzer::FileSlot& ProcessAnalyzer::Slot(const ProcessTrace& process, uint32_t id) {
@@ -144,20 +144,20 @@ ProcessAnalyzer::FileSlot& ProcessAnalyzer::Slot(const ProcessTrace& process, ui
   return slot;
 }
 
-void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, int64_t start,
-                           int64_t end) {
-  LayerAccumulator& layer = result_.layers[static_cast<int>(LayerOf(e.op))];
+void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const OpTraits& op,
+                           int64_t start, int64_t end) {
+  LayerAccumulator& layer = result_.layers[static_cast<int>(op.layer)];
   ++layer.ops;
   layer.time_ns += end - start;
   FileSlot& slot = Slot(process, e.file);
   FileAccumulator* f = slot.file;
-  Transfer t = TransferOf(e.op);
+  Transfer t = op.transfer;
   uint64_t bytes = BytesMoved(e);
   if (t == Transfer::kRead) {
     ++layer.reads;
     layer.read_bytes += bytes;
     layer.read_sizes.Add(bytes);
-    result_.read_bytes_by_layer[static_cast<int>(LayerOf(e.op))].AddAt(end, bytes);
+    result_.read_bytes_by_layer[static_cast<int>(op.layer)].AddAt(end, bytes);
     ++result_.reads;
     result_.read_bytes += bytes;
   } else if (t == Transfer::kWrite) {
@@ -165,17 +165,17 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, int64_t 
     layer.write_bytes += bytes;
     ++result_.write_calls;
     result_.write_bytes += bytes;
-  } else if (IsMetadata(e.op)) {
+  } else if (op.metadata) {
     ++layer.metadata_ops;
     ++result_.metadata_ops;
   }
-  if (e.parent != 0 && LayerOf(e.op) == Layer::kPosix && t == Transfer::kRead) {
+  if (e.parent != 0 && op.layer == Layer::kPosix && t == Transfer::kRead) {
     auto& child = hdf5_children_[e.parent];
     ++child.first;
     child.second += bytes;
   }
   if (f == nullptr) return;
-  if (IsOpen(e.op)) {
+  if (op.open) {
     ++f->opens;
     if ((e.flags & FLAG_O_DIRECT) && !e.Failed()) ++f->direct_opens;
   }
@@ -187,7 +187,11 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, int64_t 
     f->read_sizes.Add(bytes);
     if (e.parent != 0) ++f->hdf5_reads;
     if (e.HasOffset() && bytes > 0) {
-      AccessKind kind = patterns_[PatternKey{e.file, e.tid}].Add(e.offset, bytes);
+      if (slot.tracker == nullptr || slot.tracker_tid != e.tid) {
+        slot.tracker = &patterns_[PatternKey{e.file, e.tid}];
+        slot.tracker_tid = e.tid;
+      }
+      AccessKind kind = slot.tracker->Add(e.offset, bytes);
       f->read_pattern.Count(kind);
       layer.read_pattern.Count(kind);
       f->read_ranges.Add(e.offset, bytes);
@@ -203,12 +207,12 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, int64_t 
     f->write_bytes += bytes;
     f->write_ns += end - start;
     f->write_sizes.Add(bytes);
-    if (slot.data) result_.writes->Set(start, end);
-  } else if (IsMetadata(e.op)) {
+    if (slot.data) result_.writes->Add(start, end);
+  } else if (op.metadata) {
     ++f->metadata_ops;
     f->metadata_ns += end - start;
     // Flushing to the device is part of writing (a checkpoint's fsync).
-    if (slot.data && (e.op == OP_FSYNC || e.op == OP_FDATASYNC)) result_.writes->Set(start, end);
+    if (slot.data && (e.op == OP_FSYNC || e.op == OP_FDATASYNC)) result_.writes->Add(start, end);
     bool stat = e.op == OP_STAT || e.op == OP_LSTAT || e.op == OP_FSTAT || e.op == OP_FSTATAT ||
                 e.op == OP_STATX;
     if (stat && !e.Failed()) f->size_bytes = std::max(f->size_bytes, static_cast<int64_t>(e.aux));
@@ -279,11 +283,12 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
     int64_t end = e.end_ns + offset;
     result_.first_unix_ns = std::min(result_.first_unix_ns, start);
     result_.last_unix_ns = std::max(result_.last_unix_ns, end);
-    switch (LayerOf(e.op)) {
+    const OpTraits& op = TraitsOf(e.op);
+    switch (op.layer) {
       case Layer::kPosix:
       case Layer::kStdio:
       case Layer::kGds:
-        OnIo(process, e, start, end);
+        OnIo(process, e, op, start, end);
         break;
       case Layer::kHdf5:
         OnHdf5(process, e, start, end);
@@ -295,7 +300,7 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
         break;  // the marker collector has them
       case Layer::kTfRecord:
       case Layer::kOther:
-        ++result_.layers[static_cast<int>(LayerOf(e.op))].ops;
+        ++result_.layers[static_cast<int>(op.layer)].ops;
         break;
     }
   }

@@ -124,12 +124,14 @@ struct TimedEvent {
 
 struct ProcessResult {
   report::Process summary;
-  std::map<std::string, FileAccumulator> files;  // by path
+  // By path, in no order: a process may touch every file of a dataset, and
+  // a hash table finds each in one comparison.
+  std::unordered_map<std::string, FileAccumulator> files;
   std::array<LayerAccumulator, kLayerCount> layers;
   std::map<std::string, DatasetAccumulator> datasets;  // by "file:/name"
   std::map<CudaKey, CudaAccumulator> cuda;
-  std::unique_ptr<TimeBitmap> io;      // busy instants of data-file I/O
-  std::unique_ptr<TimeBitmap> writes;  // busy instants of data-file writes
+  std::unique_ptr<TimeSpans> io;      // busy instants of data-file I/O
+  std::unique_ptr<TimeSpans> writes;  // busy instants of data-file writes
   // Time series (origin: the run's start): read bytes per layer; data-file
   // read bytes, calls and summed call time; CPU time (ns of CPU per bin).
   std::vector<AdaptiveSeries> read_bytes_by_layer;
@@ -172,6 +174,9 @@ class ProcessAnalyzer : public TraceVisitor {
     FileAccumulator* file = nullptr;
     bool data = false;
     bool known = false;
+    // The access pattern tracker of the thread that read the file last.
+    uint32_t tracker_tid = 0;
+    AccessPatternTracker* tracker = nullptr;
   };
   struct PatternKey {
     uint32_t file;
@@ -183,7 +188,8 @@ class ProcessAnalyzer : public TraceVisitor {
   };
 
   FileSlot& Slot(const ProcessTrace& process, uint32_t id);
-  void OnIo(const ProcessTrace& process, const Event& e, int64_t start, int64_t end);
+  void OnIo(const ProcessTrace& process, const Event& e, const OpTraits& op, int64_t start,
+            int64_t end);
   void OnHdf5(const ProcessTrace& process, const Event& e, int64_t start, int64_t end);
   void OnCuda(const Event& e, int64_t start, int64_t end);
   void OnResources(const ResourceSample& sample, const ProcessTrace& process);
@@ -192,6 +198,7 @@ class ProcessAnalyzer : public TraceVisitor {
   int64_t resolution_ns_;
   ProcessResult result_;
   std::vector<FileSlot> slots_;
+  // Node-based: FileSlot::tracker points into it.
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
   std::unique_ptr<IntervalUnion> io_union_;
   MarkerCollector markers_;

@@ -51,9 +51,40 @@ class EndCatcher : public ProcessAnalyzer {
 };
 
 void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
+  // Busy time and series first, under the lock of the group they go to: a
+  // process's intervals are many, and the other threads need not wait for
+  // them. A group's busy time goes into the run's after reading (ReadAll):
+  // each interval is set once.
+  int g = GroupOf(s, index);
+  if (g < 0) {
+    std::lock_guard<std::mutex> lock(s.all_io_mu);
+    r.io->SetInto(s.all_io.get());
+  } else {
+    TrainerGroup& group = s.groups.at(g);  // groups are fixed while reading
+    std::lock_guard<std::mutex> lock(group.mu);
+    r.io->SetInto(group.io.get());
+    group.read_bytes->Merge(*r.data_read_bytes);
+    group.read_calls->Merge(*r.data_read_calls);
+    group.read_ns->Merge(*r.data_read_ns);
+    if (g == index) {
+      r.writes->SetInto(group.writes.get());
+      group.trainer_cpu->Merge(*r.cpu_ns);
+      group.cuda_copies = std::move(r.cuda_copies);
+    } else {
+      group.loader_cpu.emplace(index, std::move(*r.cpu_ns));
+      group.loader_run_queue.emplace(index, std::move(*r.run_queue_ns));
+    }
+  }
   std::lock_guard<std::mutex> lock(s.mu);
   s.read_ok[index] = true;
-  for (auto& [path, f] : r.files) s.files[path].Merge(f);
+  for (auto& [path, f] : r.files) {
+    auto it = s.file_index.find(path);
+    if (it == s.file_index.end()) {
+      auto node = s.files.try_emplace(path).first;
+      it = s.file_index.emplace(node->first, &node->second).first;
+    }
+    it->second->Merge(f);
+  }
   s.data_read_sizes.Merge(r.data_read_sizes);
   for (int i = 0; i < kLayerCount; ++i) {
     s.layers[i].Merge(r.layers[i]);
@@ -72,23 +103,6 @@ void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
     into.copies += c.copies;
     into.bytes += c.bytes;
     into.time_ns += c.time_ns;
-  }
-  s.all_io->Or(*r.io);
-  int g = GroupOf(s, index);
-  if (g >= 0) {
-    TrainerGroup& group = s.groups[g];
-    group.io->Or(*r.io);
-    group.read_bytes->Merge(*r.data_read_bytes);
-    group.read_calls->Merge(*r.data_read_calls);
-    group.read_ns->Merge(*r.data_read_ns);
-    if (g == index) {
-      group.writes->Or(*r.writes);
-      group.trainer_cpu->Merge(*r.cpu_ns);
-      group.cuda_copies = std::move(r.cuda_copies);
-    } else {
-      group.loader_cpu.emplace(index, std::move(*r.cpu_ns));
-      group.loader_run_queue.emplace(index, std::move(*r.run_queue_ns));
-    }
   }
   s.marker_steps[index] = std::move(r.steps);
   s.events += r.events;
@@ -134,6 +148,7 @@ void ReadAll(RunState& s, const AnalysisOptions& options) {
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
+  for (auto& [index, group] : s.groups) s.all_io->Or(*group.io);
 }
 
 void SetUpGroups(RunState& s) {

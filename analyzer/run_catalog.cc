@@ -19,9 +19,10 @@ namespace iotap::analyzer {
 
 namespace {
 
-// The header packet sits in the first frame, which is small; this much of
-// the file always holds it.
-constexpr size_t kHeadBytes = 256 * 1024;
+// The header packet sits in the first frame, which is small: the first of
+// these prefixes that holds it is read (the first is usually enough, and
+// every complete frame in the prefix gets decoded, so it is kept short).
+constexpr size_t kHeadBytes[] = {32 * 1024, 256 * 1024};
 
 class HeaderCatcher : public TraceVisitor {
  public:
@@ -38,21 +39,28 @@ absl::StatusOr<ProcessHeader> ReadHeader(const std::string& path) {
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat("cannot open: ", std::strerror(errno)));
   }
-  std::string head(kHeadBytes, '\0');
-  ssize_t n = 0;
-  size_t got = 0;
-  while (got < head.size() && (n = read(fd, head.data() + got, head.size() - got)) > 0) {
-    got += static_cast<size_t>(n);
+  std::string head;
+  absl::Status s;
+  for (size_t prefix : kHeadBytes) {
+    size_t got = head.size();
+    head.resize(prefix);
+    ssize_t n = 0;
+    while (got < head.size() && (n = read(fd, head.data() + got, head.size() - got)) > 0) {
+      got += static_cast<size_t>(n);
+    }
+    bool whole_file = got < head.size();
+    head.resize(got);
+    HeaderCatcher catcher;
+    std::vector<ReadIssue> ignored;  // the prefix is cut on purpose
+    s = ReadTraceBytes(path, head, &catcher, &ignored);
+    if (catcher.found) {
+      close(fd);
+      return catcher.header;
+    }
+    if (whole_file) break;
   }
   close(fd);
-  head.resize(got);
-  HeaderCatcher catcher;
-  std::vector<ReadIssue> ignored;  // the prefix is cut on purpose
-  absl::Status s = ReadTraceBytes(path, head, &catcher, &ignored);
-  if (!catcher.found) {
-    return s.ok() ? absl::DataLossError("no process header") : s;
-  }
-  return catcher.header;
+  return s.ok() ? absl::DataLossError("no process header") : s;
 }
 
 // The latest monotonic time in the last readable frame of `path`: clock

@@ -10,6 +10,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/process_analysis.h"
@@ -22,6 +24,9 @@ namespace iotap::analyzer::internal {
 
 // A trainer and the loaders that serve it.
 struct TrainerGroup {
+  // Guards what the group's processes add while files are read in parallel
+  // (busy time, series), so that they do not wait for RunState::mu.
+  std::mutex mu;
   int trainer = -1;                       // catalog index
   std::vector<int> loaders;               // catalog indices
   std::unique_ptr<TimeBitmap> io;         // trainer + loaders, data files
@@ -48,11 +53,15 @@ struct RunState {
   std::vector<ProcessResult> processes;  // by catalog index (summaries only kept)
   std::vector<bool> read_ok;
   std::map<std::string, FileAccumulator> files;
+  // files by path, for merging each process's files without a walk down
+  // the tree; the keys are those of `files`.
+  std::unordered_map<std::string_view, FileAccumulator*> file_index;
   SizeHistogram data_read_sizes;
   std::array<LayerAccumulator, kLayerCount> layers;
   std::map<std::string, DatasetAccumulator> datasets;
   std::map<CudaKey, CudaAccumulator> cuda;
-  std::unique_ptr<TimeBitmap> all_io;
+  std::unique_ptr<TimeBitmap> all_io;  // processes outside every group; then all
+  std::mutex all_io_mu;
   std::vector<AdaptiveSeries> layer_read_bytes;
   std::map<int, TrainerGroup> groups;    // by trainer catalog index
   std::vector<std::vector<StepLog>> marker_steps;  // by catalog index

@@ -1,6 +1,8 @@
 #include "analyzer/synthetic_trace.h"
 
+#include <algorithm>
 #include <fstream>
+#include <memory>
 
 #include "zstd.h"
 
@@ -102,6 +104,9 @@ void SyntheticProcess::End(EndOfTrace::Reason reason, int code, int64_t at_ns,
 }
 
 std::string SyntheticProcess::Bytes(size_t events_per_frame) const {
+  // The shim's limit on the events of one chunk (interpose/recorder.cc).
+  constexpr size_t kMaxChunkEvents = 4096;
+  const int64_t unit = time_unit_ns_;
   std::string out;
   std::string frame;
   AppendPacket(header_, &frame);
@@ -113,33 +118,61 @@ std::string SyntheticProcess::Bytes(size_t events_per_frame) const {
   for (const InternedString& s : names_) *strings.mutable_strings()->add_entry() = s;
   AppendPacket(strings, &frame);
   for (const iotap::Packet& p : extra_) AppendPacket(p, &frame);
+  // Timed packets go at the end of the frame whose events started before
+  // them; those before every event, into the first frame.
+  size_t next_timed = 0;
+  auto append_timed_before = [&](int64_t limit_ns, bool all) {
+    while (next_timed < timed_.size() && (all || timed_[next_timed].first < limit_ns)) {
+      AppendPacket(timed_[next_timed++].second, &frame);
+    }
+  };
+  append_timed_before(events_.empty() ? 0 : events_.front().start_ns + 1, events_.empty());
   Compress(frame, &out);
-  // Events, one chunk per thread per frame, in the order given.
+  // Events, in the order given: per frame, the chunks of each thread.
+  struct Thread {
+    uint64_t seq = 0;             // events of the thread so far
+    iotap::Packet* chunk = nullptr;
+    size_t in_chunk = 0;
+    int64_t previous_end = 0;     // in units
+    int64_t previous_offset = 0;
+  };
+  std::map<uint32_t, Thread> threads;
   for (size_t first = 0; first < events_.size(); first += events_per_frame) {
     size_t last = std::min(events_.size(), first + events_per_frame);
-    std::map<uint32_t, iotap::Packet> chunks;
-    std::map<uint32_t, std::pair<int64_t, int64_t>> state;  // previous end, previous offset
+    std::vector<std::unique_ptr<iotap::Packet>> chunks;  // in the order begun
+    std::map<uint32_t, std::vector<iotap::Packet*>> by_thread;
+    for (auto& [tid, t] : threads) t.chunk = nullptr;
     frame.clear();
     for (size_t i = first; i < last; ++i) {
       const EventSpec& e = events_[i];
       uint32_t tid = e.tid != 0 ? e.tid : static_cast<uint32_t>(header_.process().pid());
-      auto [it, fresh] = chunks.try_emplace(tid);
-      EventChunk* c = it->second.mutable_events();
-      if (fresh) {
+      Thread& t = threads[tid];
+      const int64_t start = e.start_ns / unit;
+      const int64_t end = e.end_ns / unit;
+      if (t.chunk == nullptr || t.in_chunk == kMaxChunkEvents) {
+        chunks.push_back(std::make_unique<iotap::Packet>());
+        t.chunk = chunks.back().get();
+        by_thread[tid].push_back(t.chunk);
+        t.in_chunk = 0;
+        EventChunk* c = t.chunk->mutable_events();
         c->set_tid(tid);
-        c->set_base_time_ns(static_cast<uint64_t>(e.start_ns));
-        c->set_time_unit_ns(1);
-        state[tid] = {e.start_ns, 0};
+        c->set_base_time_ns(static_cast<uint64_t>(start * unit));
+        c->set_time_unit_ns(static_cast<uint32_t>(unit));
+        c->set_first_seq(t.seq);
+        t.previous_end = start;
+        t.previous_offset = 0;
       }
-      auto& [previous_end, previous_offset] = state[tid];
+      EventChunk* c = t.chunk->mutable_events();
+      ++t.in_chunk;
+      ++t.seq;
       c->add_op(e.op);
-      c->add_start_gap(e.start_ns - previous_end);
-      c->add_duration(static_cast<uint64_t>(e.end_ns - e.start_ns));
-      previous_end = e.end_ns;
+      c->add_start_gap(start - t.previous_end);
+      c->add_duration(static_cast<uint64_t>(end - start));
+      t.previous_end = end;
       c->add_file(e.file);
       uint32_t flags = e.flags | (e.offset >= 0 ? FLAG_HAS_OFFSET : 0);
-      c->add_offset_delta(e.offset >= 0 ? e.offset - previous_offset : 0);
-      if (e.offset >= 0) previous_offset = e.offset;
+      c->add_offset_delta(e.offset >= 0 ? e.offset - t.previous_offset : 0);
+      if (e.offset >= 0) t.previous_offset = e.offset;
       c->add_requested(e.requested);
       c->add_result(e.result);
       c->add_error(e.error);
@@ -147,7 +180,12 @@ std::string SyntheticProcess::Bytes(size_t events_per_frame) const {
       c->add_parent(e.parent);
       c->add_aux(e.aux);
     }
-    for (auto& [tid, p] : chunks) AppendPacket(p, &frame);
+    // Threads in tid order, each thread's chunks in order.
+    for (auto& [tid, list] : by_thread) {
+      for (const iotap::Packet* p : list) AppendPacket(*p, &frame);
+    }
+    bool last_frame = last == events_.size();
+    append_timed_before(last_frame ? 0 : events_[last].start_ns, last_frame);
     Compress(frame, &out);
   }
   if (ended_) {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "iotap/trace.pb.h"
@@ -56,14 +57,26 @@ class SyntheticProcess {
   void Marker(Op op, int64_t start, int64_t end, int64_t step);
   // Cumulative CPU time (user) at `at`.
   void Cpu(int64_t at, uint64_t cpu_ns);
+  // A packet written right after the header (before every event).
   void Packet(const iotap::Packet& p) { extra_.push_back(p); }
+  // A packet written where the shim would write one taken at `at_ns` (a clock
+  // snapshot or resource sample at a flush): at the end of the frame that
+  // holds the last event starting before `at_ns`. Give them in time order.
+  void TimedPacket(const iotap::Packet& p, int64_t at_ns) { timed_.push_back({at_ns, p}); }
   // The end record at `at_ns` (monotonic); its wall-clock reading follows
   // from the header's clock pair unless `wall_clock_ns` (>= 0) says.
   void End(EndOfTrace::Reason reason, int code, int64_t at_ns = 0, int64_t wall_clock_ns = -1);
 
-  // The trace file's bytes: one zstd frame per `events_per_frame` events.
+  // Times in the event columns count in units of `unit_ns` (the shim's
+  // IOTAP_TIME_UNIT_NS, 10 by default); event times are rounded down to it.
+  // Default 1: times exactly as given.
+  void set_time_unit_ns(uint32_t unit_ns) { time_unit_ns_ = unit_ns; }
+
+  // The trace file's bytes: one zstd frame per `events_per_frame` events,
+  // holding one chunk per thread of at most 4096 events (the shim's limit).
   std::string Bytes(size_t events_per_frame = 4096) const;
   void WriteTo(const std::string& path, size_t events_per_frame = 4096) const;
+  size_t event_count() const { return events_.size(); }
 
  private:
   iotap::Packet header_;
@@ -71,6 +84,8 @@ class SyntheticProcess {
   std::vector<InternedString> names_;
   std::vector<EventSpec> events_;
   std::vector<iotap::Packet> extra_;
+  std::vector<std::pair<int64_t, iotap::Packet>> timed_;
+  uint32_t time_unit_ns_ = 1;
   bool ended_ = false;
   iotap::Packet end_;
   int64_t end_wall_clock_ns_ = -1;

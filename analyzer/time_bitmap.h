@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace iotap::analyzer {
@@ -34,6 +35,8 @@ class TimeBitmap {
   int64_t Total() const;
   // Sets every slot `other` has set (same origin and resolution).
   void Or(const TimeBitmap& other);
+  // A hint that the slot of instant `t` is about to be Set.
+  void Prefetch(int64_t t) const;
 
   int64_t resolution_ns() const { return resolution_ns_; }
   size_t memory_bytes() const;
@@ -45,14 +48,49 @@ class TimeBitmap {
   using Chunk = std::unique_ptr<uint64_t[]>;
 
   int64_t SlotOf(int64_t t) const;
+  // The quotient d / resolution_ns_ for d >= 0, by multiplying.
+  int64_t Divide(int64_t d) const;
   uint64_t* ChunkFor(int64_t slot);
   const uint64_t* ChunkAt(int64_t slot) const;
-  template <typename WordFn>
-  int64_t CountSlots(int64_t from, int64_t to, WordFn word) const;
+  // Set slots in [from, to), of this bitmap and, if given, of `other` too.
+  int64_t CountSlots(int64_t from, int64_t to, const TimeBitmap* other) const;
 
   int64_t origin_ns_;
   int64_t resolution_ns_;
+  double inverse_resolution_;
   std::vector<Chunk> chunks_;
+};
+
+// Busy intervals on their way into TimeBitmaps: what one process's file adds
+// to the run's bitmaps, kept until the file has been read whole (a file that
+// turns out unreadable adds nothing). A list while it is short, so a process
+// costs memory for its calls rather than for the length of the run; past
+// kMaxIntervals, a bitmap of its own, so memory stays bounded.
+//
+//   TimeSpans io(run_start_ns, 1000);
+//   io.Add(start_ns, end_ns);      // as TimeBitmap::Set
+//   io.SetInto(&run_bitmap);       // as run_bitmap.Or(bitmap of the Adds)
+class TimeSpans {
+ public:
+  TimeSpans(int64_t origin_ns, int64_t resolution_ns)
+      : origin_ns_(origin_ns), resolution_ns_(resolution_ns) {}
+
+  void Add(int64_t start_ns, int64_t end_ns) {
+    if (end_ns <= start_ns) return;
+    if (intervals_.size() == kMaxIntervals) Spill();
+    intervals_.push_back({start_ns, end_ns});
+  }
+  // Sets every slot the Adds cover in `into` (same origin and resolution).
+  void SetInto(TimeBitmap* into) const;
+
+ private:
+  static constexpr size_t kMaxIntervals = size_t{1} << 18;  // 4 MiB
+  void Spill();
+
+  int64_t origin_ns_;
+  int64_t resolution_ns_;
+  std::vector<std::pair<int64_t, int64_t>> intervals_;
+  std::unique_ptr<TimeBitmap> bitmap_;  // intervals spilled so far
 };
 
 // The resolution for a run of `duration_ns`: 1 us, coarser only if the run

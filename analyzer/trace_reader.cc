@@ -30,35 +30,80 @@ uint32_t Le32(const uint8_t* p) {
          static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
 
+// Reads the varint at data[*at] (as libprotobuf reads a length: at most 64
+// bits' worth of 7-bit groups); false if `size` ends first.
+bool ReadLength(const uint8_t* data, size_t size, size_t* at, uint64_t* value) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64 && *at < size; shift += 7) {
+    uint8_t b = data[(*at)++];
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *value = v;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool IsFrameStart(const uint8_t* p) {
   uint32_t m = Le32(p);
   return m == kZstdMagic || (m & kSkippableMask) == kSkippableMagic;
 }
+
+// Bytes read ahead of the decoder. Unlike a std::string it grows without
+// zero-filling: each refill asks for 4 MiB and usually gets far less.
+class ReadBuffer {
+ public:
+  const uint8_t* data() const { return bytes_.get(); }
+  size_t size() const { return size_; }
+  // Room for `n` more bytes; returns where they go (Commit says how many
+  // did).
+  uint8_t* Extend(size_t n) {
+    if (size_ + n > capacity_) {
+      size_t capacity = std::max(size_ + n, capacity_ * 2);
+      std::unique_ptr<uint8_t[]> bigger(new uint8_t[capacity]);
+      if (size_ > 0) std::memcpy(bigger.get(), bytes_.get(), size_);
+      bytes_ = std::move(bigger);
+      capacity_ = capacity;
+    }
+    return bytes_.get() + size_;
+  }
+  void Commit(size_t n) { size_ += n; }
+  // Drops the first `n` bytes.
+  void Consume(size_t n) {
+    std::memmove(bytes_.get(), bytes_.get() + n, size_ - n);
+    size_ -= n;
+  }
+  void Clear() { size_ = 0; }
+
+ private:
+  std::unique_ptr<uint8_t[]> bytes_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
 
 // Where the bytes come from: a file read block by block, or memory.
 class Source {
  public:
   virtual ~Source() = default;
   // Appends up to `n` more bytes to `buf`; returns how many (0 at the end).
-  virtual absl::StatusOr<size_t> Read(std::string* buf, size_t n) = 0;
+  virtual absl::StatusOr<size_t> Read(ReadBuffer* buf, size_t n) = 0;
 };
 
 class FileSource : public Source {
  public:
   FileSource(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   ~FileSource() override { close(fd_); }
-  absl::StatusOr<size_t> Read(std::string* buf, size_t n) override {
-    size_t old = buf->size();
-    buf->resize(old + n);
+  absl::StatusOr<size_t> Read(ReadBuffer* buf, size_t n) override {
+    uint8_t* to = buf->Extend(n);
     for (;;) {
-      ssize_t r = read(fd_, buf->data() + old, n);
+      ssize_t r = read(fd_, to, n);
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) {
-        buf->resize(old);
         return absl::UnavailableError(
             absl::StrCat(path_, ": cannot read: ", std::strerror(errno)));
       }
-      buf->resize(old + static_cast<size_t>(r));
+      buf->Commit(static_cast<size_t>(r));
       return static_cast<size_t>(r);
     }
   }
@@ -71,9 +116,10 @@ class FileSource : public Source {
 class MemorySource : public Source {
  public:
   explicit MemorySource(const std::string& bytes) : bytes_(bytes) {}
-  absl::StatusOr<size_t> Read(std::string* buf, size_t n) override {
+  absl::StatusOr<size_t> Read(ReadBuffer* buf, size_t n) override {
     size_t take = std::min(n, bytes_.size() - pos_);
-    buf->append(bytes_, pos_, take);
+    std::memcpy(buf->Extend(take), bytes_.data() + pos_, take);
+    buf->Commit(take);
     pos_ += take;
     return take;
   }
@@ -87,6 +133,42 @@ struct DctxDeleter {
   void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
 };
 
+// The memory a Reader works in. Files are read one after another on each
+// thread, so each thread keeps one set and the next file reuses it: no
+// fresh (page-faulting) megabytes per file.
+struct ReaderMemory {
+  std::unique_ptr<ZSTD_DCtx, DctxDeleter> dctx{ZSTD_createDCtx()};
+  ReadBuffer in;       // compressed bytes read ahead
+  std::string out;     // one decompressed frame
+  Packet packet;
+  EventBatch batch;
+  ChunkDecoder decoder;
+  bool in_use = false;
+};
+
+// This thread's ReaderMemory, or a fresh one if a Reader on this thread is
+// already using it (a visitor that reads another file from a callback).
+class BorrowedMemory {
+ public:
+  BorrowedMemory() {
+    thread_local ReaderMemory memory;
+    if (memory.in_use) {
+      owned_ = std::make_unique<ReaderMemory>();
+      memory_ = owned_.get();
+    } else {
+      memory_ = &memory;
+    }
+    memory_->in_use = true;
+    memory_->in.Clear();
+  }
+  ~BorrowedMemory() { memory_->in_use = false; }
+  ReaderMemory* operator->() const { return memory_; }
+
+ private:
+  std::unique_ptr<ReaderMemory> owned_;
+  ReaderMemory* memory_;
+};
+
 class Reader {
  public:
   Reader(std::string name, Source* source, TraceVisitor* visitor, std::vector<ReadIssue>* issues)
@@ -94,16 +176,15 @@ class Reader {
         source_(source),
         visitor_(visitor),
         issues_(issues),
-        process_(name_),
-        dctx_(ZSTD_createDCtx()) {}
+        process_(name_) {}
 
   absl::Status Run();
 
  private:
   // Makes at least `n` bytes available after pos_ if the source has them.
   absl::Status Fill(size_t n);
-  size_t Available() const { return buf_.size() - pos_; }
-  const uint8_t* Here() const { return reinterpret_cast<const uint8_t*>(buf_.data()) + pos_; }
+  size_t Available() const { return memory_->in.size() - pos_; }
+  const uint8_t* Here() const { return memory_->in.data() + pos_; }
   uint64_t Offset() const { return base_ + pos_; }
   void Advance(size_t n) { pos_ += n; }
 
@@ -115,6 +196,13 @@ class Reader {
   // Parses the packets in `data`; with `partial`, the last one may be cut.
   void Packets(const uint8_t* data, size_t size, uint64_t frame_offset, bool partial);
   void Deliver(const Packet& packet);
+  // Counts a packet that is not a header; reports a missing header first.
+  void Announce();
+  // Hands a decoded batch (or the reason it could not be decoded) on.
+  void DeliverEvents(const absl::Status& decoded);
+  // Decodes and delivers `data` if it is an event packet the ChunkDecoder
+  // takes; false leaves it to libprotobuf.
+  bool FastEvents(const uint8_t* data, size_t size);
   void SalvageTruncatedFrame(uint64_t frame_offset);
 
   std::string name_;
@@ -122,14 +210,10 @@ class Reader {
   TraceVisitor* visitor_;
   std::vector<ReadIssue>* issues_;
   ProcessTrace process_;
-  std::unique_ptr<ZSTD_DCtx, DctxDeleter> dctx_;
-  std::string buf_;
+  BorrowedMemory memory_;
   size_t pos_ = 0;
-  uint64_t base_ = 0;  // file offset of buf_[0]
+  uint64_t base_ = 0;  // file offset of memory_->in's first byte
   bool eof_ = false;
-  std::string out_;
-  Packet packet_;
-  EventBatch batch_;
   bool seen_process_ = false;
   uint64_t packets_ = 0;
 };
@@ -137,11 +221,11 @@ class Reader {
 absl::Status Reader::Fill(size_t n) {
   while (Available() < n && !eof_) {
     if (pos_ > kReadBlock) {  // drop what has been consumed
-      buf_.erase(0, pos_);
+      memory_->in.Consume(pos_);
       base_ += pos_;
       pos_ = 0;
     }
-    absl::StatusOr<size_t> got = source_->Read(&buf_, std::max(kReadBlock, n - Available()));
+    absl::StatusOr<size_t> got = source_->Read(&memory_->in, std::max(kReadBlock, n - Available()));
     if (!got.ok()) return got.status();
     if (*got == 0) eof_ = true;
   }
@@ -174,31 +258,41 @@ absl::Status Reader::Resync(const std::string& why) {
   }
 }
 
-void Reader::Deliver(const Packet& packet) {
+void Reader::Announce() {
   ++packets_;
-  if (packet.has_process()) {
-    process_.SetHeader(packet.process());
-    seen_process_ = true;
-    visitor_->OnProcess(process_);
-    return;
-  }
   if (!seen_process_) {
     // Damage took the header; go on with what the rest of the file says.
     seen_process_ = true;
     Issue(0, 0, false, "no process header before the first events; process details unknown");
     visitor_->OnProcess(process_);
   }
+}
+
+void Reader::DeliverEvents(const absl::Status& decoded) {
+  Announce();
+  if (!decoded.ok()) {
+    Issue(Offset(), 0, false, std::string(decoded.message()));
+    return;
+  }
+  const EventBatch& batch = memory_->batch;
+  process_.CountEvents(batch.size(), batch.dropped_before);
+  visitor_->OnEvents(process_, batch);
+}
+
+void Reader::Deliver(const Packet& packet) {
+  if (packet.has_process()) {
+    ++packets_;
+    process_.SetHeader(packet.process());
+    seen_process_ = true;
+    visitor_->OnProcess(process_);
+    return;
+  }
+  if (packet.payload_case() == Packet::kEvents) {
+    DeliverEvents(DecodeChunk(packet.events(), &memory_->batch));
+    return;
+  }
+  Announce();
   switch (packet.payload_case()) {
-    case Packet::kEvents: {
-      absl::Status s = DecodeChunk(packet.events(), &batch_);
-      if (!s.ok()) {
-        Issue(Offset(), 0, false, std::string(s.message()));
-        return;
-      }
-      process_.CountEvents(batch_.size(), batch_.dropped_before);
-      visitor_->OnEvents(process_, batch_);
-      return;
-    }
     case Packet::kStrings:
       process_.AddStrings(packet.strings());
       break;
@@ -217,6 +311,18 @@ void Reader::Deliver(const Packet& packet) {
   visitor_->OnPacket(process_, packet);
 }
 
+bool Reader::FastEvents(const uint8_t* data, size_t size) {
+  // An event packet is Packet field 4 (tag 0x22) and nothing else.
+  if (size < 2 || data[0] != 0x22) return false;
+  uint64_t len = 0;
+  size_t at = 1;
+  if (!ReadLength(data, size, &at, &len) || len != size - at) return false;
+  std::optional<absl::Status> decoded = memory_->decoder.Decode(data + at, len, &memory_->batch);
+  if (!decoded.has_value()) return false;
+  DeliverEvents(*decoded);
+  return true;
+}
+
 void Reader::Packets(const uint8_t* data, size_t size, uint64_t frame_offset, bool partial) {
   size_t i = 0;
   while (i < size) {
@@ -230,28 +336,19 @@ void Reader::Packets(const uint8_t* data, size_t size, uint64_t frame_offset, bo
     }
     uint64_t len = 0;
     size_t j = i + 1;
-    int shift = 0;
-    bool complete = false;
-    while (j < size && shift < 64) {
-      uint8_t b = data[j++];
-      len |= static_cast<uint64_t>(b & 0x7f) << shift;
-      shift += 7;
-      if (!(b & 0x80)) {
-        complete = true;
-        break;
-      }
-    }
-    if (!complete || len > size - j) {
+    if (!ReadLength(data, size, &j, &len) || len > size - j) {
       if (!partial) {
         Issue(frame_offset, 0, false, "frame ends inside a packet; the packet was skipped");
       }
       return;
     }
-    if (!packet_.ParseFromArray(data + j, static_cast<int>(len))) {
+    if (FastEvents(data + j, len)) {
+      // Decoded without building a Packet.
+    } else if (!memory_->packet.ParseFromArray(data + j, static_cast<int>(len))) {
       Issue(frame_offset, 0, false,
             absl::StrFormat("a packet at byte %u of the frame does not parse; skipped it", i));
     } else {
-      Deliver(packet_);
+      Deliver(memory_->packet);
     }
     i = j + len;
   }
@@ -259,15 +356,16 @@ void Reader::Packets(const uint8_t* data, size_t size, uint64_t frame_offset, bo
 
 void Reader::SalvageTruncatedFrame(uint64_t frame_offset) {
   // Decompress what there is; every complete packet before the cut counts.
-  ZSTD_DCtx_reset(dctx_.get(), ZSTD_reset_session_only);
-  out_.clear();
+  ZSTD_DCtx_reset(memory_->dctx.get(), ZSTD_reset_session_only);
+  std::string& frame = memory_->out;
+  frame.clear();
   ZSTD_inBuffer in{Here(), Available(), 0};
   std::string chunk(1u << 20, '\0');
   bool failed = false;
-  while (in.pos < in.size && out_.size() < kMaxFrameBytes) {
+  while (in.pos < in.size && frame.size() < kMaxFrameBytes) {
     ZSTD_outBuffer out{chunk.data(), chunk.size(), 0};
-    size_t r = ZSTD_decompressStream(dctx_.get(), &out, &in);
-    out_.append(chunk.data(), out.pos);
+    size_t r = ZSTD_decompressStream(memory_->dctx.get(), &out, &in);
+    frame.append(chunk.data(), out.pos);
     if (ZSTD_isError(r)) {
       failed = true;
       break;
@@ -275,7 +373,7 @@ void Reader::SalvageTruncatedFrame(uint64_t frame_offset) {
     if (out.pos == 0 && in.pos == in.size) break;
   }
   uint64_t before = packets_;
-  Packets(reinterpret_cast<const uint8_t*>(out_.data()), out_.size(), frame_offset,
+  Packets(reinterpret_cast<const uint8_t*>(frame.data()), frame.size(), frame_offset,
           /*partial=*/true);
   uint64_t cut = Available();
   Advance(Available());
@@ -286,7 +384,7 @@ void Reader::SalvageTruncatedFrame(uint64_t frame_offset) {
 }
 
 absl::Status Reader::Run() {
-  if (dctx_ == nullptr) return absl::ResourceExhaustedError("cannot create a zstd context");
+  if (memory_->dctx == nullptr) return absl::ResourceExhaustedError("cannot create a zstd context");
   if (absl::Status s = Fill(4); !s.ok()) return s;
   if (Available() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(name_, ": empty file, not an iotap trace"));
@@ -332,8 +430,9 @@ absl::Status Reader::Run() {
     size_t capacity = content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR
                           ? kMaxFrameBytes
                           : static_cast<size_t>(std::min<unsigned long long>(content, kMaxFrameBytes));
-    out_.resize(capacity);
-    size_t n = ZSTD_decompressDCtx(dctx_.get(), out_.data(), out_.size(), Here(), frame_size);
+    std::string& frame = memory_->out;
+    if (frame.size() < capacity) frame.resize(capacity);
+    size_t n = ZSTD_decompressDCtx(memory_->dctx.get(), frame.data(), capacity, Here(), frame_size);
     if (ZSTD_isError(n)) {
       Issue(frame_offset, frame_size, false,
             absl::StrCat("damaged frame (", ZSTD_getErrorName(n), "); skipped it"));
@@ -341,7 +440,7 @@ absl::Status Reader::Run() {
       continue;
     }
     Advance(frame_size);
-    Packets(reinterpret_cast<const uint8_t*>(out_.data()), n, frame_offset, /*partial=*/false);
+    Packets(reinterpret_cast<const uint8_t*>(frame.data()), n, frame_offset, /*partial=*/false);
   }
   if (!seen_process_) {
     return absl::DataLossError(

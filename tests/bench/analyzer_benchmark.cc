@@ -2,6 +2,9 @@
 // regular reads: decoding alone, `iotap stats`' aggregation, and the full
 // per-process analysis. Reported as events per second on one core.
 
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "analyzer/process_analysis.h"
@@ -39,28 +42,58 @@ class Counter : public TraceVisitor {
   size_t events = 0;
 };
 
+// IOTAP_BENCH_TRACE=FILE: a trace of one's own instead (a file that
+// generate_traces wrote, or a real one).
+const std::string& FileBytes() {
+  static const std::string* bytes = [] {
+    const char* path = std::getenv("IOTAP_BENCH_TRACE");
+    auto* s = new std::string;
+    if (path == nullptr) return s;
+    std::ifstream in(path, std::ios::binary);
+    s->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    return s;
+  }();
+  return *bytes;
+}
+
 template <typename Visitor, typename... Args>
-void Run(benchmark::State& state, Args... args) {
-  const std::string& bytes = TraceBytes();
+void Run(benchmark::State& state, const std::string& bytes, Args... args) {
+  if (bytes.empty()) {
+    state.SkipWithError("IOTAP_BENCH_TRACE is not set or names an empty file");
+    return;
+  }
+  Counter count;
+  std::vector<ReadIssue> ignored;
+  auto counted = ReadTraceBytes("bench", bytes, &count, &ignored);
+  benchmark::DoNotOptimize(counted);
   for (auto _ : state) {
     Visitor v(args...);
     std::vector<ReadIssue> issues;
     auto s = ReadTraceBytes("bench", bytes, &v, &issues);
     benchmark::DoNotOptimize(s);
   }
-  state.SetItemsProcessed(state.iterations() * kEvents);
-  state.counters["bytes_per_event"] = static_cast<double>(bytes.size()) / kEvents;
+  const auto events = static_cast<int64_t>(count.events);
+  state.SetItemsProcessed(state.iterations() * events);
+  state.counters["bytes_per_event"] = static_cast<double>(bytes.size()) / events;
 }
 
-void BM_Decode(benchmark::State& state) { Run<Counter>(state); }
-void BM_Stats(benchmark::State& state) { Run<StatsCollector>(state); }
+void BM_Decode(benchmark::State& state) { Run<Counter>(state, TraceBytes()); }
+void BM_Stats(benchmark::State& state) { Run<StatsCollector>(state, TraceBytes()); }
 void BM_ProcessAnalysis(benchmark::State& state) {
-  Run<ProcessAnalyzer>(state, kT0, int64_t{1000});
+  Run<ProcessAnalyzer>(state, TraceBytes(), kT0, int64_t{1000});
+}
+void BM_DecodeFile(benchmark::State& state) { Run<Counter>(state, FileBytes()); }
+void BM_StatsFile(benchmark::State& state) { Run<StatsCollector>(state, FileBytes()); }
+void BM_ProcessAnalysisFile(benchmark::State& state) {
+  Run<ProcessAnalyzer>(state, FileBytes(), kT0, int64_t{1000});
 }
 
 BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Stats)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProcessAnalysis)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeFile)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StatsFile)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ProcessAnalysisFile)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace iotap::analyzer
