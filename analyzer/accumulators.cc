@@ -105,6 +105,10 @@ void ByteRanges::Add(int64_t offset, uint64_t bytes) {
 void ByteRanges::AddSlow(int64_t start, int64_t end) {
   auto it = ranges_.upper_bound(start);
   if (it != ranges_.begin() && std::prev(it)->second >= start) --it;
+  if (it != ranges_.end() && it->first <= start && it->second >= end) {
+    last_ = it;  // read before: nothing changes (as when runs merge re-reads)
+    return;
+  }
   while (it != ranges_.end() && it->first <= end) {
     start = std::min(start, it->first);
     end = std::max(end, it->second);

@@ -106,6 +106,16 @@ class ByteRanges {
     approximate_ = o.approximate_;
     return *this;
   }
+  // Moves too (the tree's nodes stay where they are, but not its end).
+  ByteRanges(ByteRanges&& o) noexcept
+      : ranges_(std::move(o.ranges_)), covered_(o.covered_), approximate_(o.approximate_) {}
+  ByteRanges& operator=(ByteRanges&& o) noexcept {
+    ranges_ = std::move(o.ranges_);
+    last_ = ranges_.end();
+    covered_ = o.covered_;
+    approximate_ = o.approximate_;
+    return *this;
+  }
 
   void Add(int64_t offset, uint64_t bytes);
   uint64_t covered() const { return covered_; }

@@ -103,8 +103,11 @@ void DatasetAccumulator::Merge(const DatasetAccumulator& o) {
   read_ns += o.read_ns;
 }
 
-ProcessAnalyzer::ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns)
-    : origin_unix_ns_(origin_unix_ns), resolution_ns_(resolution_ns) {}
+ProcessAnalyzer::ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns, PathTable* paths)
+    : origin_unix_ns_(origin_unix_ns),
+      resolution_ns_(resolution_ns),
+      own_paths_(paths == nullptr ? std::make_unique<PathTable>() : nullptr),
+      paths_(paths == nullptr ? own_paths_.get() : paths) {}
 
 void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
   markers_.OnProcess(process);
@@ -132,15 +135,18 @@ ProcessAnalyzer::FileSlot& ProcessAnalyzer::Slot(const ProcessTrace& process, ui
   if (name.kind != InternedString::KIND_PATH && name.kind != InternedString::KIND_DEVICE) {
     return slot;  // pipes, sockets, datasets and marks are not files
   }
-  auto [it, inserted] = result_.files.try_emplace(name.value);
-  FileAccumulator& f = it->second;
+  PathTable::Entry path = paths_->Intern(name.value);
+  auto [it, inserted] =
+      file_of_path_.try_emplace(path.id, static_cast<uint32_t>(result_.files.size()));
   if (inserted) {
+    FileAccumulator& f = result_.files.emplace_back();
     f.kind = name.kind == InternedString::KIND_DEVICE ? "device" : "file";
-    f.category = FileCategory(name.value);
+    f.category = path.category;
     f.processes = 1;
+    result_.file_ids.push_back(path.id);
   }
-  slot.file = &f;
-  slot.data = std::string_view(f.category) == "data";
+  slot.file = it->second;
+  slot.data = std::string_view(path.category) == "data";
   return slot;
 }
 
@@ -150,7 +156,6 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
   ++layer.ops;
   layer.time_ns += end - start;
   FileSlot& slot = Slot(process, e.file);
-  FileAccumulator* f = slot.file;
   Transfer t = op.transfer;
   uint64_t bytes = BytesMoved(e);
   if (t == Transfer::kRead) {
@@ -174,7 +179,8 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
     ++child.first;
     child.second += bytes;
   }
-  if (f == nullptr) return;
+  if (slot.file == kNoFile) return;
+  FileAccumulator* f = &result_.files[slot.file];
   if (op.open) {
     ++f->opens;
     if ((e.flags & FLAG_O_DIRECT) && !e.Failed()) ++f->direct_opens;
@@ -354,6 +360,7 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
   // Patterns and slots refer to ids of this file only.
   slots_.clear();
   patterns_.clear();
+  file_of_path_.clear();
 }
 
 }  // namespace iotap::analyzer

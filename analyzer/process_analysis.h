@@ -24,9 +24,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "analyzer/accumulators.h"
 #include "analyzer/event.h"
 #include "analyzer/interval_union.h"
+#include "analyzer/path_table.h"
 #include "analyzer/steps/marker_steps.h"
 #include "analyzer/time_bitmap.h"
 #include "analyzer/trace_reader.h"
@@ -124,9 +126,11 @@ struct TimedEvent {
 
 struct ProcessResult {
   report::Process summary;
-  // By path, in no order: a process may touch every file of a dataset, and
-  // a hash table finds each in one comparison.
-  std::unordered_map<std::string, FileAccumulator> files;
+  // The files the process touched, in the order it first did, and each
+  // one's id in the run's PathTable (file_ids[i] is files[i]'s): a process
+  // may touch every file of a dataset, and the run merges them by id.
+  std::vector<FileAccumulator> files;
+  std::vector<uint32_t> file_ids;
   std::array<LayerAccumulator, kLayerCount> layers;
   std::map<std::string, DatasetAccumulator> datasets;  // by "file:/name"
   std::map<CudaKey, CudaAccumulator> cuda;
@@ -159,8 +163,9 @@ struct ProcessResult {
 
 class ProcessAnalyzer : public TraceVisitor {
  public:
-  // `origin_unix_ns` is the run's start; `resolution_ns` the bitmap's.
-  ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns);
+  // `origin_unix_ns` is the run's start; `resolution_ns` the bitmap's;
+  // `paths` the run's path table (null: one of the analyzer's own).
+  ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns, PathTable* paths = nullptr);
 
   void OnProcess(const ProcessTrace& process) override;
   void OnEvents(const ProcessTrace& process, const EventBatch& batch) override;
@@ -170,8 +175,9 @@ class ProcessAnalyzer : public TraceVisitor {
   ProcessResult Take() { return std::move(result_); }
 
  private:
+  static constexpr uint32_t kNoFile = UINT32_MAX;
   struct FileSlot {
-    FileAccumulator* file = nullptr;
+    uint32_t file = kNoFile;  // index in result_.files
     bool data = false;
     bool known = false;
     // The access pattern tracker of the thread that read the file last.
@@ -196,8 +202,13 @@ class ProcessAnalyzer : public TraceVisitor {
 
   int64_t origin_unix_ns_;
   int64_t resolution_ns_;
+  std::unique_ptr<PathTable> own_paths_;  // when the run has none
+  PathTable* paths_;
   ProcessResult result_;
-  std::vector<FileSlot> slots_;
+  std::vector<FileSlot> slots_;  // by the trace's string id
+  // result_.files' indices by run path id: a process may intern one path
+  // under two ids.
+  absl::flat_hash_map<uint32_t, uint32_t> file_of_path_;
   // Node-based: FileSlot::tracker points into it.
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
   std::unique_ptr<IntervalUnion> io_union_;

@@ -77,13 +77,10 @@ void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
   }
   std::lock_guard<std::mutex> lock(s.mu);
   s.read_ok[index] = true;
-  for (auto& [path, f] : r.files) {
-    auto it = s.file_index.find(path);
-    if (it == s.file_index.end()) {
-      auto node = s.files.try_emplace(path).first;
-      it = s.file_index.emplace(node->first, &node->second).first;
-    }
-    it->second->Merge(f);
+  for (size_t i = 0; i < r.files.size(); ++i) {
+    uint32_t id = r.file_ids[i];
+    if (id >= s.files_by_id.size()) s.files_by_id.resize(id + 1);
+    s.files_by_id[id].Merge(r.files[i]);
   }
   s.data_read_sizes.Merge(r.data_read_sizes);
   for (int i = 0; i < kLayerCount; ++i) {
@@ -124,7 +121,7 @@ void ReadAll(RunState& s, const AnalysisOptions& options) {
   auto worker = [&] {
     for (size_t i = next++; i < n; i = next++) {
       const CatalogEntry& entry = s.catalog.entries[i];
-      EndCatcher analyzer(s.origin_ns, s.resolution_ns);
+      EndCatcher analyzer(s.origin_ns, s.resolution_ns, &s.paths);
       std::vector<ReadIssue> issues;
       absl::Status status = ReadTraceFile(entry.path, &analyzer, &issues);
       {
@@ -149,6 +146,12 @@ void ReadAll(RunState& s, const AnalysisOptions& options) {
   worker();
   for (std::thread& t : pool) t.join();
   for (auto& [index, group] : s.groups) s.all_io->Or(*group.io);
+  for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
+    // A path only a trace that could not be read interned has no figures.
+    if (s.files_by_id[id].kind == nullptr) continue;
+    s.files.emplace(s.paths.path(id), std::move(s.files_by_id[id]));
+  }
+  s.files_by_id.clear();
 }
 
 void SetUpGroups(RunState& s) {

@@ -6,6 +6,7 @@
 #define IOTAP_ANALYZER_RUN_STATE_H_
 
 #include <array>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "analyzer/process_analysis.h"
+#include "analyzer/path_table.h"
 #include "analyzer/run_catalog.h"
 #include "analyzer/steps/step_log.h"
 #include "analyzer/time_bitmap.h"
@@ -52,10 +54,11 @@ struct RunState {
 
   std::vector<ProcessResult> processes;  // by catalog index (summaries only kept)
   std::vector<bool> read_ok;
+  // Every path any process touched; files_by_id holds their figures by id
+  // while the files are read, and `files` by path once all are.
+  PathTable paths;
+  std::deque<FileAccumulator> files_by_id;  // a deque: growing moves nothing
   std::map<std::string, FileAccumulator> files;
-  // files by path, for merging each process's files without a walk down
-  // the tree; the keys are those of `files`.
-  std::unordered_map<std::string_view, FileAccumulator*> file_index;
   SizeHistogram data_read_sizes;
   std::array<LayerAccumulator, kLayerCount> layers;
   std::map<std::string, DatasetAccumulator> datasets;
