@@ -211,7 +211,15 @@ inline uint64_t Unzigzag(uint64_t v) { return (v >> 1) ^ (~(v & 1) + 1); }
 int64_t CountVarints(const uint8_t* p, size_t size) {
   if (size > 0 && p[size - 1] >= 0x80) return -1;
   int64_t n = 0;
-  for (size_t i = 0; i < size; ++i) n += p[i] < 0x80;
+  size_t i = 0;
+  // Eight bytes at a time: a 1 per byte whose top bit is clear, summed into
+  // the word's top byte by one multiplication (the sum is at most 8).
+  for (; i + 8 <= size; i += 8) {
+    uint64_t x;
+    std::memcpy(&x, p + i, 8);
+    n += static_cast<int64_t>((((~x & 0x8080808080808080ull) >> 7) * 0x0101010101010101ull) >> 56);
+  }
+  for (; i < size; ++i) n += p[i] < 0x80;
   return n;
 }
 
