@@ -38,16 +38,6 @@ void SizeHistogram::ToProto(report::SizeHistogram* out) const {
   for (size_t i = 0; i < last; ++i) out->add_log2(static_cast<double>(log2[i]));
 }
 
-void AccessPattern::Count(AccessKind kind) {
-  switch (kind) {
-    case AccessKind::kFirst: break;
-    case AccessKind::kConsecutive: ++consecutive; break;
-    case AccessKind::kSequential: ++sequential; break;
-    case AccessKind::kStrided: ++strided; break;
-    case AccessKind::kRandom: ++random; break;
-  }
-}
-
 void AccessPattern::Merge(const AccessPattern& o) {
   consecutive += o.consecutive;
   sequential += o.sequential;
@@ -60,32 +50,6 @@ void AccessPattern::ToProto(report::AccessPattern* out) const {
   out->set_sequential(static_cast<double>(sequential));
   out->set_strided(static_cast<double>(strided));
   out->set_random(static_cast<double>(random));
-}
-
-// A forward skip read-ahead still covers (the kernel's default window) or
-// that is small next to the reads is sequential; a longer one is a jump
-// like any other, as a shuffled reader's mostly forward jumps are.
-constexpr int64_t kReadAheadBytes = 128 * 1024;
-
-AccessKind AccessPatternTracker::Add(int64_t offset, uint64_t bytes) {
-  AccessKind kind = AccessKind::kFirst;
-  if (has_previous_) {
-    int64_t gap = offset - previous_end_;
-    if (gap == 0) {
-      kind = AccessKind::kConsecutive;
-    } else if (has_gap_ && gap == previous_gap_) {
-      kind = AccessKind::kStrided;
-    } else if (gap > 0 && gap <= std::max<int64_t>(kReadAheadBytes, 4 * static_cast<int64_t>(bytes))) {
-      kind = AccessKind::kSequential;
-    } else {
-      kind = AccessKind::kRandom;
-    }
-    previous_gap_ = gap;
-    has_gap_ = true;
-  }
-  has_previous_ = true;
-  previous_end_ = offset + static_cast<int64_t>(bytes);
-  return kind;
 }
 
 void ByteRanges::Add(int64_t offset, uint64_t bytes) {

@@ -9,6 +9,7 @@
 #ifndef IOTAP_ANALYZER_ACCUMULATORS_H_
 #define IOTAP_ANALYZER_ACCUMULATORS_H_
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -71,7 +72,15 @@ struct AccessPattern {
   uint64_t strided = 0;
   uint64_t random = 0;
 
-  void Count(AccessKind kind);
+  void Count(AccessKind kind) {
+    switch (kind) {
+      case AccessKind::kFirst: break;
+      case AccessKind::kConsecutive: ++consecutive; break;
+      case AccessKind::kSequential: ++sequential; break;
+      case AccessKind::kStrided: ++strided; break;
+      case AccessKind::kRandom: ++random; break;
+    }
+  }
   void Merge(const AccessPattern& o);
   uint64_t total() const { return consecutive + sequential + strided + random; }
   void ToProto(report::AccessPattern* out) const;
@@ -81,9 +90,35 @@ struct AccessPattern {
 // them (see report.proto, AccessPattern).
 class AccessPatternTracker {
  public:
-  AccessKind Add(int64_t offset, uint64_t bytes);
+  // Inline: it is called for every read.
+  AccessKind Add(int64_t offset, uint64_t bytes) {
+    AccessKind kind = AccessKind::kFirst;
+    if (has_previous_) {
+      int64_t gap = offset - previous_end_;
+      if (gap == 0) {
+        kind = AccessKind::kConsecutive;
+      } else if (has_gap_ && gap == previous_gap_) {
+        kind = AccessKind::kStrided;
+      } else if (gap > 0 &&
+                 gap <= std::max<int64_t>(kReadAheadBytes, 4 * static_cast<int64_t>(bytes))) {
+        kind = AccessKind::kSequential;
+      } else {
+        kind = AccessKind::kRandom;
+      }
+      previous_gap_ = gap;
+      has_gap_ = true;
+    }
+    has_previous_ = true;
+    previous_end_ = offset + static_cast<int64_t>(bytes);
+    return kind;
+  }
 
  private:
+  // A forward skip read-ahead still covers (the kernel's default window) or
+  // that is small next to the reads is sequential; a longer one is a jump
+  // like any other, as a shuffled reader's mostly forward jumps are.
+  static constexpr int64_t kReadAheadBytes = 128 * 1024;
+
   bool has_previous_ = false;
   int64_t previous_end_ = 0;
   int64_t previous_gap_ = 0;
