@@ -88,12 +88,13 @@ void Hdf5Collector::OnProcess(const ProcessTrace& process) {
 
 void Hdf5Collector::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
   for (const Event& e : batch.events) {
-    Layer layer = LayerOf(e.op);
+    const OpTraits& op = TraitsOf(e.op);
+    Layer layer = op.layer;
     if (layer == Layer::kPosix || layer == Layer::kStdio) {
       if (e.parent == 0) continue;
       Beneath& b = pending_[e.parent];
       ++b.calls;
-      Transfer t = TransferOf(e.op);
+      Transfer t = op.transfer;
       if (t == Transfer::kRead) {
         ++b.reads;
         b.read_bytes += BytesMoved(e);

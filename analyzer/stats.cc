@@ -38,18 +38,18 @@ std::string EndDescription(const ProcessTrace& p) {
   }
 }
 
-void Count(FileStats* f, const Event& e) {
-  Layer layer = LayerOf(e.op);
+// Counts `e`, whose traits are `op` and which moved `bytes`, into `f`.
+void Count(FileStats* f, const Event& e, const OpTraits& op, uint64_t bytes) {
   if (e.Failed()) ++f->errors;
-  if (IsOpen(e.op)) ++f->opens;
-  switch (TransferOf(e.op)) {
+  if (op.open) ++f->opens;
+  switch (op.transfer) {
     case Transfer::kRead:
       ++f->reads;
-      f->read_bytes += BytesMoved(e);
+      f->read_bytes += bytes;
       f->read_ns += e.duration_ns();
-      if (layer == Layer::kStdio) {
+      if (op.layer == Layer::kStdio) {
         ++f->stdio_reads;
-      } else if (layer == Layer::kGds) {
+      } else if (op.layer == Layer::kGds) {
         ++f->gds_reads;
       } else {
         ++f->posix_reads;
@@ -57,11 +57,11 @@ void Count(FileStats* f, const Event& e) {
       break;
     case Transfer::kWrite:
       ++f->writes;
-      f->write_bytes += BytesMoved(e);
+      f->write_bytes += bytes;
       f->write_ns += e.duration_ns();
-      if (layer == Layer::kStdio) {
+      if (op.layer == Layer::kStdio) {
         ++f->stdio_writes;
-      } else if (layer == Layer::kGds) {
+      } else if (op.layer == Layer::kGds) {
         ++f->gds_writes;
       } else {
         ++f->posix_writes;
@@ -72,7 +72,7 @@ void Count(FileStats* f, const Event& e) {
         ++f->mmaps;
         if (!e.Failed()) f->mmap_bytes += e.requested;
       }
-      if (IsMetadata(e.op)) {
+      if (op.metadata) {
         ++f->metadata_ops;
         f->metadata_ns += e.duration_ns();
       }
@@ -151,8 +151,9 @@ FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
   switch (name.kind) {
     case InternedString::KIND_PATH:
     case InternedString::KIND_DEVICE: {
-      FileStats& f = files_[name.value];
-      f.path = name.value;
+      auto [it, inserted] = files_.try_emplace(name.value);
+      FileStats& f = it->second;
+      if (inserted) f.path = name.value;
       f.kind = name.kind;
       slot = &f;
       break;
@@ -179,18 +180,20 @@ void StatsCollector::OnEvents(const ProcessTrace& process, const EventBatch& bat
   hdf5_.OnEvents(process, batch);
   tfrecord_.OnEvents(process, batch);
   for (const Event& e : batch.events) {
-    Layer layer = LayerOf(e.op);
-    if (layer == Layer::kCuda) cuda_.Add(e);
-    if (layer != Layer::kPosix && layer != Layer::kStdio && layer != Layer::kGds) continue;
-    Transfer t = TransferOf(e.op);
-    if (t == Transfer::kRead) {
-      ++current_.reads;
-      current_.read_bytes += BytesMoved(e);
-    } else if (t == Transfer::kWrite) {
-      ++current_.writes;
-      current_.write_bytes += BytesMoved(e);
+    const OpTraits& op = TraitsOf(e.op);
+    if (op.layer == Layer::kCuda) cuda_.Add(e);
+    if (op.layer != Layer::kPosix && op.layer != Layer::kStdio && op.layer != Layer::kGds) {
+      continue;
     }
-    if (FileStats* f = Slot(process, e.file)) Count(f, e);
+    uint64_t bytes = BytesMoved(e);
+    if (op.transfer == Transfer::kRead) {
+      ++current_.reads;
+      current_.read_bytes += bytes;
+    } else if (op.transfer == Transfer::kWrite) {
+      ++current_.writes;
+      current_.write_bytes += bytes;
+    }
+    if (FileStats* f = Slot(process, e.file)) Count(f, e, op, bytes);
   }
 }
 
