@@ -199,7 +199,7 @@ void FillProcesses(RunState& s, report::Report* r) {
 absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>& files,
                                                  const AnalysisOptions& options) {
   RunState s;
-  s.catalog = CatalogTraceFiles(files);
+  s.catalog = CatalogTraceFiles(files, options.threads);
   s.issues = s.catalog.issues;
   if (s.catalog.entries.empty()) {
     std::string why = s.issues.empty() ? "no trace files" : s.issues.front().ToString();

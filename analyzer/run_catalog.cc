@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "absl/strings/match.h"
@@ -213,10 +215,28 @@ void ClassifyProcesses(RunCatalog* catalog) {
   catalog->start_unix_ns = es.empty() ? 0 : es.front().start_unix_ns;
 }
 
-RunCatalog CatalogTraceFiles(const std::vector<std::string>& files) {
+RunCatalog CatalogTraceFiles(const std::vector<std::string>& files, int threads) {
+  // Each file's header and tail, read in parallel into its own slot; the
+  // catalog is then assembled in the files' order, as one thread would.
+  std::vector<absl::StatusOr<ProcessHeader>> headers(files.size());
+  std::vector<Tail> tails(files.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      headers[i] = ReadHeader(files[i]);
+      if (headers[i].ok()) tails[i] = ReadTail(files[i]);
+    }
+  };
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(files.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+
   RunCatalog catalog;
-  for (const std::string& path : files) {
-    absl::StatusOr<ProcessHeader> header = ReadHeader(path);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& path = files[i];
+    const absl::StatusOr<ProcessHeader>& header = headers[i];
     if (!header.ok()) {
       catalog.issues.push_back(
           ReadIssue{path, 0, 0, false, std::string(header.status().message())});
@@ -226,7 +246,7 @@ RunCatalog CatalogTraceFiles(const std::vector<std::string>& files) {
     e.path = path;
     e.header = *header;
     e.start_unix_ns = static_cast<int64_t>(header->start_realtime_ns());
-    Tail t = ReadTail(path);
+    const Tail& t = tails[i];
     int64_t tail = t.latest_monotonic_ns;
     e.end_unix_ns = tail > 0 ? tail - static_cast<int64_t>(header->start_monotonic_ns()) + e.start_unix_ns
                              : e.start_unix_ns;

@@ -52,8 +52,9 @@ struct RunCatalog {
   std::vector<std::string> hosts;
 };
 
-// Reads the header of every file and classifies the processes.
-RunCatalog CatalogTraceFiles(const std::vector<std::string>& files);
+// Reads the header of every file, `threads` files at a time, and classifies
+// the processes.
+RunCatalog CatalogTraceFiles(const std::vector<std::string>& files, int threads = 1);
 
 // Just the classification, over headers already read (entries need `header`
 // and `start_unix_ns`); exposed for tests.
