@@ -21,10 +21,10 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <mutex>
-#include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -42,7 +42,7 @@ class PathTable {
 
   // Paths interned so far; ids are 0 to size() - 1.
   size_t size() const;
-  const std::string& path(uint32_t id) const;
+  std::string_view path(uint32_t id) const;
 
  private:
   // Shards by hash, so that threads interning different paths rarely wait
@@ -53,8 +53,16 @@ class PathTable {
     absl::flat_hash_map<std::string_view, Entry> entries;  // keys point into paths_
   };
   std::array<Shard, kShards> shards_;
+  // Copies `path` into blocks_ (under ids_mu_).
+  std::string_view Store(std::string_view path);
+
   mutable std::mutex ids_mu_;
-  std::deque<std::string> paths_;  // by id; a deque keeps the keys where they are
+  std::vector<std::string_view> paths_;  // by id, into blocks_
+  // The paths' bytes, side by side: a lookup that finds its path reads it
+  // from memory a neighbour's lookup may have brought into the cache.
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_size_ = 0;
+  size_t block_used_ = 0;
 };
 
 }  // namespace iotap::analyzer
