@@ -21,6 +21,15 @@ double RereadBytes(const FileAccumulator& f) {
   return std::max(0.0, static_cast<double>(f.read_bytes) - static_cast<double>(f.read_ranges.covered()));
 }
 
+// A read file's size: the largest that stat calls saw, else the distinct
+// bytes read (not the bytes read, which count every pass over the file),
+// else, for reads without offsets, the bytes read.
+double FileBytes(const FileAccumulator& f) {
+  double size = std::max(static_cast<double>(f.size_bytes),
+                         static_cast<double>(f.read_ranges.covered()));
+  return size > 0 ? size : static_cast<double>(f.read_bytes);
+}
+
 void FillFile(const std::string& path, const FileAccumulator& f, report::File* out) {
   out->set_path(ValidUtf8(path));
   out->set_kind(f.kind);
@@ -84,7 +93,7 @@ void DataFileSummary(const RunState& s, report::Report* r) {
     pattern.Merge(f.read_pattern);
     if (f.reads > 0) {
       d->set_read_files(d->read_files() + 1);
-      per_file.push_back(static_cast<double>(f.read_bytes));
+      per_file.push_back(FileBytes(f));
     }
     size_t slash = path.rfind('/');
     std::string dir = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
