@@ -28,6 +28,7 @@
 #include "analyzer/event.h"
 #include "analyzer/interval_union.h"
 #include "analyzer/steps/marker_steps.h"
+#include "analyzer/tfrecord_stats.h"
 #include "analyzer/time_bitmap.h"
 #include "analyzer/trace_reader.h"
 #include "iotap/report.pb.h"
@@ -129,6 +130,7 @@ struct ProcessResult {
   std::unordered_map<std::string, FileAccumulator> files;
   std::array<LayerAccumulator, kLayerCount> layers;
   std::map<std::string, DatasetAccumulator> datasets;  // by "file:/name"
+  TfRecordCollector tfrecords;                         // the TFRecord files it read
   std::map<CudaKey, CudaAccumulator> cuda;
   std::unique_ptr<TimeSpans> io;      // busy instants of data-file I/O
   std::unique_ptr<TimeSpans> writes;  // busy instants of data-file writes
