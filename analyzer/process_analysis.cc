@@ -111,6 +111,7 @@ ProcessAnalyzer::ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns, 
 
 void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
   markers_.OnProcess(process);
+  result_.tfrecords.OnProcess(process);
   result_.io = std::make_unique<TimeSpans>(origin_unix_ns_, resolution_ns_);
   result_.writes = std::make_unique<TimeSpans>(origin_unix_ns_, resolution_ns_);
   for (int i = 0; i < kLayerCount; ++i) {
@@ -305,6 +306,9 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
       case Layer::kMarker:
         break;  // the marker collector has them
       case Layer::kTfRecord:
+        result_.tfrecords.OnRecord(e);
+        ++result_.layers[static_cast<int>(op.layer)].ops;
+        break;
       case Layer::kOther:
         ++result_.layers[static_cast<int>(op.layer)].ops;
         break;
@@ -338,11 +342,14 @@ void ProcessAnalyzer::OnPacket(const ProcessTrace& process, const Packet& packet
     DatasetAccumulator& d = result_.datasets[std::string(process.Text(h.id()))];
     d.description = h;
     d.described = true;
+  } else if (packet.has_tfrecord_file()) {
+    result_.tfrecords.OnPacket(process, packet);
   }
 }
 
 void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
   markers_.OnFileEnd(process);
+  result_.tfrecords.OnFileEnd(process);
   result_.steps = markers_.TakeLogs();
   io_union_->Finish();
   result_.io_busy_ns = io_union_->total_ns();

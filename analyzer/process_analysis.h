@@ -30,6 +30,7 @@
 #include "analyzer/interval_union.h"
 #include "analyzer/path_table.h"
 #include "analyzer/steps/marker_steps.h"
+#include "analyzer/tfrecord_stats.h"
 #include "analyzer/time_bitmap.h"
 #include "analyzer/trace_reader.h"
 #include "iotap/report.pb.h"
@@ -133,6 +134,7 @@ struct ProcessResult {
   std::vector<uint32_t> file_ids;
   std::array<LayerAccumulator, kLayerCount> layers;
   std::map<std::string, DatasetAccumulator> datasets;  // by "file:/name"
+  TfRecordCollector tfrecords;                         // the TFRecord files it read
   std::map<CudaKey, CudaAccumulator> cuda;
   std::unique_ptr<TimeSpans> io;      // busy instants of data-file I/O
   std::unique_ptr<TimeSpans> writes;  // busy instants of data-file writes

@@ -169,6 +169,22 @@ std::string ReportToText(const Report& r) {
           d.byte_amplification());
     }
   }
+  if (r.tfrecord_files_size() > 0) {
+    absl::StrAppend(&out, "\nTFRecord files\n");
+    for (const report::TfRecordFile& t : r.tfrecord_files()) {
+      if (!t.note().empty()) {
+        absl::StrAppendFormat(&out, "  %s (%s): records not attributed: %s\n", DisplayName(t.path()),
+                              t.compression(), DisplayName(t.note()));
+        continue;
+      }
+      absl::StrAppendFormat(
+          &out, "  %s: %d records of %s (mean) in %d reads, %.2f records per read, %s\n",
+          DisplayName(t.path()), static_cast<int64_t>(t.records()),
+          HumanBytes(t.records() > 0 ? t.record_bytes() / t.records() : 0),
+          static_cast<int64_t>(t.posix_reads()), t.records_per_read(),
+          t.order().empty() ? "order unknown" : t.order());
+    }
+  }
   // Many data files: the directories tell more than a list of look-alike
   // files, which is then cut short.
   bool many = r.data_files().files() > kManyFiles;
@@ -265,6 +281,31 @@ std::string ReportToMarkdown(const Report& r) {
                           static_cast<int64_t>(l.ops()), static_cast<int64_t>(l.reads()),
                           HumanBytes(l.read_bytes()), static_cast<int64_t>(l.writes()),
                           HumanBytes(l.write_bytes()), HumanDuration(l.time_s()));
+  }
+  if (r.datasets_size() > 0) {
+    absl::StrAppend(&out, "\n### HDF5 datasets\n\n| dataset | layout | chunk | H5Dread calls | "
+                          "bytes per call | POSIX reads per call | bytes read per byte asked |\n"
+                          "|---|---|---:|---:|---:|---:|---:|\n");
+    for (const report::Dataset& d : r.datasets()) {
+      absl::StrAppendFormat(&out, "| %s | %s | %s | %d | %s | %.1f | %.2f |\n",
+                            Md(absl::StrCat(d.file(), ":", d.name())), Md(d.layout()),
+                            d.chunk_bytes() > 0 ? HumanBytes(d.chunk_bytes()) : "",
+                            static_cast<int64_t>(d.reads()),
+                            HumanBytes(d.reads() > 0 ? d.logical_bytes() / d.reads() : 0),
+                            d.reads_per_call(), d.byte_amplification());
+    }
+  }
+  if (r.tfrecord_files_size() > 0) {
+    absl::StrAppend(&out, "\n### TFRecord files\n\n| file | compression | records | mean record | "
+                          "reads | records per read | order |\n"
+                          "|---|---|---:|---:|---:|---:|---|\n");
+    for (const report::TfRecordFile& t : r.tfrecord_files()) {
+      absl::StrAppendFormat(&out, "| %s | %s | %d | %s | %d | %.2f | %s |\n", Md(t.path()),
+                            Md(t.compression()), static_cast<int64_t>(t.records()),
+                            HumanBytes(t.records() > 0 ? t.record_bytes() / t.records() : 0),
+                            static_cast<int64_t>(t.posix_reads()), t.records_per_read(),
+                            Md(t.note().empty() ? t.order() : t.note()));
+    }
   }
   absl::StrAppend(&out, "\n### Top files\n\n| file | category | read | reads | written | opens |\n"
                         "|---|---|---:|---:|---:|---:|\n");

@@ -21,6 +21,15 @@ double RereadBytes(const FileAccumulator& f) {
   return std::max(0.0, static_cast<double>(f.read_bytes) - static_cast<double>(f.read_ranges.covered()));
 }
 
+// A read file's size: the largest that stat calls saw, else the distinct
+// bytes read (not the bytes read, which count every pass over the file),
+// else, for reads without offsets, the bytes read.
+double FileBytes(const FileAccumulator& f) {
+  double size = std::max(static_cast<double>(f.size_bytes),
+                         static_cast<double>(f.read_ranges.covered()));
+  return size > 0 ? size : static_cast<double>(f.read_bytes);
+}
+
 void FillFile(const std::string& path, const FileAccumulator& f, report::File* out) {
   out->set_path(ValidUtf8(path));
   out->set_kind(f.kind);
@@ -84,7 +93,7 @@ void DataFileSummary(const RunState& s, report::Report* r) {
     pattern.Merge(f.read_pattern);
     if (f.reads > 0) {
       d->set_read_files(d->read_files() + 1);
-      per_file.push_back(static_cast<double>(f.read_bytes));
+      per_file.push_back(FileBytes(f));
     }
     size_t slash = path.rfind('/');
     std::string dir = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
@@ -189,6 +198,32 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
     out->set_reads_per_call(d.reads > 0 ? static_cast<double>(d.posix_reads) /
                                               static_cast<double>(d.reads)
                                         : 0);
+  }
+  for (const TfRecordFileStats& t : s.tfrecords.Finish()) {
+    report::TfRecordFile* out = r->add_tfrecord_files();
+    out->set_path(ValidUtf8(t.path));
+    out->set_compression(t.compression);
+    out->set_note(ValidUtf8(t.note));
+    out->set_records(static_cast<double>(t.records));
+    out->set_record_bytes(static_cast<double>(t.record_bytes));
+    auto file = s.files.find(t.path);
+    double reads = file == s.files.end() ? 0 : static_cast<double>(file->second.reads);
+    out->set_posix_reads(reads);
+    out->set_records_per_read(reads > 0 ? static_cast<double>(t.records) / reads : 0);
+    out->set_order(t.Order());
+    out->set_in_order(t.Order() == "in order");
+    out->set_reads_completing_records(static_cast<double>(t.reads_completing_records));
+    out->set_spanned_records(static_cast<double>(t.spanned_records));
+    out->set_processes(static_cast<double>(t.processes));
+    out->set_min_record_bytes(static_cast<double>(t.min_record));
+    out->set_max_record_bytes(static_cast<double>(t.max_record));
+    if (t.records > 0) {
+      int top = 0;
+      for (const auto& [k, n] : t.size_log2) top = std::max(top, k);
+      auto* log2 = out->mutable_record_sizes()->mutable_log2();
+      log2->Resize(top + 1, 0);
+      for (const auto& [k, n] : t.size_log2) log2->Set(std::max(k, 0), log2->Get(std::max(k, 0)) + static_cast<double>(n));
+    }
   }
   for (const auto& [key, c] : s.cuda) {
     report::CudaCopies* out = r->add_cuda_copies();

@@ -87,6 +87,7 @@ void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
     s.layers[i].Merge(r.layers[i]);
     s.layer_read_bytes[i].Merge(r.read_bytes_by_layer[i]);
   }
+  s.tfrecords.Absorb(std::move(r.tfrecords));
   for (auto& [name, d] : r.datasets) {
     DatasetAccumulator& into = s.datasets[name];
     if (into.name.empty()) {

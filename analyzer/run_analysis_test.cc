@@ -163,6 +163,30 @@ TEST_F(RunAnalysisTest, HistogramsCountEveryReadInItsBuckets) {
   EXPECT_EQ(d.reread_bytes(), 4096);
 }
 
+// Three epochs over 300 KB images do not make them 900 KB files: a file's
+// size is what stat said, else the distinct bytes read.
+TEST_F(RunAnalysisTest, FileSizesDoNotGrowWithEpochs) {
+  SyntheticProcess p(7, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
+  int64_t t = kT0;
+  for (int i = 0; i < 3; ++i) {
+    uint32_t f = p.Path("/data/img" + std::to_string(i) + ".jpg");
+    for (int epoch = 0; epoch < 3; ++epoch) {
+      if (i == 0) {  // stat says 400,000 bytes; only 300,000 are read
+        p.Add({.op = OP_FSTAT, .start_ns = t, .end_ns = t + kUs, .file = f, .aux = 400000});
+        t += 2 * kUs;
+      }
+      p.Read(OP_PREAD, t, t + kUs, f, 0, 200000);
+      p.Read(OP_PREAD, t + 2 * kUs, t + 3 * kUs, f, 200000, 100000);
+      t += 4 * kUs;
+    }
+  }
+  p.WriteTo(File("p.iotap"));
+  report::Report r = Analyze();
+  EXPECT_EQ(r.data_files().read_files(), 3);
+  EXPECT_EQ(r.data_files().read_bytes(), 3 * 3 * 300000);
+  EXPECT_EQ(r.data_files().median_file_bytes(), 300000);
+}
+
 TEST_F(RunAnalysisTest, AccessPatternsPerThread) {
   SyntheticProcess p(7, 1, "/usr/bin/dd", {"dd"}, kT0);
   uint32_t f = p.Path("/data/x.bin");

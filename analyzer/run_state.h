@@ -62,6 +62,7 @@ struct RunState {
   SizeHistogram data_read_sizes;
   std::array<LayerAccumulator, kLayerCount> layers;
   std::map<std::string, DatasetAccumulator> datasets;
+  TfRecordCollector tfrecords;
   std::map<CudaKey, CudaAccumulator> cuda;
   std::unique_ptr<TimeBitmap> all_io;  // processes outside every group; then all
   std::mutex all_io_mu;

@@ -78,6 +78,19 @@ void WriteHostileRun(const std::string& dir) {
   read.requested = 8192;
   read.aux = 1;
   trainer.Add(read);
+  // A TFRecord shard: one 4 KiB read completing two records.
+  uint32_t shard = trainer.Path("/data/<svg onload=alert(6)>.tfrecord");
+  trainer.Read(OP_READ, t0 + 80 * kMs, t0 + 81 * kMs, shard, 0, 4096);
+  for (int k = 0; k < 2; ++k) {
+    SyntheticProcess::EventSpec record;
+    record.op = OP_TFRECORD_RECORD;
+    record.start_ns = record.end_ns = t0 + 81 * kMs;
+    record.file = shard;
+    record.offset = 2048 * k;
+    record.requested = 2048 - 16;
+    record.aux = static_cast<uint64_t>(k);
+    trainer.Add(record);
+  }
   trainer.Cpu(t0, 0);
   trainer.Cpu(t0 + 1100 * kMs, 600 * kMs);
   trainer.End(EndOfTrace::REASON_EXIT, 0, t0 + 1100 * kMs);

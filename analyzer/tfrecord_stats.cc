@@ -45,7 +45,8 @@ void Merge(TfRecordFileStats* into, const TfRecordFileStats& f) {
   into->sequential_steps += f.sequential_steps;
   into->restarts += f.restarts;
   into->jumps += f.jumps;
-  ++into->processes;
+  // A process's own stats count as one; stats merged before carry theirs.
+  into->processes += std::max<uint64_t>(f.processes, 1);
 }
 
 double Ratio(double a, double b) { return b == 0 ? 0 : a / b; }
@@ -68,30 +69,41 @@ std::string TfRecordFileStats::Order() const {
 void TfRecordCollector::OnProcess(const ProcessTrace& process) { current_.clear(); }
 
 void TfRecordCollector::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
-  for (const Event& e : batch.events) {
-    if (e.op != OP_TFRECORD_RECORD) continue;
-    Current& c = current_[e.file];
-    TfRecordFileStats& f = c.stats;
-    f.min_record = f.records == 0 ? e.requested : std::min(f.min_record, e.requested);
-    f.max_record = std::max(f.max_record, e.requested);
-    ++f.records;
-    f.record_bytes += e.requested;
-    ++f.size_log2[e.requested == 0 ? -1 : std::bit_width(e.requested) - 1];
-    if (e.parent != c.last_parent) ++f.reads_completing_records;
-    c.last_parent = e.parent;
-    if (e.flags & FLAG_TFRECORD_SPANNED) ++f.spanned_records;
-    if (e.flags & FLAG_TFRECORD_INDEX_UNKNOWN) ++f.index_unknown_records;
-    if (c.last_end >= 0) {
-      if (e.offset == c.last_end) {
-        ++f.sequential_steps;
-      } else if (e.offset == 0) {
-        ++f.restarts;
-      } else {
-        ++f.jumps;
-      }
+  for (const Event& e : batch.events) OnRecord(e);
+}
+
+void TfRecordCollector::OnRecord(const Event& e) {
+  if (e.op != OP_TFRECORD_RECORD) return;
+  Current& c = current_[e.file];
+  TfRecordFileStats& f = c.stats;
+  f.min_record = f.records == 0 ? e.requested : std::min(f.min_record, e.requested);
+  f.max_record = std::max(f.max_record, e.requested);
+  ++f.records;
+  f.record_bytes += e.requested;
+  ++f.size_log2[e.requested == 0 ? -1 : std::bit_width(e.requested) - 1];
+  if (e.parent != c.last_parent) ++f.reads_completing_records;
+  c.last_parent = e.parent;
+  if (e.flags & FLAG_TFRECORD_SPANNED) ++f.spanned_records;
+  if (e.flags & FLAG_TFRECORD_INDEX_UNKNOWN) ++f.index_unknown_records;
+  if (c.last_end >= 0) {
+    if (e.offset == c.last_end) {
+      ++f.sequential_steps;
+    } else if (e.offset == 0) {
+      ++f.restarts;
+    } else {
+      ++f.jumps;
     }
-    c.last_end = e.offset + kFramingBytes + static_cast<int64_t>(e.requested);
   }
+  c.last_end = e.offset + kFramingBytes + static_cast<int64_t>(e.requested);
+}
+
+void TfRecordCollector::Absorb(TfRecordCollector&& other) {
+  for (auto& [path, f] : other.files_) {
+    TfRecordFileStats& into = files_[path];
+    into.path = path;
+    Merge(&into, f);
+  }
+  other.files_.clear();
 }
 
 void TfRecordCollector::OnPacket(const ProcessTrace& process, const Packet& packet) {

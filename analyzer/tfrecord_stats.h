@@ -19,7 +19,8 @@
 //                             otherwise; from sequential_steps, restarts and
 //                             jumps between consecutive records of a process
 //
-//   TfRecordCollector tf;    // fed by StatsCollector
+//   TfRecordCollector tf;    // fed by StatsCollector, and per process by
+//                            // ProcessAnalyzer for `iotap report`
 //   std::vector<TfRecordFileStats> files = tf.Finish();
 
 #ifndef IOTAP_ANALYZER_TFRECORD_STATS_H_
@@ -69,6 +70,10 @@ class TfRecordCollector {
   void OnEvents(const ProcessTrace& process, const EventBatch& batch);
   void OnPacket(const ProcessTrace& process, const Packet& packet);
   void OnFileEnd(const ProcessTrace& process);
+  // One event of the process being read; anything but a record is ignored.
+  void OnRecord(const Event& e);
+  // Adds another collector's files (of other processes) to this one's.
+  void Absorb(TfRecordCollector&& other);
 
   // Every file, most records first. `reads` and `read_bytes` are left for the
   // caller, which has the per-file counts.

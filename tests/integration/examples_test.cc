@@ -183,6 +183,26 @@ class TfRecordExampleTest : public ExamplesTest {
       EXPECT_EQ(Number(*e, "record_bytes"), kTfEpochs * data_bytes) << path;
       EXPECT_EQ(Number(*e, "read_bytes"), kTfEpochs * contents.size()) << path;
       EXPECT_EQ(String(*e, "order"), order) << path;
+      // `iotap report` says the same as `iotap stats`.
+      const report::TfRecordFile* in_report = nullptr;
+      for (const report::TfRecordFile& f : t.report.tfrecord_files()) {
+        if (f.path() == path) in_report = &f;
+      }
+      if (in_report == nullptr) {
+        ADD_FAILURE() << "no TFRecord file " << path << " in the report\n" << t.text;
+        continue;
+      }
+      EXPECT_EQ(in_report->compression(), "none") << path;
+      EXPECT_EQ(in_report->records(), kTfEpochs * table.size()) << path;
+      EXPECT_EQ(in_report->record_bytes(), kTfEpochs * data_bytes) << path;
+      EXPECT_EQ(in_report->posix_reads(), Number(*e, "reads")) << path;
+      EXPECT_EQ(in_report->spanned_records(), Number(*e, "spanned_records")) << path;
+      EXPECT_EQ(in_report->order(), order) << path;
+      EXPECT_EQ(in_report->in_order(), order == "in order") << path;
+      double by_size = 0;
+      for (double n : in_report->record_sizes().log2()) by_size += n;
+      EXPECT_EQ(by_size, kTfEpochs * table.size()) << path;
+      EXPECT_NE(t.text.find("TFRecord files"), std::string::npos) << t.text;
     }
     return entries;
   }

@@ -159,6 +159,7 @@ export async function checkHostile(page) {
       scripts: document.querySelectorAll('script').length,
       attributes,
       files: document.getElementById('files-table').textContent,
+      tfrecords: (document.getElementById('tfrecord-table') || {textContent: ''}).textContent,
       command: document.getElementById('command').textContent,
     };
   });
@@ -171,6 +172,9 @@ export async function checkHostile(page) {
                       '/data/bad-\\xff\\xfe-utf8.bin', '/data/line\\u2028sep\\u2029.bin',
                       '/data/h5 <i>x</i>.h5']) {
     if (!found.files.includes(text)) failures.push('the files table does not show ' + JSON.stringify(text));
+  }
+  if (!found.tfrecords.includes('/data/<svg onload=alert(6)>.tfrecord')) {
+    failures.push('the TFRecord table does not show the shard\'s name as text');
   }
   for (const text of ['--tag=</script><img src=x onerror=alert(3)>', '--name="q\'\\n\\xff']) {
     if (!found.command.includes(text)) failures.push('the command does not show ' + JSON.stringify(text));

@@ -1,4 +1,5 @@
-// The report's tables: files, directories, HDF5 datasets, processes (loaders
+// The report's tables: files, directories, HDF5 datasets, TFRecord files,
+// processes (loaders
 // under their trainer), CUDA copies and epochs.
 
 const ROLE_NAMES = {TRAINER: 'trainer', LOADER: 'loader', HELPER: 'helper'};
@@ -30,6 +31,13 @@ function renderTables(report, section) {
     section.appendChild(el('h3', null, 'HDF5 datasets'));
     section.appendChild(sortableTable('datasets-table',
         'Each H5Dread and the POSIX reads HDF5 made for it.', datasetColumns(), flat(datasets.slice())));
+  }
+  const tfrecords = list(report.tfrecord_files);
+  if (tfrecords.length > 0) {
+    section.appendChild(el('h3', null, 'TFRecord files'));
+    section.appendChild(sortableTable('tfrecord-table',
+        'Records the job read, and how its reads covered them.', tfrecordColumns(),
+        flat(tfrecords.slice())));
   }
   section.appendChild(el('h3', null, 'Processes'));
   section.appendChild(sortableTable('processes-table',
@@ -63,6 +71,20 @@ function datasetColumns() {
     {label: 'reads per call', num: true, value: (d) => num(d.reads_per_call),
      text: (d) => num(d.reads_per_call).toFixed(1)},
     {label: 'time', num: true, value: (d) => num(d.read_time_s), text: (d) => fmtDuration(d.read_time_s)},
+  ];
+}
+
+function tfrecordColumns() {
+  return [
+    {label: 'file', value: (t) => shown(t.path), cls: 'path'},
+    {label: 'compression', value: (t) => t.compression || ''},
+    {label: 'records', num: true, value: (t) => num(t.records), text: (t) => fmtCount(t.records)},
+    {label: 'mean record', num: true, value: (t) => (num(t.records) > 0 ? num(t.record_bytes) / num(t.records) : 0),
+     text: (t) => fmtBytes(num(t.records) > 0 ? num(t.record_bytes) / num(t.records) : 0)},
+    {label: 'reads', num: true, value: (t) => num(t.posix_reads), text: (t) => fmtCount(t.posix_reads)},
+    {label: 'records per read', num: true, value: (t) => num(t.records_per_read),
+     text: (t) => num(t.records_per_read).toFixed(2)},
+    {label: 'order', value: (t) => shown(t.note || t.order || '')},
   ];
 }
 
