@@ -77,7 +77,9 @@ void TimeBitmap::Set(int64_t start_ns, int64_t end_ns) {
 }
 
 void TimeBitmap::Prefetch(int64_t t) const {
-  int64_t slot = SlotOf(t);
+  // A hint needs no exact slot: the uncorrected product (Divide) will do.
+  int64_t d = t - origin_ns_;
+  int64_t slot = d <= 0 ? 0 : static_cast<int64_t>(static_cast<double>(d) * inverse_resolution_);
   if (const uint64_t* words = ChunkAt(slot)) {
     __builtin_prefetch(words + ((slot & (kChunkSlots - 1)) >> 6), /*rw=*/1);
   }
