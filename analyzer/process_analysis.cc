@@ -127,10 +127,9 @@ void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
       kUnionHorizonNs, [io](int64_t start, int64_t end) { io->Add(start, end); });
 }
 
-ProcessAnalyzer::FileSlot& ProcessAnalyzer::Slot(const ProcessTrace& process, uint32_t id) {
+ProcessAnalyzer::FileSlot& ProcessAnalyzer::NewSlot(const ProcessTrace& process, uint32_t id) {
   if (id >= slots_.size()) slots_.resize(id + 1);
   FileSlot& slot = slots_[id];
-  if (slot.known) return slot;
   slot.known = true;
   const InternedName& name = process.Name(id);
   if (name.kind != InternedString::KIND_PATH && name.kind != InternedString::KIND_DEVICE) {

@@ -195,7 +195,12 @@ class ProcessAnalyzer : public TraceVisitor {
     size_t operator()(const PatternKey& k) const { return (size_t{k.file} << 32) ^ k.tid; }
   };
 
-  FileSlot& Slot(const ProcessTrace& process, uint32_t id);
+  // The slot of string id `id`; inline, as every I/O event asks.
+  FileSlot& Slot(const ProcessTrace& process, uint32_t id) {
+    if (id < slots_.size() && slots_[id].known) [[likely]] return slots_[id];
+    return NewSlot(process, id);
+  }
+  FileSlot& NewSlot(const ProcessTrace& process, uint32_t id);
   void OnIo(const ProcessTrace& process, const Event& e, const OpTraits& op, int64_t start,
             int64_t end);
   void OnHdf5(const ProcessTrace& process, const Event& e, int64_t start, int64_t end);
