@@ -223,8 +223,11 @@ StatsReport StatsCollector::Finish(std::vector<ReadIssue> issues) {
   r.events = events_;
   r.dropped_events = dropped_;
   for (auto& [path, f] : files_) r.files.push_back(f);
-  std::stable_sort(r.files.begin(), r.files.end(), [](const FileStats& a, const FileStats& b) {
-    return a.read_bytes + a.write_bytes > b.read_bytes + b.write_bytes;
+  // Most bytes first; equal ones by path.
+  std::sort(r.files.begin(), r.files.end(), [](const FileStats& a, const FileStats& b) {
+    uint64_t a_bytes = a.read_bytes + a.write_bytes;
+    uint64_t b_bytes = b.read_bytes + b.write_bytes;
+    return a_bytes != b_bytes ? a_bytes > b_bytes : a.path < b.path;
   });
   for (auto& [kind, f] : ipc_) r.ipc.push_back(f);
   r.process_list = processes_;

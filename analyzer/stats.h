@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 #include <string>
 #include <vector>
@@ -119,7 +120,9 @@ class StatsCollector : public TraceVisitor {
  private:
   FileStats* Slot(const ProcessTrace& process, uint32_t id);
 
-  std::map<std::string, FileStats> files_;
+  // By path: a hash table (nodes stay put for by_id_) finds a path in one
+  // comparison; Finish orders the files.
+  std::unordered_map<std::string, FileStats> files_;
   std::map<int, FileStats> ipc_;  // by InternedString::Kind
   std::vector<ProcessStats> processes_;
   // Per file being read: string id -> stats slot, and which slots it touched.
