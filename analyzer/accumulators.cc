@@ -55,6 +55,26 @@ void AccessPattern::ToProto(report::AccessPattern* out) const {
 void ByteRanges::Add(int64_t offset, uint64_t bytes) {
   if (bytes == 0) return;
   int64_t end = offset + static_cast<int64_t>(bytes);
+  if (ranges_.empty()) {
+    if (!solo_) {
+      solo_ = true;
+      solo_start_ = offset;
+      solo_end_ = end;
+      covered_ += bytes;
+      return;
+    }
+    if (offset <= solo_end_ && end >= solo_start_) {  // overlaps or touches: still one
+      int64_t start = std::min(solo_start_, offset);
+      int64_t stop = std::max(solo_end_, end);
+      covered_ += static_cast<uint64_t>((stop - start) - (solo_end_ - solo_start_));
+      solo_start_ = start;
+      solo_end_ = stop;
+      return;
+    }
+    // A second range: both go into the tree.
+    last_ = ranges_.emplace(solo_start_, solo_end_).first;
+    solo_ = false;
+  }
   if (last_ != ranges_.end() && offset == last_->second) {
     auto next = std::next(last_);
     if (next == ranges_.end() || next->first > end) {
@@ -113,6 +133,7 @@ void ByteRanges::Shrink() {
 }
 
 void ByteRanges::Merge(const ByteRanges& o) {
+  if (o.solo_) Add(o.solo_start_, static_cast<uint64_t>(o.solo_end_ - o.solo_start_));
   for (const auto& [s, e] : o.ranges_) Add(s, static_cast<uint64_t>(e - s));
   approximate_ = approximate_ || o.approximate_;
 }

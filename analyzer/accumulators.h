@@ -133,20 +133,36 @@ class ByteRanges {
   ByteRanges() = default;
   // Copies forget where the last read ended (an iterator into the original).
   ByteRanges(const ByteRanges& o)
-      : ranges_(o.ranges_), covered_(o.covered_), approximate_(o.approximate_) {}
+      : ranges_(o.ranges_),
+        solo_start_(o.solo_start_),
+        solo_end_(o.solo_end_),
+        solo_(o.solo_),
+        covered_(o.covered_),
+        approximate_(o.approximate_) {}
   ByteRanges& operator=(const ByteRanges& o) {
     ranges_ = o.ranges_;
     last_ = ranges_.end();
+    solo_start_ = o.solo_start_;
+    solo_end_ = o.solo_end_;
+    solo_ = o.solo_;
     covered_ = o.covered_;
     approximate_ = o.approximate_;
     return *this;
   }
   // Moves too (the tree's nodes stay where they are, but not its end).
   ByteRanges(ByteRanges&& o) noexcept
-      : ranges_(std::move(o.ranges_)), covered_(o.covered_), approximate_(o.approximate_) {}
+      : ranges_(std::move(o.ranges_)),
+        solo_start_(o.solo_start_),
+        solo_end_(o.solo_end_),
+        solo_(o.solo_),
+        covered_(o.covered_),
+        approximate_(o.approximate_) {}
   ByteRanges& operator=(ByteRanges&& o) noexcept {
     ranges_ = std::move(o.ranges_);
     last_ = ranges_.end();
+    solo_start_ = o.solo_start_;
+    solo_end_ = o.solo_end_;
+    solo_ = o.solo_;
     covered_ = o.covered_;
     approximate_ = o.approximate_;
     return *this;
@@ -164,6 +180,12 @@ class ByteRanges {
   std::map<int64_t, int64_t> ranges_;  // start -> end, disjoint
   // The range the previous read ended in: sequential reads extend it.
   std::map<int64_t, int64_t>::iterator last_ = ranges_.end();
+  // While the reads make one contiguous range, as a file read through once
+  // does, it is kept here and ranges_ is empty: most files of a run never
+  // need a tree node.
+  int64_t solo_start_ = 0;
+  int64_t solo_end_ = 0;
+  bool solo_ = false;
   uint64_t covered_ = 0;
   bool approximate_ = false;
 };
