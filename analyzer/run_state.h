@@ -11,12 +11,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
-#include "analyzer/process_analysis.h"
 #include "analyzer/path_table.h"
+#include "analyzer/process_analysis.h"
 #include "analyzer/run_catalog.h"
 #include "analyzer/steps/step_log.h"
 #include "analyzer/time_bitmap.h"
