@@ -33,27 +33,6 @@ const char* RoleName(report::Role r) {
 
 std::string Percent(double share) { return absl::StrFormat("%.0f%%", share * 100); }
 
-// Markdown that a file name cannot break out of: table pipes, emphasis,
-// links, code and raw HTML are all escaped.
-std::string Md(std::string_view s) {
-  std::string shown = DisplayName(s);
-  std::string out;
-  for (char c : shown) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '|': case '*': case '_': case '`': case '[': case ']': case '#': case '\\':
-      case '~': case '!':
-        out += '\\';
-        out += c;
-        break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string Command(const Report& r) {
   std::vector<std::string> shown;
   for (const std::string& a : r.run().command()) shown.push_back(DisplayName(a));
@@ -192,19 +171,19 @@ std::string ReportToText(const Report& r) {
 }
 
 std::string ReportToMarkdown(const Report& r) {
-  std::string out = absl::StrCat("## iotap report: `", Md(Command(r)), "`\n\n");
-  for (const std::string& line : Glance(r)) absl::StrAppend(&out, "- ", Md(line), "\n");
+  std::string out = absl::StrCat("## iotap report: `", MarkdownText(Command(r)), "`\n\n");
+  for (const std::string& line : Glance(r)) absl::StrAppend(&out, "- ", MarkdownText(line), "\n");
   absl::StrAppend(&out, "\n### Findings\n\n");
   if (r.findings_size() == 0) absl::StrAppend(&out, "None.\n");
   for (int i = 0; i < r.findings_size(); ++i) {
     const report::Finding& f = r.findings(i);
     absl::StrAppendFormat(&out, "%d. **%s: %s.** %s\n", i + 1, SeverityName(f.severity()),
-                          Md(f.title()), Md(f.summary()));
+                          MarkdownText(f.title()), MarkdownText(f.summary()));
     for (const report::Evidence& e : f.evidence()) {
-      absl::StrAppendFormat(&out, "   - %s: %s\n", Md(e.name()), Md(e.text()));
+      absl::StrAppendFormat(&out, "   - %s: %s\n", MarkdownText(e.name()), MarkdownText(e.text()));
     }
     if (!f.recommendation().empty()) {
-      absl::StrAppendFormat(&out, "   - *What to do:* %s\n", Md(f.recommendation()));
+      absl::StrAppendFormat(&out, "   - *What to do:* %s\n", MarkdownText(f.recommendation()));
     }
   }
   absl::StrAppend(&out, "\n### Layers\n\n| layer | calls | reads | read | writes | written | time in calls |\n"
@@ -220,13 +199,14 @@ std::string ReportToMarkdown(const Report& r) {
   int shown = 0;
   for (const report::File& f : r.files()) {
     if (shown++ == 20) break;
-    absl::StrAppendFormat(&out, "| %s | %s | %s | %d | %s | %d |\n", Md(f.path()), f.category(),
+    absl::StrAppendFormat(&out, "| %s | %s | %s | %d | %s | %d |\n", MarkdownText(f.path()),
+                          f.category(),
                           HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
                           HumanBytes(f.write_bytes()), static_cast<int64_t>(f.opens()));
   }
   if (r.notes_size() > 0) {
     absl::StrAppend(&out, "\n### Notes\n\n");
-    for (const report::Note& n : r.notes()) absl::StrAppend(&out, "- ", Md(n.message()), "\n");
+    for (const report::Note& n : r.notes()) absl::StrAppend(&out, "- ", MarkdownText(n.message()), "\n");
   }
   absl::StrAppend(&out, "\n<sub>iotap ", r.schema_version(), "; full details: `iotap report --format json`</sub>\n");
   return out;

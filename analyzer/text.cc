@@ -65,6 +65,24 @@ std::string DisplayName(std::string_view s) {
   return out;
 }
 
+std::string MarkdownText(std::string_view s) {
+  std::string out;
+  for (char c : DisplayName(s)) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '|': case '*': case '_': case '`': case '[': case ']': case '#': case '\\':
+      case '~': case '!':
+        out += '\\';
+        out += c;
+        break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 std::string ValidUtf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());

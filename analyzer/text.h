@@ -19,6 +19,12 @@ size_t Utf8SequenceLength(std::string_view s, size_t i);
 // cannot forge a line.
 std::string DisplayName(std::string_view s);
 
+// `s` for Markdown: DisplayName's text, with every character Markdown or HTML
+// would act on escaped (table pipes, emphasis, links, code, headings, raw
+// HTML and entities), so a file name cannot break out of a table cell or
+// inject markup. Renders as DisplayName(s).
+std::string MarkdownText(std::string_view s);
+
 // `s` as valid UTF-8 for protobuf string fields and JSON: valid sequences
 // kept, each other byte replaced by the four characters \xNN (the same
 // spelling JsonEscape uses), so a non-UTF-8 file name stays recognisable.

@@ -13,6 +13,14 @@ TEST(DisplayNameTest, NewlinesAndInvalidBytesCannotForgeLines) {
   EXPECT_EQ(DisplayName(std::string("nul\0x", 5)), "nul\\x00x");
 }
 
+TEST(MarkdownTextTest, NamesCannotBreakOutOfACellOrInjectMarkup) {
+  EXPECT_EQ(MarkdownText("a|b"), "a\\|b");
+  EXPECT_EQ(MarkdownText("<script>&"), "&lt;script&gt;&amp;");
+  EXPECT_EQ(MarkdownText("[x](javascript:y) *b* _i_ `c` # ~s~ !"),
+            "\\[x\\](javascript:y) \\*b\\* \\_i\\_ \\`c\\` \\# \\~s\\~ \\!");
+  EXPECT_EQ(MarkdownText("line\nbreak"), "line\\\\nbreak");
+}
+
 TEST(Utf8Test, RejectsSurrogatesAndOverlongForms) {
   EXPECT_EQ(Utf8SequenceLength("\xed\xa0\x80", 0), 0u);  // U+D800
   EXPECT_EQ(Utf8SequenceLength("\xe0\x80\xaf", 0), 0u);  // overlong
