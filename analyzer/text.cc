@@ -40,12 +40,22 @@ std::string DisplayName(std::string_view s) {
   while (i < s.size()) {
     size_t len = Utf8SequenceLength(s, i);
     unsigned char c = static_cast<unsigned char>(s[i]);
+    char buf[8];
+    // C1 controls (U+0080 to U+009F) are valid UTF-8, and some terminals act
+    // on them (U+009B as ESC [): their two bytes are shown escaped.
+    if (len == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+      std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(s[i + 1]));
+      out += buf;
+      i += len;
+      continue;
+    }
     if (len > 1) {
       out.append(s.substr(i, len));
       i += len;
       continue;
     }
-    char buf[8];
     if (len == 0 || c < 0x20 || c == 0x7f) {
       switch (c) {
         case '\n': out += "\\n"; break;

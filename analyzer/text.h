@@ -14,9 +14,10 @@ namespace iotap::analyzer {
 // there are not valid UTF-8 (overlong forms and surrogates included).
 size_t Utf8SequenceLength(std::string_view s, size_t i);
 
-// `s` for a terminal or a log line: valid UTF-8 kept, control characters and
-// invalid bytes as \n, \t, \xNN, and '\' doubled, so a name with a newline
-// cannot forge a line.
+// `s` for a terminal or a log line: valid UTF-8 kept, control characters
+// (C0, DEL and C1) and invalid bytes as \n, \t, \xNN, and '\' doubled, so a
+// name with a newline cannot forge a line nor one with a control sequence
+// drive the terminal.
 std::string DisplayName(std::string_view s);
 
 // `s` for Markdown: DisplayName's text, with every character Markdown or HTML

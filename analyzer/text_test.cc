@@ -11,6 +11,8 @@ TEST(DisplayNameTest, NewlinesAndInvalidBytesCannotForgeLines) {
   EXPECT_EQ(DisplayName("back\\slash"), "back\\\\slash");
   EXPECT_EQ(DisplayName("\xc3\xa9t\xc3\xa9"), "\xc3\xa9t\xc3\xa9");
   EXPECT_EQ(DisplayName(std::string("nul\0x", 5)), "nul\\x00x");
+  // C1 controls: U+009B (CSI) and U+0085 (NEL); U+00A0 is not one.
+  EXPECT_EQ(DisplayName("\xc2\x9b" "31m \xc2\x85 \xc2\xa0"), "\\xc2\\x9b31m \\xc2\\x85 \xc2\xa0");
 }
 
 TEST(MarkdownTextTest, NamesCannotBreakOutOfACellOrInjectMarkup) {
