@@ -108,9 +108,9 @@ std::string ReportToText(const Report& r) {
   for (int i = 0; i < r.findings_size(); ++i) {
     const report::Finding& f = r.findings(i);
     absl::StrAppendFormat(&out, "  %d. [%s] %s\n     %s\n", i + 1, SeverityName(f.severity()),
-                          f.title(), f.summary());
+                          DisplayName(f.title()), DisplayName(f.summary()));
     for (const report::Evidence& e : f.evidence()) {
-      absl::StrAppendFormat(&out, "     - %s: %s\n", e.name(), e.text());
+      absl::StrAppendFormat(&out, "     - %s: %s\n", DisplayName(e.name()), DisplayName(e.text()));
     }
     if (!f.objects().empty()) {
       std::vector<std::string> shown;
@@ -120,7 +120,9 @@ std::string ReportToText(const Report& r) {
                                                                 " more")
                                                  : "");
     }
-    if (!f.recommendation().empty()) absl::StrAppend(&out, "     what to do: ", f.recommendation(), "\n");
+    if (!f.recommendation().empty()) {
+      absl::StrAppend(&out, "     what to do: ", DisplayName(f.recommendation()), "\n");
+    }
   }
   absl::StrAppend(&out, "\nLayers\n");
   for (const report::Layer& l : r.layers()) {
