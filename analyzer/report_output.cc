@@ -31,6 +31,14 @@ const char* RoleName(report::Role r) {
   }
 }
 
+// At most `max` bytes of UTF-8 `s`, never cutting a character in two.
+std::string Prefix(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
 std::string Percent(double share) { return absl::StrFormat("%.0f%%", share * 100); }
 
 std::string Command(const Report& r) {
@@ -163,7 +171,7 @@ std::string ReportToText(const Report& r) {
                           RoleName(p.role()), HumanBytes(p.read_bytes()),
                           HumanDuration(p.io_busy_s()),
                           HumanDuration(p.cpu_user_s() + p.cpu_system_s()), p.end(),
-                          DisplayName(absl::StrJoin(p.argv(), " ")).substr(0, 60));
+                          Prefix(DisplayName(absl::StrJoin(p.argv(), " ")), 60));
   }
   if (r.notes_size() > 0) {
     absl::StrAppend(&out, "\nNotes\n");
