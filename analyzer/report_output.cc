@@ -181,7 +181,8 @@ std::string ReportToText(const Report& r) {
 }
 
 std::string ReportToMarkdown(const Report& r) {
-  std::string out = absl::StrCat("## iotap report: `", MarkdownText(Command(r)), "`\n\n");
+  std::string out = absl::StrCat(
+      "## iotap report: ", MarkdownCode(absl::StrJoin(r.run().command(), " ")), "\n\n");
   for (const std::string& line : Glance(r)) absl::StrAppend(&out, "- ", MarkdownText(line), "\n");
   absl::StrAppend(&out, "\n### Findings\n\n");
   if (r.findings_size() == 0) absl::StrAppend(&out, "None.\n");

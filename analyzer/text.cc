@@ -1,5 +1,6 @@
 #include "analyzer/text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -91,6 +92,23 @@ std::string MarkdownText(std::string_view s) {
     }
   }
   return out;
+}
+
+std::string MarkdownCode(std::string_view s) {
+  std::string shown = DisplayName(s);
+  size_t longest = 0, run = 0;
+  for (char c : shown) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  std::string fence(longest + 1, '`');
+  // CommonMark strips one space from each end of a code span whose text
+  // starts and ends with one, and a text starting or ending with a backtick
+  // needs a space to be told from the fence: a space is added for both.
+  bool pad = shown.empty() || shown.front() == '`' || shown.back() == '`' ||
+             (shown.front() == ' ' && shown.back() == ' ');
+  std::string space = pad ? " " : "";
+  return fence + space + shown + space + fence;
 }
 
 std::string ValidUtf8(std::string_view s) {

@@ -26,6 +26,11 @@ std::string DisplayName(std::string_view s);
 // inject markup. Renders as DisplayName(s).
 std::string MarkdownText(std::string_view s);
 
+// `s` as a Markdown code span, its backticks included: DisplayName(s), shown
+// literally (nothing is escaped or interpreted inside a code span), between
+// fences longer than any run of backticks in it.
+std::string MarkdownCode(std::string_view s);
+
 // `s` as valid UTF-8 for protobuf string fields and JSON: valid sequences
 // kept, each other byte replaced by the four characters \xNN (the same
 // spelling JsonEscape uses), so a non-UTF-8 file name stays recognisable.

@@ -23,6 +23,15 @@ TEST(MarkdownTextTest, NamesCannotBreakOutOfACellOrInjectMarkup) {
   EXPECT_EQ(MarkdownText("line\nbreak"), "line\\\\nbreak");
 }
 
+TEST(MarkdownCodeTest, ShownLiterallyBetweenLongEnoughFences) {
+  EXPECT_EQ(MarkdownCode("python train_model.py --data_dir /x"),
+            "`python train_model.py --data_dir /x`");
+  EXPECT_EQ(MarkdownCode("a `b` c"), "``a `b` c``");
+  EXPECT_EQ(MarkdownCode("`start"), "`` `start ``");
+  EXPECT_EQ(MarkdownCode("<b>\n"), "`<b>\\n`");
+  EXPECT_EQ(MarkdownCode(""), "` `");
+}
+
 TEST(Utf8Test, RejectsSurrogatesAndOverlongForms) {
   EXPECT_EQ(Utf8SequenceLength("\xed\xa0\x80", 0), 0u);  // U+D800
   EXPECT_EQ(Utf8SequenceLength("\xe0\x80\xaf", 0), 0u);  // overlong
