@@ -5,6 +5,15 @@
 
 namespace iotap::analyzer {
 
+namespace {
+
+// Slots past this are never set or counted. ChooseResolution keeps a whole
+// run within it (256 MiB of bits); only damaged times fall beyond, and they
+// must neither take memory nor make a count scan all the way to them.
+constexpr int64_t kMaxSlots = int64_t{256} << 23;
+
+}  // namespace
+
 TimeBitmap::TimeBitmap(int64_t origin_ns, int64_t resolution_ns)
     : origin_ns_(origin_ns), resolution_ns_(std::max<int64_t>(1, resolution_ns)) {}
 
@@ -30,7 +39,7 @@ void TimeBitmap::Set(int64_t start_ns, int64_t end_ns) {
   if (end_ns <= start_ns) return;
   int64_t from = SlotOf(start_ns);
   // The last slot the interval touches: end is exclusive.
-  int64_t to = SlotOf(end_ns - 1) + 1;
+  int64_t to = std::min(SlotOf(end_ns - 1) + 1, kMaxSlots);
   for (int64_t s = from; s < to;) {
     uint64_t* chunk = ChunkFor(s);
     int64_t in_chunk = s & (kChunkSlots - 1);
@@ -49,8 +58,15 @@ void TimeBitmap::Set(int64_t start_ns, int64_t end_ns) {
 template <typename WordFn>
 int64_t TimeBitmap::CountSlots(int64_t from, int64_t to, WordFn word) const {
   int64_t count = 0;
+  // Every word counted is one of ours: nothing lies past our last chunk, and
+  // a chunk never allocated counts 0.
+  to = std::min(to, static_cast<int64_t>(chunks_.size()) << kChunkBits);
   for (int64_t s = from; s < to;) {
     int64_t chunk_end = std::min(to, (s | (kChunkSlots - 1)) + 1);
+    if (ChunkAt(s) == nullptr) {
+      s = chunk_end;
+      continue;
+    }
     int64_t k = s & (kChunkSlots - 1);
     int64_t k_end = k + (chunk_end - s);
     while (k < k_end) {
