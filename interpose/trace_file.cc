@@ -13,6 +13,9 @@
 
 namespace iotap::interpose {
 
+constinit std::atomic<int> TraceFile::writing_fd_{-1};
+constinit std::atomic<uint64_t> TraceFile::opening_since_ns_{0};
+
 namespace {
 
 // The shim's own file operations use raw system calls: they must never be
@@ -126,12 +129,24 @@ class NoFileSizeSignal {
 int TraceFile::Append(const uint8_t* data, size_t n) {
   if (!created_) return EBADF;
   NoFileSizeSignal no_sigxfsz;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  opening_since_ns_.store(static_cast<uint64_t>(now.tv_sec) * 1000000000ull +
+                              static_cast<uint64_t>(now.tv_nsec),
+                          std::memory_order_relaxed);
+  writing_fd_.store(kOpening, std::memory_order_seq_cst);
   int fd = static_cast<int>(
       syscall(SYS_openat, AT_FDCWD, path_, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
-  if (fd < 0) return errno;
+  if (fd < 0) {
+    int err = errno;
+    writing_fd_.store(-1, std::memory_order_release);
+    return err;
+  }
+  writing_fd_.store(fd, std::memory_order_seq_cst);
   struct stat st;
   if (syscall(SYS_fstat, fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
     syscall(SYS_close, fd);
+    writing_fd_.store(-1, std::memory_order_release);
     return ESTALE;  // not our file any more
   }
   // Another process never shares this file, so its size is ours to know; a
@@ -157,7 +172,10 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
   } else {
     size_ += n;
   }
+  // Closed before it is unpublished: an application waiting to dup2 onto
+  // this number must not have its new descriptor closed by us.
   syscall(SYS_close, fd);
+  writing_fd_.store(-1, std::memory_order_release);
   return err;
 }
 

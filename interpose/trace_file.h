@@ -9,6 +9,15 @@
 // calling dup2 over it, could disturb, and a file swapped in its place is never
 // written. A write that fails half-way is truncated back, so the file always
 // ends with a complete frame.
+//
+// While a write is in progress, its descriptor is published (WritingFd): the
+// shim's close, dup2, dup3, close_range and closefrom wrappers wait for the
+// write to end rather than close that descriptor or put the application's
+// file in its place, which would lose the frame or write it into the
+// application's file. Untraced, the descriptor would not be open at all.
+// While the file is being opened the number is not known yet (kOpening):
+// they wait for any descriptor then, but only as long as opening is quick, so
+// that a hung file system does not hold up the job's every close.
 
 #ifndef IOTAP_INTERPOSE_TRACE_FILE_H_
 #define IOTAP_INTERPOSE_TRACE_FILE_H_
@@ -17,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include <atomic>
 
 namespace iotap::interpose {
 
@@ -37,12 +48,22 @@ class TraceFile {
   // Forgets the file (a fork child makes its own).
   void Forget() { created_ = false; }
 
+  // The descriptor open on a trace file for a write in progress: -1 if
+  // none, kOpening while the file is being opened (since OpeningSinceNs(),
+  // CLOCK_MONOTONIC).
+  static constexpr int kOpening = -2;
+  static int WritingFd() { return writing_fd_.load(std::memory_order_acquire); }
+  static uint64_t OpeningSinceNs() { return opening_since_ns_.load(std::memory_order_relaxed); }
+
  private:
   char path_[PATH_MAX] = {};
   dev_t dev_ = 0;
   ino_t ino_ = 0;
   uint64_t size_ = 0;
   bool created_ = false;
+
+  static constinit std::atomic<int> writing_fd_;
+  static constinit std::atomic<uint64_t> opening_since_ns_;
 };
 
 }  // namespace iotap::interpose
