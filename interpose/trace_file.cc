@@ -131,9 +131,9 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
   NoFileSizeSignal no_sigxfsz;
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  opening_since_ns_.store(static_cast<uint64_t>(now.tv_sec) * 1000000000ull +
-                              static_cast<uint64_t>(now.tv_nsec),
-                          std::memory_order_relaxed);
+  opening_since_ns_.store(
+      static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec),
+      std::memory_order_relaxed);
   writing_fd_.store(kOpening, std::memory_order_seq_cst);
   int fd = static_cast<int>(
       syscall(SYS_openat, AT_FDCWD, path_, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));

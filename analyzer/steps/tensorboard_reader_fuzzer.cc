@@ -53,8 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes = data[0] % 2 == 0
                           ? std::string(reinterpret_cast<const char*>(data + 1), size - 1)
                           : Records(data + 1, size - 1);
-  const std::string& path =
-      file.Hold(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  const std::string& path = file.Hold(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   iotap::fuzz::CheckStepLog(iotap::analyzer::ReadTensorBoardLog(path));
   return 0;
 }

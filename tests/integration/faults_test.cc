@@ -47,8 +47,8 @@ void CheckInterruptedReads(bool restart) {
   TempDir dir;
   const std::string bytes = "3000000", flag = restart ? "1" : "0";
   RunResult plain = RunProgram({Faults(), "interrupted", bytes, flag, dir.Sub("plain")});
-  RunResult traced = RunPreloaded({Faults(), "interrupted", bytes, flag, dir.Sub("counts")},
-                                  dir.Sub("trace"));
+  RunResult traced =
+      RunPreloaded({Faults(), "interrupted", bytes, flag, dir.Sub("counts")}, dir.Sub("trace"));
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   ExpectSameBehaviour(plain, traced);
   EXPECT_TRUE(absl::StartsWith(plain.out, "bytes 3000000 checksum ")) << plain.out;
@@ -145,8 +145,8 @@ TEST_F(FileSystemFaultTest, OutputFileSystemFillsUp) {
   LoadedRun run = LoadRun(trace);
   ASSERT_EQ(run.processes.size(), 1u);
   ExpectReadableUpToTheEnd(run, /*allow_gaps=*/true);
-  size_t reads = run.On(data_ + "/t0.bin", OP_PREAD).size() +
-                 run.On(data_ + "/t1.bin", OP_PREAD).size();
+  size_t reads =
+      run.On(data_ + "/t0.bin", OP_PREAD).size() + run.On(data_ + "/t1.bin", OP_PREAD).size();
   EXPECT_GT(reads, 0u);
   EXPECT_LT(reads, 600000u);
 }
@@ -165,7 +165,8 @@ TEST(FaultsTest, KilledAtRandomMomentsIncludingDuringAFlush) {
   for (int round = 0; round < 12; ++round) {
     int sig = round % 4 < 2 ? SIGKILL : SIGTERM;
     bool during_flush = round % 2 == 1;
-    SCOPED_TRACE(absl::StrCat("round ", round, ", signal ", sig, during_flush ? ", in a flush" : ""));
+    SCOPED_TRACE(
+        absl::StrCat("round ", round, ", signal ", sig, during_flush ? ", in a flush" : ""));
     std::vector<std::string> argv = {Faults(), "busy", file, "3"};
     std::string trace = dir.Sub("trace" + std::to_string(round));
     Background untraced = StartProgram(argv, "", dir.Sub("plain"));

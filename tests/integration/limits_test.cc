@@ -154,8 +154,8 @@ TEST(LimitsTest, ClosesEveryDescriptorAndDup2sOverOthers) {
   RunResult plain = RunProgram({Faults(), "close-all", file, dir.Sub("sink1"), "100"});
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_EQ(plain.out, "read 40960000 bytes; the sink holds 0 bytes\n");
-  RunResult traced =
-      RunPreloaded({Faults(), "close-all", file, dir.Sub("sink2"), "100"}, dir.Sub("trace"), options);
+  RunResult traced = RunPreloaded({Faults(), "close-all", file, dir.Sub("sink2"), "100"},
+                                  dir.Sub("trace"), options);
   ExpectSameBehaviour(plain, traced);
 
   LoadedRun run = LoadRun(dir.Sub("trace"));

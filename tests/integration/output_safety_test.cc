@@ -52,9 +52,18 @@ TEST(OutputSafetyTest, NoProductSourceStartsAShell) {
 
 TEST(OutputSafetyTest, IotapRunPassesShellMetacharactersVerbatim) {
   TempDir dir;
-  std::vector<std::string> args = {"a;b",     "$(touch pwned1)", "`touch pwned2`", "*",
-                                   "\"q\" 's'", "x|touch pwned3",  "&& touch pwned4", "$HOME",
-                                   "line\nbreak", "",             "-o", "--"};
+  std::vector<std::string> args = {"a;b",
+                                   "$(touch pwned1)",
+                                   "`touch pwned2`",
+                                   "*",
+                                   "\"q\" 's'",
+                                   "x|touch pwned3",
+                                   "&& touch pwned4",
+                                   "$HOME",
+                                   "line\nbreak",
+                                   "",
+                                   "-o",
+                                   "--"};
   std::vector<std::string> argv = {"printf", "[%s]\\n"};
   argv.insert(argv.end(), args.begin(), args.end());
   RunOptions options;
@@ -75,8 +84,7 @@ void ExpectInertText(const std::string& what, const std::string& text) {
   EXPECT_EQ(analyzer::ValidUtf8(text), text);
   for (size_t i = 0; i < text.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    bool c1 = c == 0xC2 && i + 1 < text.size() &&
-              static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+    bool c1 = c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
               static_cast<unsigned char>(text[i + 1]) <= 0x9F;
     ASSERT_FALSE((c < 0x20 && c != '\n') || c == 0x7F || c1)
         << "control character " << static_cast<int>(c) << " at byte " << i;
@@ -97,7 +105,8 @@ TEST(OutputSafetyTest, HostileNamesComeOutEscapedEverywhere) {
       "new\nline",
       "tab\tcr\r",
       "esc\x1b[31mred\x1b[0m",
-      "c1 \xc2\x9b" "31m",
+      "c1 \xc2\x9b"
+      "31m",
       "latin-1 caf\xe9",
       "quote\" back\\slash &amp;",
   };
@@ -152,8 +161,10 @@ TEST(OutputSafetyTest, HostileNamesComeOutEscapedEverywhere) {
     }
     int cells = 0;
     for (size_t i = 0; i < line.size(); ++i) {
-      if (line[i] == '\\') ++i;
-      else cells += line[i] == '|';
+      if (line[i] == '\\')
+        ++i;
+      else
+        cells += line[i] == '|';
     }
     if (header_cells < 0) header_cells = cells;
     EXPECT_EQ(cells, header_cells) << line;

@@ -124,8 +124,8 @@ static int Interrupted(long bytes, int restart, const char* counts) {
   printf("bytes %ld checksum %lu\n", total, sum);
   FILE* f = fopen(counts, "w");
   if (f == NULL) Die(counts);
-  fprintf(f, "reads %ld interrupted %ld short %ld handled %ld\n", reads, interrupted,
-          short_reads, (long)g_handled);
+  fprintf(f, "reads %ld interrupted %ld short %ld handled %ld\n", reads, interrupted, short_reads,
+          (long)g_handled);
   fclose(f);
   return 0;
 }
