@@ -21,6 +21,21 @@ int Log2Bucket(uint64_t bytes) { return bytes <= 1 ? 0 : 63 - std::countl_zero(b
 void SizeHistogram::Merge(const SizeHistogram& o) {
   for (size_t i = 0; i < darshan.size(); ++i) darshan[i] += o.darshan[i];
   for (size_t i = 0; i < log2.size(); ++i) log2[i] += o.log2[i];
+  for (size_t i = 0; i < log2_bytes.size(); ++i) log2_bytes[i] += o.log2_bytes[i];
+}
+
+double SizeHistogram::ApproximateMedian() const {
+  uint64_t total = 0;
+  for (uint64_t v : log2) total += v;
+  if (total == 0) return 0;
+  uint64_t seen = 0;
+  for (size_t k = 0; k < log2.size(); ++k) {
+    seen += log2[k];
+    if (2 * seen >= total) {
+      return static_cast<double>(log2_bytes[k]) / static_cast<double>(log2[k]);
+    }
+  }
+  return 0;
 }
 
 bool SizeHistogram::empty() const {
@@ -58,6 +73,11 @@ void AccessPattern::ToProto(report::AccessPattern* out) const {
   out->set_random(static_cast<double>(random));
 }
 
+// A forward skip read-ahead still covers (the kernel's default window) or
+// that is small next to the reads is sequential; a longer one is a jump
+// like any other, as a shuffled reader's mostly forward jumps are.
+constexpr int64_t kReadAheadBytes = 128 * 1024;
+
 AccessKind AccessPatternTracker::Add(int64_t offset, uint64_t bytes) {
   AccessKind kind = AccessKind::kFirst;
   if (has_previous_) {
@@ -66,7 +86,7 @@ AccessKind AccessPatternTracker::Add(int64_t offset, uint64_t bytes) {
       kind = AccessKind::kConsecutive;
     } else if (has_gap_ && gap == previous_gap_) {
       kind = AccessKind::kStrided;
-    } else if (gap > 0) {
+    } else if (gap > 0 && gap <= std::max<int64_t>(kReadAheadBytes, 4 * static_cast<int64_t>(bytes))) {
       kind = AccessKind::kSequential;
     } else {
       kind = AccessKind::kRandom;

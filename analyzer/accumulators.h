@@ -26,11 +26,18 @@ int Log2Bucket(uint64_t bytes);
 struct SizeHistogram {
   std::array<uint64_t, 10> darshan{};
   std::array<uint64_t, 64> log2{};
+  std::array<uint64_t, 64> log2_bytes{};  // the sizes in each log2 bucket, summed
 
   void Add(uint64_t bytes) {
     ++darshan[DarshanBucket(bytes)];
-    ++log2[Log2Bucket(bytes)];
+    int k = Log2Bucket(bytes);
+    ++log2[k];
+    log2_bytes[k] += bytes;
   }
+  // The mean size within the power-of-two bucket that holds the median: the
+  // median itself when the sizes in that bucket are all alike, as a data
+  // loader's mostly are; 0 when empty.
+  double ApproximateMedian() const;
   void Merge(const SizeHistogram& o);
   bool empty() const;
   void ToProto(report::SizeHistogram* out) const;

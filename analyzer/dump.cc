@@ -4,6 +4,7 @@
 #include <ctime>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -134,12 +135,28 @@ std::string Details(const ProcessTrace& p, const Event& e) {
     case OP_OPTIMIZER_STEP:
       absl::StrAppend(&d, " [step ", static_cast<int64_t>(e.aux), "]");
       break;
+    case OP_TFRECORD_RECORD:
+      // A record, the reads that delivered it and the one that completed it.
+      absl::StrAppend(&d, " [record ",
+                      (e.flags & FLAG_TFRECORD_INDEX_UNKNOWN) ? "?" : absl::StrCat(e.aux),
+                      ", data ", e.requested, " B, ", e.result, e.result == 1 ? " read" : " reads",
+                      ", completed by read ", e.parent >> 40, ":", e.parent & ((1ull << 40) - 1),
+                      "]");
+      return d;
     default:
-      if (e.aux != 0) absl::StrAppend(&d, " [aux ", e.aux, "]");
+      if (LayerOf(e.op) == Layer::kHdf5) {
+        absl::StrAppend(&d, " [call ", e.aux, "]");
+      } else if (e.aux != 0) {
+        absl::StrAppend(&d, " [aux ", e.aux, "]");
+      }
       break;
   }
   if (e.parent != 0) absl::StrAppend(&d, " [in call ", e.parent, "]");
   return d;
+}
+
+std::string Dims(const google::protobuf::RepeatedField<uint64_t>& dims) {
+  return dims.empty() ? "scalar" : absl::StrJoin(dims, "x");
 }
 
 }  // namespace
@@ -181,6 +198,27 @@ void DumpWriter::OnEvents(const ProcessTrace& process, const EventBatch& batch) 
 }
 
 void DumpWriter::OnPacket(const ProcessTrace& process, const Packet& packet) {
+  if (packet.has_hdf5_dataset()) {
+    const Hdf5Dataset& h = packet.hdf5_dataset();
+    std::vector<std::string> filters;
+    for (const auto& f : h.filter()) filters.push_back(absl::StrCat(DisplayName(f.name()), "(", f.id(), ")"));
+    absl::FPrintF(out_, "# dataset %s: %s, %d B elements, dims %s, layout %s%s%s%s\n",
+                  DisplayName(process.Text(h.id())), DisplayName(h.type_class()),
+                  h.element_size(), Dims(h.dims()),
+                  absl::AsciiStrToLower(
+                      Hdf5Dataset::Layout_Name(h.layout()).substr(std::strlen("LAYOUT_"))),
+                  h.chunk_dims().empty() ? "" : absl::StrCat(", chunks ", Dims(h.chunk_dims())),
+                  filters.empty() ? "" : ", filters ", absl::StrJoin(filters, " "));
+  }
+  if (packet.has_tfrecord_file()) {
+    const TfRecordFile& t = packet.tfrecord_file();
+    absl::FPrintF(out_, "# tfrecord %s: %s%s%s%s\n", DisplayName(process.Text(t.file())),
+                  absl::AsciiStrToLower(TfRecordFile::Compression_Name(t.compression())
+                                            .substr(std::strlen("COMPRESSION_"))),
+                  t.detected_by_suffix() ? ", named as TFRecord" : "",
+                  t.detected_by_header() ? ", valid record header" : "",
+                  t.note().empty() ? "" : absl::StrCat(": ", DisplayName(t.note())));
+  }
   if (packet.has_exec()) {
     absl::FPrintF(out_, "# %s %s\n", packet.exec().spawn() ? "spawn" : "exec",
                   DisplayName(packet.exec().path()));

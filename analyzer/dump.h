@@ -11,6 +11,12 @@
 // driver API]"); its result is the call's return code. Pinned-memory events
 // show the host address in the offset column.
 // Names are shown with control characters and invalid bytes escaped.
+//
+// HDF5 calls end with "[call ID]" (their id) and every event made inside an
+// HDF5 call with "[in call ID]"; TFRecord records with "[record INDEX, data N
+// B, K reads, completed by read TID:SEQ]" (INDEX "?" when unknown). Dataset
+// and TFRecord file descriptions appear as "# dataset ..." and "# tfrecord
+// ..." lines where the trace holds them.
 
 #ifndef IOTAP_ANALYZER_DUMP_H_
 #define IOTAP_ANALYZER_DUMP_H_

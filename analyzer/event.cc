@@ -32,6 +32,38 @@ const std::array<bool, 512> kKnownOps = [] {
   for (size_t i = 0; i < known.size(); ++i) known[i] = Op_IsValid(static_cast<int>(i));
   return known;
 }();
+// Replaces each OP_TFRECORD_RECORDS event by the OP_TFRECORD_RECORD events it
+// stands for (trace.proto), which share its seq.
+absl::Status ExpandRecordGroups(EventBatch* batch) {
+  std::vector<Event> out;
+  out.reserve(batch->events.size() * 2);
+  for (const Event& e : batch->events) {
+    if (e.op != OP_TFRECORD_RECORDS) {
+      out.push_back(e);
+      continue;
+    }
+    uint64_t count = e.aux >> 56;
+    if (count < 2 || count > 8) {
+      return absl::DataLossError(absl::StrCat("a TFRecord record group of thread ", batch->tid,
+                                              " claims ", count, " records (2 to 8 expected)"));
+    }
+    bool index_known = (e.flags & FLAG_TFRECORD_INDEX_UNKNOWN) == 0;
+    uint64_t lengths[2] = {e.requested, static_cast<uint64_t>(e.result)};
+    int64_t offset = e.offset;
+    for (uint64_t k = 0; k < count; ++k) {
+      Event r = e;
+      r.op = OP_TFRECORD_RECORD;
+      r.offset = offset;
+      r.requested = (lengths[k / 4] >> (16 * (k % 4))) & 0xffff;
+      r.result = 1;
+      r.aux = index_known ? (e.aux & ((uint64_t{1} << 56) - 1)) + k : 0;
+      out.push_back(r);
+      offset += 16 + static_cast<int64_t>(r.requested);
+    }
+  }
+  batch->events = std::move(out);
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -82,6 +114,9 @@ absl::Status DecodeChunk(const EventChunk& chunk, EventBatch* batch) {
     e.parent = parent[i];
     e.aux = aux[i];
     e.tid = chunk.tid();
+  }
+  for (const Event& e : batch->events) {
+    if (e.op == OP_TFRECORD_RECORDS) return ExpandRecordGroups(batch);
   }
   return absl::OkStatus();
 }
@@ -143,6 +178,7 @@ std::string OpName(Op op) {
     case OP_CUFILE_WRITE: return "cuFileWrite";
     case OP_CUFILE_HANDLE_REGISTER: return "cuFileRegister";
     case OP_CUFILE_HANDLE_DEREGISTER: return "cuFileDeregister";
+    case OP_TFRECORD_RECORD: return "record";
     default: break;
   }
   std::string name = Op_Name(op);

@@ -45,7 +45,10 @@ struct EventBatch {
 };
 
 // Decodes `chunk` into `batch` (reusing its memory). Fails if the columns
-// disagree in length or a value is out of range.
+// disagree in length or a value is out of range. Compact forms are expanded:
+// an OP_TFRECORD_RECORDS event becomes the OP_TFRECORD_RECORD events it
+// stands for, all with its seq, so a batch may hold more events than the
+// chunk.
 absl::Status DecodeChunk(const EventChunk& chunk, EventBatch* batch);
 
 // The layer an op belongs to.

@@ -58,33 +58,75 @@ std::optional<Result> TooFewWorkers(const Context& c) {
                                      r.workers().loaders_per_trainer().end());
   double cpus = r.run().host_cpus();
   double trainers = std::max(1.0, r.workers().trainers());
-  // Room for more workers: CPUs beyond one per trainer and its loaders.
-  if (cpus > 0 && loaders + 1 >= cpus / trainers) return std::nullopt;
+  // Room for more workers: cores the trainers and loaders leave idle while
+  // the trainers wait (a waiting trainer uses little of its core). Loaders
+  // queued for a CPU mean the cores are not idle (cpu_starved_loaders).
+  if (st.loader_run_queue_cores() >= c.T("max_run_queue_cores", 0.25)) return std::nullopt;
+  double spare = cpus - st.loader_cores() - st.trainer_cores();
+  if (cpus > 0 && spare < c.T("spare_cores", 0.5)) return std::nullopt;
   Result res;
   res.score = st.total_data_wait_s() * st.prep_share();
   res.severity = c.Impact(res.score, 0);
-  double suggested = cpus > 0 ? std::max(loaders + 1, std::floor(cpus / trainers) - 1) : loaders * 2;
-  res.values = {{"loader_cpu", Pct(st.prep_share())},
+  double per_trainer = loaders + std::max(1.0, std::floor(spare / trainers));
+  res.values = {{"loader_cpu", absl::StrFormat("%.1f cores", st.loader_cores())},
                 {"loaders", absl::StrCat(static_cast<int64_t>(loaders))},
                 {"cpus", cpus > 0 ? absl::StrCat(static_cast<int64_t>(cpus)) : "an unknown number of"},
-                {"suggested", absl::StrCat("num_workers=", static_cast<int64_t>(suggested))}};
+                {"spare", absl::StrFormat("%.1f", std::max(0.0, spare))},
+                {"suggested", absl::StrCat("num_workers=", static_cast<int64_t>(per_trainer))}};
   AddEvidence(res, "loaders per trainer", loaders, "processes", absl::StrCat(static_cast<int64_t>(loaders)));
   AddEvidence(res, "share of the wait the loaders were computing", st.prep_share(), "share",
               Pct(st.prep_share()));
   if (cpus > 0) AddEvidence(res, "online CPUs", cpus, "cpus", absl::StrCat(static_cast<int64_t>(cpus)));
+  AddEvidence(res, "cores in use during steps: loaders + trainers",
+              st.loader_cores() + st.trainer_cores(), "cores",
+              absl::StrFormat("%.1f + %.1f", st.loader_cores(), st.trainer_cores()));
+  return res;
+}
+
+std::optional<Result> CpuStarvedLoaders(const Context& c) {
+  const report::StepStatistics& st = c.report().step_statistics();
+  double busy = st.loader_cores() + st.loader_run_queue_cores();
+  if (!c.steps_known() || busy <= 0 || st.prep_share() < c.T("prep_share", 0.5)) return std::nullopt;
+  double queued_share = st.loader_run_queue_cores() / busy;
+  if (queued_share < c.T("queued_share", 0.2)) return std::nullopt;
+  Result res;
+  res.score = st.total_data_wait_s() * st.prep_share() * queued_share;
+  res.severity = c.Impact(st.total_data_wait_s() * st.prep_share(), 0);
+  res.values = {{"queued_share", Pct(queued_share)},
+                {"queued_cores", absl::StrFormat("%.1f", st.loader_run_queue_cores())},
+                {"cpus", absl::StrCat(static_cast<int64_t>(c.report().run().host_cpus()))}};
+  AddEvidence(res, "share of the loaders' busy time spent waiting for a CPU", queued_share,
+              "share", Pct(queued_share));
+  AddEvidence(res, "cores in use by loaders / waited for", st.loader_cores(), "cores",
+              absl::StrFormat("%.1f / %.1f", st.loader_cores(), st.loader_run_queue_cores()));
   return res;
 }
 
 std::optional<Result> ImbalancedWorkers(const Context& c) {
   const report::Workers& w = c.report().workers();
-  if (w.loaders() < 2 || w.max_over_mean_busy() < c.T("ratio", 1.5)) return std::nullopt;
+  // A ratio over loaders that read for a few milliseconds is noise (a
+  // preempted call or two): the excess must be time the job could lose.
+  double span = c.steps_known() ? c.total_step_s() : c.run_s();
+  if (w.loaders() < 2 || w.max_over_mean_busy() < c.T("ratio", 1.5) ||
+      w.excess_busy_s() < c.T("min_excess_s", 0.05) ||
+      (span > 0 && w.excess_busy_s() < c.T("min_excess_share", 0.02) * span)) {
+    return std::nullopt;
+  }
   Result res;
-  res.score = 0;
-  double stall = std::max(0.0, c.report().step_statistics().data_stall_share());
-  res.severity = stall >= c.T("warning_share", 0.10) ? Finding::WARNING : Finding::INFO;
-  res.values = {{"ratio", absl::StrFormat("%.1fx", w.max_over_mean_busy())}};
+  res.score = w.excess_busy_s();
+  // It matters when the job waits on reading: fetch the largest part of a
+  // stall worth a warning.
+  const report::StepStatistics& st = c.report().step_statistics();
+  bool fetch_bound = st.fetch_share() >= st.prep_share() && st.fetch_share() >= st.other_share();
+  double stall = std::max(0.0, st.data_stall_share());
+  res.severity = stall >= c.T("warning_share", 0.10) && fetch_bound ? Finding::WARNING
+                                                                    : Finding::INFO;
+  res.values = {{"ratio", absl::StrFormat("%.1fx", w.max_over_mean_busy())},
+                {"excess", HumanDuration(w.excess_busy_s())}};
   AddEvidence(res, "busiest loader's I/O time over the mean", w.max_over_mean_busy(), "ratio",
               absl::StrFormat("%.2f", w.max_over_mean_busy()));
+  AddEvidence(res, "busiest loader's I/O time beyond the mean", w.excess_busy_s(), "s",
+              HumanDuration(w.excess_busy_s()));
   return res;
 }
 
@@ -132,9 +174,13 @@ std::optional<Result> SyncCopies(const Context& c) {
 std::optional<Result> CheckpointStall(const Context& c) {
   std::vector<double> writing, other;
   double write_time = 0;
+  // A step "writes" when writing took a real part of it: a log line flushed
+  // each step (a step log, stdout to a file) does not make every step one.
   for (const report::Step& s : c.report().steps()) {
-    (s.write_busy_s() > 0 ? writing : other).push_back(s.duration_s());
-    write_time += s.write_busy_s();
+    bool writes = s.write_busy_s() > 0 &&
+                  s.write_busy_s() >= c.T("min_write_share", 0.05) * s.duration_s();
+    (writes ? writing : other).push_back(s.duration_s());
+    if (writes) write_time += s.write_busy_s();
   }
   if (writing.empty() || other.empty()) return std::nullopt;
   double slow = Median(writing), normal = Median(other);
@@ -188,6 +234,7 @@ std::optional<Result> ColdFirstEpoch(const Context& c) {
 void RegisterRunRules(std::map<std::string, RuleFn>* rules) {
   (*rules)["io_in_trainer"] = IoInTrainer;
   (*rules)["too_few_workers"] = TooFewWorkers;
+  (*rules)["cpu_starved_loaders"] = CpuStarvedLoaders;
   (*rules)["imbalanced_workers"] = ImbalancedWorkers;
   (*rules)["pageable_htod"] = PageableHtoD;
   (*rules)["sync_copies"] = SyncCopies;

@@ -39,15 +39,18 @@ std::string CudaDirection(Op op) {
 }  // namespace
 
 const char* FileCategory(std::string_view path) {
-  if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/")) {
+  if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/") ||
+      Contains(path, "/pymp-")) {
     return "system";
   }
   if (Contains(path, "/site-packages/") || Contains(path, "/dist-packages/") ||
-      path.starts_with("/usr/lib/") || path.starts_with("/usr/lib64/") ||
-      path.starts_with("/lib/") || path.starts_with("/lib64/") ||
-      path.starts_with("/usr/share/") || path.starts_with("/etc/") ||
-      path.starts_with("/usr/local/lib/") || Contains(path, "/__pycache__/") ||
-      EndsWithAny(path, {".py", ".pyc", ".so", ".pth"}) || Contains(path, ".so.")) {
+      Contains(path, "/lib/python") || Contains(path, "/bin/") || Contains(path, "/.pyenv/") ||
+      Contains(path, "/conda") || Contains(path, "/.venv/") || Contains(path, "/venv/") ||
+      path.starts_with("/usr/") || path == "/usr" ||
+      path.starts_with("/lib/") || path.starts_with("/lib64/") || path.starts_with("/bin/") ||
+      path.starts_with("/sbin/") || path.starts_with("/etc/") ||
+      Contains(path, "/__pycache__/") || EndsWithAny(path, {".py", ".pyc", ".so", ".pth"}) ||
+      Contains(path, ".so.")) {
     return "runtime";
   }
   return "data";
@@ -114,6 +117,7 @@ void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
   result_.data_read_calls = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
   result_.data_read_ns = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
   result_.cpu_ns = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
+  result_.run_queue_ns = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
   TimeBitmap* io = result_.io.get();
   io_union_ = std::make_unique<IntervalUnion>(
       kUnionHorizonNs, [io](int64_t start, int64_t end) { io->Set(start, end); });
@@ -203,6 +207,8 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, int64_t 
   } else if (IsMetadata(e.op)) {
     ++f->metadata_ops;
     f->metadata_ns += end - start;
+    // Flushing to the device is part of writing (a checkpoint's fsync).
+    if (slot.data && (e.op == OP_FSYNC || e.op == OP_FDATASYNC)) result_.writes->Set(start, end);
     bool stat = e.op == OP_STAT || e.op == OP_LSTAT || e.op == OP_FSTAT || e.op == OP_FSTATAT ||
                 e.op == OP_STATX;
     if (stat && !e.Failed()) f->size_bytes = std::max(f->size_bytes, static_cast<int64_t>(e.aux));
@@ -216,6 +222,9 @@ void ProcessAnalyzer::OnHdf5(const ProcessTrace& process, const Event& e, int64_
   ++layer.ops;
   layer.time_ns += end - start;
   if (e.op != OP_H5D_READ && e.op != OP_H5D_READ_CHUNK) return;
+  // Time inside H5Dread is time spent fetching data, whatever the library
+  // does between its POSIX reads (chunk lookups, decompression).
+  io_union_->Add(start, end);
   const InternedName& name = process.Name(e.file);
   DatasetAccumulator& d = result_.datasets[name.value];
   if (d.name.empty()) {
@@ -295,10 +304,16 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
 void ProcessAnalyzer::OnResources(const ResourceSample& sample, const ProcessTrace& process) {
   int64_t at = process.ToRealtimeNs(static_cast<int64_t>(sample.monotonic_ns()));
   int64_t cpu = static_cast<int64_t>(sample.user_cpu_ns() + sample.system_cpu_ns());
+  int64_t run_queue = static_cast<int64_t>(sample.run_queue_ns());
   if (last_cpu_ns_ >= 0 && cpu >= last_cpu_ns_ && at > last_cpu_at_) {
     result_.cpu_ns->AddOver(last_cpu_at_, at, static_cast<double>(cpu - last_cpu_ns_));
+    if (run_queue >= last_run_queue_ns_) {
+      result_.run_queue_ns->AddOver(last_cpu_at_, at,
+                                    static_cast<double>(run_queue - last_run_queue_ns_));
+    }
   }
   last_cpu_ns_ = cpu;
+  last_run_queue_ns_ = run_queue;
   last_cpu_at_ = at;
   result_.summary.set_cpu_user_s(static_cast<double>(sample.user_cpu_ns()) / 1e9);
   result_.summary.set_cpu_system_s(static_cast<double>(sample.system_cpu_ns()) / 1e9);

@@ -6,11 +6,12 @@
 // markers, CUDA copies). Several ProcessAnalyzers run in parallel, one file
 // each; RunAnalysis merges their results.
 //
-// Files are sorted into categories by path: "system" (/proc, /sys, /dev),
-// "runtime" (the Python installation, shared libraries, site-packages,
-// /etc, /usr/lib, *.py, *.pyc, *.so) and "data" (everything else). Only
-// data files count towards I/O busy time, overlap and data stalls; every
-// file is in the file table with its category.
+// Files are sorted into categories by path: "system" (/proc, /sys, /dev,
+// and multiprocessing's /tmp/pymp-* sockets and files), "runtime" (the
+// Python installation, shared libraries, site-packages, conda, pyenv and
+// virtual environments, /etc, /usr, any bin/ directory, *.py, *.pyc, *.so) and "data" (everything
+// else). Only data files count towards I/O busy time, overlap and data
+// stalls; every file is in the file table with its category.
 
 #ifndef IOTAP_ANALYZER_PROCESS_ANALYSIS_H_
 #define IOTAP_ANALYZER_PROCESS_ANALYSIS_H_
@@ -136,6 +137,8 @@ struct ProcessResult {
   std::unique_ptr<AdaptiveSeries> data_read_calls;
   std::unique_ptr<AdaptiveSeries> data_read_ns;
   std::unique_ptr<AdaptiveSeries> cpu_ns;
+  // Time the main thread was runnable but waited for a CPU (ns per bin).
+  std::unique_ptr<AdaptiveSeries> run_queue_ns;
   SizeHistogram data_read_sizes;        // every data-file read
   std::vector<StepLog> steps;           // from the process's in-band markers
   std::vector<TimedEvent> cuda_copies;  // host-to-device and others
@@ -196,6 +199,7 @@ class ProcessAnalyzer : public TraceVisitor {
   // event (recorded after them) says which dataset they served.
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> hdf5_children_;
   int64_t last_cpu_ns_ = -1;
+  int64_t last_run_queue_ns_ = -1;
   int64_t last_cpu_at_ = 0;
 };
 

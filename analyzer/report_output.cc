@@ -1,6 +1,9 @@
 #include "analyzer/report_output.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -108,6 +111,11 @@ std::vector<std::string> Glance(const Report& r) {
 
 }  // namespace
 
+// Beyond this many data files, the text report lists directories and only
+// the first kRowsOfMany files.
+constexpr int kManyFiles = 20;
+constexpr int kRowsOfMany = 10;
+
 std::string ReportToText(const Report& r) {
   std::string out = absl::StrCat("iotap report: ", Command(r), "\n");
   for (const std::string& line : Glance(r)) absl::StrAppend(&out, "  ", line, "\n");
@@ -150,25 +158,68 @@ std::string ReportToText(const Report& r) {
           d.byte_amplification());
     }
   }
-  absl::StrAppend(&out, "\nFiles (data first, by bytes)\n");
+  // Many data files: the directories tell more than a list of look-alike
+  // files, which is then cut short.
+  bool many = r.data_files().files() > kManyFiles;
+  if (many || r.directories_size() > 1) {
+    absl::StrAppendFormat(&out, "\nData by directory (%d files read or written)\n",
+                          static_cast<int64_t>(r.data_files().files()));
+    for (int i = 0; i < r.directories_size() && i < 10; ++i) {
+      const report::File& d = r.directories(i);
+      absl::StrAppendFormat(&out, "  %10s read in %7d calls from %6d files, %7d metadata calls  %s/\n",
+                            HumanBytes(d.read_bytes()), static_cast<int64_t>(d.reads()),
+                            static_cast<int64_t>(d.files()), static_cast<int64_t>(d.metadata_ops()),
+                            DisplayName(d.path()));
+    }
+  }
+  absl::StrAppend(&out, "\nData files (by bytes)\n");
+  // Rows for data files that moved bytes; the rest, and the job's runtime
+  // (Python, libraries) and system files, are summed a line each.
+  std::map<std::string, report::File> sums;
+  int rows = 0;
+  auto add = [](report::File* into, const report::File& f) {
+    into->set_files(into->files() + (f.files() > 0 ? f.files() : 1));
+    into->set_reads(into->reads() + f.reads());
+    into->set_read_bytes(into->read_bytes() + f.read_bytes());
+    into->set_writes(into->writes() + f.writes());
+    into->set_write_bytes(into->write_bytes() + f.write_bytes());
+  };
   for (const report::File& f : r.files()) {
-    if (f.read_bytes() + f.write_bytes() == 0 && f.category() != "data") continue;
-    absl::StrAppendFormat(&out, "  %10s read in %7d calls, %10s written, %6d opens  %s [%s]\n",
+    bool row = f.category() == "data" && f.read_bytes() + f.write_bytes() > 0 &&
+               !(many && rows == kRowsOfMany);
+    if (!row) {
+      add(&sums[f.category() == "data" ? "other data files" : f.category()], f);
+      continue;
+    }
+    ++rows;
+    absl::StrAppendFormat(&out, "  %10s read in %7d calls, %10s written, %6d opens  %s\n",
                           HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
                           HumanBytes(f.write_bytes()), static_cast<int64_t>(f.opens()),
-                          DisplayName(f.path()), f.category());
+                          DisplayName(f.path()));
   }
-  if (r.other_files().files() > 0) {
-    absl::StrAppendFormat(&out, "  %10s read in %7d calls, %10s written  (%d more files)\n",
-                          HumanBytes(r.other_files().read_bytes()),
-                          static_cast<int64_t>(r.other_files().reads()),
-                          HumanBytes(r.other_files().write_bytes()),
-                          static_cast<int64_t>(r.other_files().files()));
+  if (r.other_files().files() > 0) add(&sums["files beyond the report's --top"], r.other_files());
+  if (rows == 0) absl::StrAppend(&out, "  (none read or written)\n");
+  for (const char* name : {"other data files", "runtime", "system", "files beyond the report's --top"}) {
+    auto it = sums.find(name);
+    if (it == sums.end()) continue;
+    const report::File& f = it->second;
+    absl::StrAppendFormat(&out, "  %10s read in %7d calls, %10s written  (%d %s%s)\n",
+                          HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
+                          HumanBytes(f.write_bytes()), static_cast<int64_t>(f.files()), name,
+                          std::string_view(name) == "runtime" ? " files: Python, libraries"
+                          : std::string_view(name) == "system" ? " files: /proc, /sys, /dev, IPC"
+                                                               : "");
   }
   absl::StrAppend(&out, "\nProcesses\n");
+  bool hosts = r.run().hosts_size() > 1;
   for (const report::Process& p : r.processes()) {
-    absl::StrAppendFormat(&out, "  %7d %-7s %9s read, busy %9s, cpu %8s  %s  %s\n", p.pid(),
-                          RoleName(p.role()), HumanBytes(p.read_bytes()),
+    // Who it is: its role, its rank, the trainer a loader serves, the host.
+    std::string who = RoleName(p.role());
+    if (p.rank() >= 0) absl::StrAppend(&who, " rank ", p.rank());
+    if (p.role() == report::LOADER && p.trainer_pid() > 0) absl::StrAppend(&who, " of ", p.trainer_pid());
+    if (hosts) who = absl::StrCat(DisplayName(p.host()), " ", who);
+    absl::StrAppendFormat(&out, "  %7d %-18s %9s read, busy %9s, cpu %8s  %s  %s\n", p.pid(),
+                          who, HumanBytes(p.read_bytes()),
                           HumanDuration(p.io_busy_s()),
                           HumanDuration(p.cpu_user_s() + p.cpu_system_s()), p.end(),
                           Prefix(DisplayName(absl::StrJoin(p.argv(), " ")), 60));
@@ -214,6 +265,21 @@ std::string ReportToMarkdown(const Report& r) {
                           f.category(),
                           HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
                           HumanBytes(f.write_bytes()), static_cast<int64_t>(f.opens()));
+  }
+  absl::StrAppend(&out, "\n### Processes\n\n| pid | host | role | rank | serves | read | I/O busy | CPU | end |\n"
+                        "|---:|---|---|---:|---:|---:|---:|---:|---|\n");
+  int listed = 0;
+  for (const report::Process& p : r.processes()) {
+    if (listed++ == 30) {
+      absl::StrAppendFormat(&out, "| | | (%d more) | | | | | | |\n", r.processes_size() - 30);
+      break;
+    }
+    absl::StrAppendFormat(
+        &out, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.pid(), MarkdownText(p.host()),
+        RoleName(p.role()), p.rank() >= 0 ? absl::StrCat(p.rank()) : "",
+        p.role() == report::LOADER && p.trainer_pid() > 0 ? absl::StrCat(p.trainer_pid()) : "",
+        HumanBytes(p.read_bytes()), HumanDuration(p.io_busy_s()),
+        HumanDuration(p.cpu_user_s() + p.cpu_system_s()), MarkdownText(p.end()));
   }
   if (r.notes_size() > 0) {
     absl::StrAppend(&out, "\n### Notes\n\n");

@@ -27,8 +27,9 @@ double Quantile(std::vector<double> v, double q) {
   return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
-// How busy the busiest loader's CPU was during [start, end) (0..1); the
-// trainer's own when it has no loaders (it loads its data itself).
+// How busy the busiest loader was during [start, end) (0..1): running on a
+// CPU, or runnable and waiting for one (an oversubscribed host). The
+// trainer's own CPU when it has no loaders (it loads its data itself).
 double LoaderBusy(const TrainerGroup& g, int64_t start, int64_t end) {
   double width = static_cast<double>(end - start);
   if (width <= 0) return 0;
@@ -37,7 +38,10 @@ double LoaderBusy(const TrainerGroup& g, int64_t start, int64_t end) {
     busiest = g.trainer_cpu->SumOver(start, end) / width;
   } else {
     for (const auto& [index, cpu] : g.loader_cpu) {
-      busiest = std::max(busiest, cpu.SumOver(start, end) / width);
+      double busy = cpu.SumOver(start, end);
+      auto queued = g.loader_run_queue.find(index);
+      if (queued != g.loader_run_queue.end()) busy += queued->second.SumOver(start, end);
+      busiest = std::max(busiest, busy / width);
     }
   }
   return std::min(1.0, busiest);
@@ -180,6 +184,27 @@ report::Step ComputeStep(const RunState& s, const TrainerGroup& g, const StepSpa
   return out;
 }
 
+// Average cores the loaders and the trainers used over the counted steps.
+void CpuUse(const RunState& s, report::StepStatistics* st) {
+  double loader_ns = 0, queued_ns = 0, trainer_ns = 0, step_ns = 0;
+  for (const auto& [index, g] : s.groups) {
+    for (size_t k = g.steps.size() > 1 ? 1 : 0; k < g.steps.size(); ++k) {
+      const StepSpan& span = g.steps[k];
+      step_ns += static_cast<double>(span.duration_ns());
+      trainer_ns += g.trainer_cpu->SumOver(span.start_ns, span.end_ns);
+      for (const auto& [l, cpu] : g.loader_cpu) loader_ns += cpu.SumOver(span.start_ns, span.end_ns);
+      for (const auto& [l, q] : g.loader_run_queue) queued_ns += q.SumOver(span.start_ns, span.end_ns);
+    }
+  }
+  // Several trainers run side by side: their step time overlaps, so cores
+  // are per trainer, summed.
+  double trainers = std::max<double>(1, static_cast<double>(s.groups.size()));
+  if (step_ns <= 0) return;
+  st->set_loader_cores(loader_ns / step_ns * trainers);
+  st->set_trainer_cores(trainer_ns / step_ns * trainers);
+  st->set_loader_run_queue_cores(queued_ns / step_ns * trainers);
+}
+
 void Statistics(const std::vector<report::Step>& steps, size_t skipped,
                 report::StepStatistics* st) {
   std::vector<double> durations, waits;
@@ -217,7 +242,7 @@ void Statistics(const std::vector<report::Step>& steps, size_t skipped,
 
 void Workers(const RunState& s, report::Report* r) {
   report::Workers* w = r->mutable_workers();
-  double worst_bytes = 0, worst_busy = 0;
+  double worst_bytes = 0, worst_busy = 0, excess_ns = 0;
   double loaders = 0;
   for (const auto& [index, g] : s.groups) {
     w->add_loaders_per_trainer(static_cast<double>(g.loaders.size()));
@@ -234,12 +259,16 @@ void Workers(const RunState& s, report::Report* r) {
     }
     double n = static_cast<double>(g.loaders.size());
     if (sum_bytes > 0) worst_bytes = std::max(worst_bytes, max_bytes / (sum_bytes / n));
-    if (sum_busy > 0) worst_busy = std::max(worst_busy, max_busy / (sum_busy / n));
+    if (sum_busy > 0 && max_busy / (sum_busy / n) > worst_busy) {
+      worst_busy = max_busy / (sum_busy / n);
+      excess_ns = max_busy - sum_busy / n;
+    }
   }
   w->set_trainers(static_cast<double>(s.groups.size()));
   w->set_loaders(loaders);
   w->set_max_over_mean_bytes(worst_bytes);
   w->set_max_over_mean_busy(worst_busy);
+  w->set_excess_busy_s(excess_ns / 1e9);
 }
 
 void Epochs(const RunState& s, const std::vector<report::Step>& steps, report::Report* r) {
@@ -305,6 +334,7 @@ void BuildSteps(RunState& s, report::Report* r) {
   double hidden = overlap->hidden_io_s(), exposed = overlap->exposed_io_s();
   overlap->set_hidden_share(hidden + exposed > 0 ? hidden / (hidden + exposed) : 0);
   Statistics(counted, skipped, r->mutable_step_statistics());
+  CpuUse(s, r->mutable_step_statistics());
   Workers(s, r);
   Epochs(s, counted, r);
   // Roles may have changed (helpers among would-be trainers).

@@ -2,10 +2,12 @@
 // glance, and its notes.
 
 #include <algorithm>
+#include <set>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "analyzer/run_state.h"
 #include "analyzer/text.h"
 
@@ -58,19 +60,6 @@ void AddInto(report::File* total, const FileAccumulator& f) {
 
 int CategoryRank(std::string_view c) { return c == "data" ? 0 : c == "runtime" ? 1 : 2; }
 
-// The lower edge of the power-of-two bucket holding the median size.
-double MedianOfLog2(const SizeHistogram& h) {
-  uint64_t total = 0;
-  for (uint64_t v : h.log2) total += v;
-  if (total == 0) return 0;
-  uint64_t seen = 0;
-  for (size_t k = 0; k < h.log2.size(); ++k) {
-    seen += h.log2[k];
-    if (2 * seen >= total) return k == 0 ? 0 : static_cast<double>(uint64_t{1} << k);
-  }
-  return 0;
-}
-
 void DataFileSummary(const RunState& s, report::Report* r) {
   report::DataFiles* d = r->mutable_data_files();
   AccessPattern pattern;
@@ -78,6 +67,9 @@ void DataFileSummary(const RunState& s, report::Report* r) {
   std::map<std::string, report::File> dirs;
   for (const auto& [path, f] : s.files) {
     if (std::string_view(f.category) != "data") continue;
+    // Paths only looked at (stat, access, an open that read nothing: module
+    // searches, existence checks) are not the job's data.
+    if (f.reads == 0 && f.writes == 0) continue;
     d->set_files(d->files() + 1);
     d->set_opens(d->opens() + static_cast<double>(f.opens));
     d->set_reads(d->reads() + static_cast<double>(f.reads));
@@ -104,7 +96,7 @@ void DataFileSummary(const RunState& s, report::Report* r) {
     std::nth_element(per_file.begin(), per_file.begin() + per_file.size() / 2, per_file.end());
     d->set_median_file_bytes(per_file[per_file.size() / 2]);
   }
-  d->set_median_read_bytes(MedianOfLog2(s.data_read_sizes));
+  d->set_median_read_bytes(s.data_read_sizes.ApproximateMedian());
   s.data_read_sizes.ToProto(d->mutable_read_sizes());
   pattern.ToProto(d->mutable_read_pattern());
   std::vector<report::File> sorted;
@@ -294,6 +286,26 @@ void BuildNotes(RunState& s, report::Report* r) {
          "iotap Python helper, or pass a step log with --steps, to see data stalls per step");
   }
   for (const std::string& n : s.notes) note(report::Note::INFO, n);
+  // What the directory holds: one `iotap run` per rank (srun, mpirun) is one
+  // job; traces of different jobs are not, and mixing them mixes the figures.
+  std::set<std::string> sessions, jobs;
+  for (const CatalogEntry& e : s.catalog.entries) {
+    if (!e.header.session().empty()) sessions.insert(e.header.session());
+    if (!e.header.job_id().empty()) jobs.insert(e.header.job_id());
+  }
+  if (jobs.size() > 1) {
+    std::vector<std::string> ids(jobs.begin(), jobs.end());
+    if (ids.size() > 5) ids.resize(5);
+    note(report::Note::WARNING,
+         absl::StrFormat("the traces come from %d different jobs (%s%s); their figures are "
+                         "summed as if one: give each job its own -o directory",
+                         jobs.size(), absl::StrJoin(ids, ", "), jobs.size() > 5 ? ", ..." : ""));
+  } else if (sessions.size() > 1) {
+    note(report::Note::INFO,
+         absl::StrFormat("%d `iotap run` sessions wrote here%s (one per rank, as under srun or "
+                         "mpirun); they are analysed as one job",
+                         sessions.size(), jobs.empty() ? "" : absl::StrCat(" for job ", *jobs.begin())));
+  }
 }
 
 }  // namespace iotap::analyzer::internal

@@ -25,6 +25,12 @@ std::vector<double> PerSecond(std::vector<double> v, int64_t width_ns) {
   return v;
 }
 
+// CPU nanoseconds per bin as cores busy on average over the bin.
+std::vector<double> Cores(std::vector<double> cpu_ns, int64_t width_ns) {
+  for (double& x : cpu_ns) x /= static_cast<double>(width_ns);
+  return cpu_ns;
+}
+
 }  // namespace
 
 void BuildTimeline(RunState& s, int bins, report::Report* r) {
@@ -52,8 +58,7 @@ void BuildTimeline(RunState& s, int bins, report::Report* r) {
     AddSeries(t, absl::StrCat("read by trainer ", pid, " and its loaders"), "process", "bytes/s",
               PerSecond(g.read_bytes->Resample(s.origin_ns, width, bins), width), pid);
     AddSeries(t, absl::StrCat("CPU of trainer ", pid), "cpu", "cores",
-              PerSecond(g.trainer_cpu->Resample(s.origin_ns, width, bins), width), pid)
-        ->set_unit("cores");
+              Cores(g.trainer_cpu->Resample(s.origin_ns, width, bins), width), pid);
     if (!g.loader_cpu.empty()) {
       std::vector<double> loaders(bins, 0.0);
       for (const auto& [l, cpu] : g.loader_cpu) {
@@ -61,7 +66,7 @@ void BuildTimeline(RunState& s, int bins, report::Report* r) {
         for (int k = 0; k < bins; ++k) loaders[k] += v[k];
       }
       AddSeries(t, absl::StrCat("CPU of the loaders of ", pid), "cpu", "cores",
-                PerSecond(loaders, width), pid);
+                Cores(loaders, width), pid);
     }
     std::vector<double> waiting(bins, 0.0);
     for (const StepSpan& step : g.steps) {

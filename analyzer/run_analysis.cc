@@ -87,6 +87,7 @@ void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
       group.cuda_copies = std::move(r.cuda_copies);
     } else {
       group.loader_cpu.emplace(index, std::move(*r.cpu_ns));
+      group.loader_run_queue.emplace(index, std::move(*r.run_queue_ns));
     }
   }
   s.marker_steps[index] = std::move(r.steps);
@@ -207,6 +208,7 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   internal::BuildTables(s, options.top_files, &r);
   internal::BuildRunSummary(s, &r);
   internal::BuildNotes(s, &r);
+  internal::CheckClocks(s, &r);
   if (options.rules != nullptr) {
     AddFindings(*options.rules, &r);
   } else {

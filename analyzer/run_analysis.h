@@ -13,9 +13,10 @@
 // - A step's data wait is what its step source says (data-wait markers,
 //   profiler DataLoader spans, a JSON-lines field). During a wait, `fetch` is
 //   the time the trainer or its loaders were in I/O calls; `prep` is the rest
-//   of the wait scaled by how busy the busiest loader's CPU was (from the
-//   CPU samples every process takes); `other` is what remains (queues, IPC,
-//   collation, idle workers).
+//   of the wait scaled by how busy the busiest loader was: running on a CPU
+//   or runnable and waiting for one (from the CPU and run-queue samples every
+//   process takes); `other` is what remains (queues, IPC, collation, idle
+//   workers).
 // - Exposed I/O is the trainer group's I/O during data waits; hidden I/O is
 //   its I/O during the rest of the steps.
 // Memory grows with the number of processes, files and time bins, not with

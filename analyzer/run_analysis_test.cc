@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "analyzer/process_analysis.h"
 #include "analyzer/synthetic_trace.h"
 #include "gtest/gtest.h"
 
@@ -176,13 +177,17 @@ TEST_F(RunAnalysisTest, AccessPatternsPerThread) {
   read(500, 100);    // strided (the same gap)
   read(50, 10);      // random (backwards)
   read(60, 10);      // consecutive
+  read(70 + 131072, 10);          // sequential: skips 128 KiB, within read-ahead
+  read(80 + 2 * 131072 + 1, 10);  // random: forward, but past read-ahead
+  read(1 << 20, 65536);           // random: forward, not the same gap again
+  read((1 << 20) + 65536 + 262144, 65536);  // sequential: skips 4 x the read
   p.WriteTo(File("p.iotap"));
   report::Report r = Analyze();
   const report::AccessPattern& a = r.data_files().read_pattern();
   EXPECT_EQ(a.consecutive(), 2);
-  EXPECT_EQ(a.sequential(), 1);
+  EXPECT_EQ(a.sequential(), 3);
   EXPECT_EQ(a.strided(), 1);
-  EXPECT_EQ(a.random(), 1);
+  EXPECT_EQ(a.random(), 3);
 }
 
 TEST_F(RunAnalysisTest, CleanRunRaisesNothingAlarming) {
@@ -193,6 +198,116 @@ TEST_F(RunAnalysisTest, CleanRunRaisesNothingAlarming) {
   }
   ASSERT_GE(r.findings_size(), 1);
   EXPECT_EQ(r.findings(r.findings_size() - 1).id(), "no_bottleneck");
+}
+
+// Two ranks of a synchronous job on two hosts: 9 steps ending together but for
+// a jitter of -0.4..+0.4 ms, the second host's wall clock `skew_ns` ahead.
+void WriteTwoHostRun(const std::string& dir, int64_t skew_ns) {
+  for (int rank = 0; rank < 2; ++rank) {
+    SyntheticProcess p(100, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0,
+                       ProcessHeader::ORIGIN_EXEC, rank == 0 ? "node0" : "node1");
+    p.header().set_rank(rank);
+    p.header().set_start_realtime_ns(kT0 + (rank == 1 ? skew_ns : 0));
+    for (int step = 0; step < 9; ++step) {
+      int64_t start = kT0 + (10 + 20 * step) * kMs;
+      int64_t jitter = rank == 1 ? (step - 4) * 100 * kUs : 0;
+      p.Marker(OP_STEP_BEGIN, start, start, step);
+      p.Marker(OP_STEP_END, start + 20 * kMs + jitter, start + 20 * kMs + jitter, step);
+    }
+    p.End(EndOfTrace::REASON_EXIT, 0, kT0 + 300 * kMs);
+    p.WriteTo(dir + "/rank" + std::to_string(rank) + ".iotap");
+  }
+}
+
+int WarningsMentioning(const report::Report& r, const std::string& text) {
+  int n = 0;
+  for (const report::Note& note : r.notes()) {
+    n += note.level() == report::Note::WARNING && note.message().find(text) != std::string::npos;
+  }
+  return n;
+}
+
+TEST_F(RunAnalysisTest, HostClockSkewFromTheStepEndsOfSynchronousRanks) {
+  WriteTwoHostRun(dir_.string(), 50 * kMs);
+  report::Report r = Analyze();
+  EXPECT_EQ(r.run().ranks(), 2);
+  ASSERT_EQ(r.run().host_clocks_size(), 1);
+  const report::HostClock& c = r.run().host_clocks(0);
+  EXPECT_EQ(c.host(), "node1");
+  EXPECT_EQ(c.reference_host(), "node0");
+  EXPECT_NEAR(c.offset_s(), 0.050, 1e-9);
+  EXPECT_NEAR(c.spread_s(), 0.0002, 1e-9);  // median of |jitter|: 0.2 ms
+  EXPECT_EQ(c.steps(), 9);
+  EXPECT_EQ(WarningsMentioning(r, "the clock of node1 seems ahead of node0's by 50.0 ms"), 1);
+  EXPECT_EQ(WarningsMentioning(r, "wall clock"), 0);  // a skew, not a step
+}
+
+TEST_F(RunAnalysisTest, SynchronisedHostsRaiseNoClockWarning) {
+  WriteTwoHostRun(dir_.string(), 0);
+  report::Report r = Analyze();
+  ASSERT_EQ(r.run().host_clocks_size(), 1);
+  EXPECT_NEAR(r.run().host_clocks(0).offset_s(), 0, 1e-9);
+  EXPECT_EQ(WarningsMentioning(r, "clock"), 0);
+}
+
+TEST_F(RunAnalysisTest, WallClockSetDuringTheRunIsReported) {
+  SyntheticProcess p(7, 1, "/usr/bin/dd", {"dd"}, kT0);
+  // At the end the wall clock reads 2 s more than the monotonic clock's
+  // progress explains: it was set forward during the run.
+  p.End(EndOfTrace::REASON_EXIT, 0, kT0 + 600 * kMs, kT0 + 2600 * kMs);
+  p.WriteTo(File("dd.iotap"));
+  report::Report r = Analyze();
+  EXPECT_EQ(WarningsMentioning(r, "the wall clock of node0 was set forward by 2.00 s while "
+                                  "process 7 ran"),
+            1);
+}
+
+int NotesMentioning(const report::Report& r, report::Note::Level level, const std::string& text) {
+  int n = 0;
+  for (const report::Note& note : r.notes()) {
+    n += note.level() == level && note.message().find(text) != std::string::npos;
+  }
+  return n;
+}
+
+// Ranks launched by srun each run their own `iotap run`: one job, told as
+// such. Traces of two Slurm jobs in one directory are a mistake, said loudly.
+TEST_F(RunAnalysisTest, SessionsAndJobsInOneDirectoryAreNamed) {
+  auto write = [&](int pid, const std::string& session, const std::string& job) {
+    SyntheticProcess p(pid, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
+    p.header().set_session(session);
+    p.header().set_job_id(job);
+    p.End(EndOfTrace::REASON_EXIT, 0, kT0 + 100 * kMs);
+    p.WriteTo(File("p" + std::to_string(pid) + ".iotap"));
+  };
+  write(10, "s-a", "4242");
+  write(11, "s-b", "4242");
+  report::Report r = Analyze();
+  EXPECT_EQ(NotesMentioning(r, report::Note::INFO, "2 `iotap run` sessions wrote here for job 4242"), 1);
+  EXPECT_EQ(NotesMentioning(r, report::Note::WARNING, "different jobs"), 0);
+
+  write(12, "s-c", "4343");
+  r = Analyze();
+  EXPECT_EQ(NotesMentioning(r, report::Note::WARNING,
+                            "the traces come from 2 different jobs (4242, 4343)"),
+            1);
+}
+
+TEST(FileCategoryTest, DatasetsAreDataAndTheInterpreterIsNot) {
+  for (const char* data : {"/data/imagenet/train/n01440764/x.JPEG", "/scratch/shards/s-0001.tar",
+                           "/home/me/run/images.h5", "/tmp/checkpoint.pt", "/work/condition.csv"}) {
+    EXPECT_STREQ(FileCategory(data), "data") << data;
+  }
+  for (const char* runtime :
+       {"/usr/bin/pybuilddir.txt", "/usr/lib", "/usr/lib/python3.11/os.py",
+        "/root/.pyenv/shims/python3", "/opt/conda/envs/ml/lib/python3.10/site-packages/x.so",
+        "/home/me/.venv/lib/python3.11/site-packages/torch/__init__.py", "/home/me/proj/bin/run",
+        "/etc/ld.so.cache", "/lib/x86_64-linux-gnu/libc.so.6"}) {
+    EXPECT_STREQ(FileCategory(runtime), "runtime") << runtime;
+  }
+  for (const char* system : {"/proc/self/stat", "/dev/shm/torch_123", "/tmp/pymp-abc/listener-x"}) {
+    EXPECT_STREQ(FileCategory(system), "system") << system;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -63,15 +64,33 @@ class LatestTime : public TraceVisitor {
     for (const Event& e : b.events) latest = std::max(latest, e.end_ns);
   }
   void OnPacket(const ProcessTrace& p, const Packet& packet) override {
-    if (packet.has_clock()) latest = std::max(latest, static_cast<int64_t>(packet.clock().monotonic_ns()));
-    if (packet.has_end()) latest = std::max(latest, static_cast<int64_t>(packet.end().monotonic_ns()));
+    if (packet.has_clock()) {
+      latest = std::max(latest, static_cast<int64_t>(packet.clock().monotonic_ns()));
+      last_clock = packet.clock();
+    }
+    if (packet.has_end()) {
+      latest = std::max(latest, static_cast<int64_t>(packet.end().monotonic_ns()));
+      // The end record reads both clocks too.
+      if (packet.end().realtime_ns() > 0) {
+        last_clock.emplace();
+        last_clock->set_monotonic_ns(packet.end().monotonic_ns());
+        last_clock->set_realtime_ns(packet.end().realtime_ns());
+      }
+    }
   }
   int64_t latest = 0;
+  std::optional<ClockSnapshot> last_clock;
 };
 
-int64_t TailMonotonic(const std::string& path) {
+struct Tail {
+  int64_t latest_monotonic_ns = 0;
+  std::optional<ClockSnapshot> last_clock;
+};
+
+Tail ReadTail(const std::string& path) {
+  Tail out;
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  if (fd < 0) return out;
   off_t size = lseek(fd, 0, SEEK_END);
   int64_t latest = 0;
   for (off_t window : {off_t{64} << 10, off_t{1} << 20, off_t{8} << 20}) {
@@ -84,9 +103,12 @@ int64_t TailMonotonic(const std::string& path) {
           static_cast<unsigned char>(tail[at + 2]) == 0x2f && static_cast<unsigned char>(tail[at + 3]) == 0xfd) {
         LatestTime visitor;
         std::vector<ReadIssue> ignored;
-        ReadTraceBytes(path, tail.substr(at), &visitor, &ignored);
+        // A tail cut mid-frame or a false frame start is expected here; what
+        // decoded is in the visitor either way.
+        ReadTraceBytes(path, tail.substr(at), &visitor, &ignored).IgnoreError();
         if (visitor.latest > 0) {
           latest = visitor.latest;
+          out.last_clock = visitor.last_clock;
           break;
         }
       }
@@ -95,7 +117,8 @@ int64_t TailMonotonic(const std::string& path) {
     if (latest > 0 || start == 0) break;
   }
   close(fd);
-  return latest;
+  out.latest_monotonic_ns = latest;
+  return out;
 }
 
 std::string Basename(const std::string& path) {
@@ -195,9 +218,18 @@ RunCatalog CatalogTraceFiles(const std::vector<std::string>& files) {
     e.path = path;
     e.header = *header;
     e.start_unix_ns = static_cast<int64_t>(header->start_realtime_ns());
-    int64_t tail = TailMonotonic(path);
+    Tail t = ReadTail(path);
+    int64_t tail = t.latest_monotonic_ns;
     e.end_unix_ns = tail > 0 ? tail - static_cast<int64_t>(header->start_monotonic_ns()) + e.start_unix_ns
                              : e.start_unix_ns;
+    if (t.last_clock.has_value() && t.last_clock->realtime_ns() > 0) {
+      // The wall clock runs with the monotonic one (NTP slews both); only a
+      // step (settimeofday, an NTP step) moves one against the other.
+      e.wall_clock_step_ns =
+          (static_cast<int64_t>(t.last_clock->realtime_ns()) - e.start_unix_ns) -
+          (static_cast<int64_t>(t.last_clock->monotonic_ns()) -
+           static_cast<int64_t>(header->start_monotonic_ns()));
+    }
     catalog.entries.push_back(std::move(e));
   }
   ClassifyProcesses(&catalog);

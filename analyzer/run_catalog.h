@@ -38,6 +38,10 @@ struct CatalogEntry {
   int parent = -1;           // index of the parent process's entry, -1 if not traced
   int trainer = -1;          // for loaders: index of their trainer
   bool replaced_by_exec = false;  // a later file of the same pid follows it
+  // How far the wall clock moved against the monotonic clock between the
+  // process's start and its last clock snapshot: non-zero when someone set
+  // the clock during the run.
+  int64_t wall_clock_step_ns = 0;
 };
 
 struct RunCatalog {

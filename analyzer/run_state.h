@@ -31,6 +31,8 @@ struct TrainerGroup {
   std::unique_ptr<AdaptiveSeries> read_ns;
   std::unique_ptr<AdaptiveSeries> trainer_cpu;
   std::map<int, AdaptiveSeries> loader_cpu;  // per loader
+  // Per loader: time its main thread was runnable but had no CPU.
+  std::map<int, AdaptiveSeries> loader_run_queue;
   std::vector<StepSpan> steps;
   std::vector<TimedEvent> cuda_copies;    // the trainer's
   std::vector<TimeWindow> epochs;         // from the trainer's "epoch" marks
@@ -79,6 +81,10 @@ void BuildTables(RunState& state, int top_files, report::Report* report);
 // Fills report->run (after the others) and report->notes.
 void BuildRunSummary(RunState& state, report::Report* report);
 void BuildNotes(RunState& state, report::Report* report);
+
+// Fills report->run.host_clocks and adds notes on wall-clock steps and host
+// clock skew (report_clocks.cc; after BuildSteps and FillProcesses).
+void CheckClocks(const RunState& state, report::Report* report);
 
 }  // namespace iotap::analyzer::internal
 

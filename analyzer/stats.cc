@@ -135,6 +135,13 @@ void StatsCollector::OnProcess(const ProcessTrace& process) {
   by_id_.clear();
   touched_.clear();
   current_ = ProcessStats();
+  hdf5_.OnProcess(process);
+  tfrecord_.OnProcess(process);
+}
+
+void StatsCollector::OnPacket(const ProcessTrace& process, const Packet& packet) {
+  hdf5_.OnPacket(process, packet);
+  tfrecord_.OnPacket(process, packet);
 }
 
 FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
@@ -169,6 +176,8 @@ FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
 }
 
 void StatsCollector::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
+  hdf5_.OnEvents(process, batch);
+  tfrecord_.OnEvents(process, batch);
   for (const Event& e : batch.events) {
     Layer layer = LayerOf(e.op);
     if (layer == Layer::kCuda) cuda_.Add(e);
@@ -186,6 +195,8 @@ void StatsCollector::OnEvents(const ProcessTrace& process, const EventBatch& bat
 }
 
 void StatsCollector::OnFileEnd(const ProcessTrace& process) {
+  hdf5_.OnFileEnd(process);
+  tfrecord_.OnFileEnd(process);
   const ProcessHeader& h = process.header();
   current_.trace_file = process.path();
   current_.pid = h.pid();
@@ -219,6 +230,14 @@ StatsReport StatsCollector::Finish(std::vector<ReadIssue> issues) {
               return a.hostname != b.hostname ? a.hostname < b.hostname : a.pid < b.pid;
             });
   r.cuda = cuda_.Finish();
+  r.datasets = hdf5_.Finish();
+  r.tfrecord_files = tfrecord_.Finish();
+  for (TfRecordFileStats& t : r.tfrecord_files) {
+    if (auto it = files_.find(t.path); it != files_.end()) {
+      t.reads = it->second.reads;
+      t.read_bytes = it->second.read_bytes;
+    }
+  }
   r.issues = std::move(issues);
   return r;
 }
@@ -278,6 +297,10 @@ std::string StatsToJson(const StatsReport& r) {
     j.EndObject();
   }
   j.EndArray();
+  j.Key("datasets");
+  DatasetsToJson(r.datasets, j);
+  j.Key("tfrecord_files");
+  TfRecordFilesToJson(r.tfrecord_files, j);
   j.Key("issues");
   j.BeginArray();
   for (const ReadIssue& i : r.issues) {
@@ -337,6 +360,10 @@ std::string StatsToText(const StatsReport& r) {
   }
   std::string cuda = CudaToText(r.cuda);
   if (!cuda.empty()) absl::StrAppend(&out, "\n", cuda);
+  if (!r.datasets.empty()) absl::StrAppend(&out, "\n", DatasetsToText(r.datasets));
+  if (!r.tfrecord_files.empty()) {
+    absl::StrAppend(&out, "\n", TfRecordFilesToText(r.tfrecord_files));
+  }
   out += "\nprocesses:\n";
   for (const ProcessStats& p : r.process_list) {
     absl::StrAppendFormat(&out, "  %s pid %d (parent %d): %d events, %d reads (%s), %s  %s\n",

@@ -24,6 +24,13 @@
 //     what CUPTI measured on the device (IOTAP_CUPTI=1), summed device time.
 //   "cuda_pinned": {"allocations": N, "bytes": N}
 //     pinned allocations and registrations that succeeded.
+// Two more layers have their own sections: `datasets` (JSON) / "HDF5
+// datasets" (text), one entry per HDF5 dataset with its calls and the POSIX
+// I/O beneath them (every field: DatasetStats in hdf5_stats.h), and
+// `tfrecord_files` / "TFRecord files", one entry per TFRecord file with the
+// records read and how reads covered them (TfRecordFileStats in
+// tfrecord_stats.h). The JSON keys are those names in snake_case, as
+// DatasetsToJson and TfRecordFilesToJson write them.
 //
 //   StatsCollector stats;
 //   ReadTraceSet(files, &stats);
@@ -39,6 +46,8 @@
 #include <vector>
 
 #include "analyzer/cuda_stats.h"
+#include "analyzer/hdf5_stats.h"
+#include "analyzer/tfrecord_stats.h"
 #include "analyzer/trace_reader.h"
 
 namespace iotap::analyzer {
@@ -92,6 +101,8 @@ struct StatsReport {
   std::vector<FileStats> ipc;          // pipes, sockets, anonymous: one entry per kind
   std::vector<ProcessStats> process_list;
   CudaReport cuda;
+  std::vector<DatasetStats> datasets;            // most logical bytes first
+  std::vector<TfRecordFileStats> tfrecord_files; // most records first
   std::vector<ReadIssue> issues;
 };
 
@@ -99,6 +110,7 @@ class StatsCollector : public TraceVisitor {
  public:
   void OnProcess(const ProcessTrace& process) override;
   void OnEvents(const ProcessTrace& process, const EventBatch& batch) override;
+  void OnPacket(const ProcessTrace& process, const Packet& packet) override;
   void OnFileEnd(const ProcessTrace& process) override;
 
   // The report; `issues` are those met while reading.
@@ -115,6 +127,8 @@ class StatsCollector : public TraceVisitor {
   std::unordered_set<FileStats*> touched_;
   ProcessStats current_;
   CudaStats cuda_;
+  Hdf5Collector hdf5_;
+  TfRecordCollector tfrecord_;
   uint64_t events_ = 0;
   uint64_t dropped_ = 0;
 };

@@ -91,13 +91,14 @@ void SyntheticProcess::Cpu(int64_t at, uint64_t cpu_ns) {
   extra_.push_back(p);
 }
 
-void SyntheticProcess::End(EndOfTrace::Reason reason, int code, int64_t at_ns) {
+void SyntheticProcess::End(EndOfTrace::Reason reason, int code, int64_t at_ns,
+                           int64_t wall_clock_ns) {
   ended_ = true;
   end_.mutable_end()->set_reason(reason);
   end_.mutable_end()->set_exit_code(code);
   end_.mutable_end()->set_exit_code_known(true);
   end_.mutable_end()->set_monotonic_ns(static_cast<uint64_t>(at_ns));
-  end_.mutable_end()->set_realtime_ns(static_cast<uint64_t>(at_ns));
+  end_wall_clock_ns_ = wall_clock_ns;
 }
 
 std::string SyntheticProcess::Bytes(size_t events_per_frame) const {
@@ -151,7 +152,17 @@ std::string SyntheticProcess::Bytes(size_t events_per_frame) const {
   }
   if (ended_) {
     frame.clear();
-    AppendPacket(end_, &frame);
+    iotap::Packet end = end_;
+    // The wall clock at the end: as the header's pair implies, unless a test
+    // set it.
+    const ProcessHeader& h = header_.process();
+    int64_t wall = end_wall_clock_ns_ >= 0
+                       ? end_wall_clock_ns_
+                       : static_cast<int64_t>(end.end().monotonic_ns()) -
+                             static_cast<int64_t>(h.start_monotonic_ns()) +
+                             static_cast<int64_t>(h.start_realtime_ns());
+    end.mutable_end()->set_realtime_ns(static_cast<uint64_t>(wall));
+    AppendPacket(end, &frame);
     Compress(frame, &out);
   }
   return out;

@@ -57,7 +57,9 @@ class SyntheticProcess {
   // Cumulative CPU time (user) at `at`.
   void Cpu(int64_t at, uint64_t cpu_ns);
   void Packet(const iotap::Packet& p) { extra_.push_back(p); }
-  void End(EndOfTrace::Reason reason, int code, int64_t at_ns = 0);
+  // The end record at `at_ns` (monotonic); its wall-clock reading follows
+  // from the header's clock pair unless `wall_clock_ns` (>= 0) says.
+  void End(EndOfTrace::Reason reason, int code, int64_t at_ns = 0, int64_t wall_clock_ns = -1);
 
   // The trace file's bytes: one zstd frame per `events_per_frame` events.
   std::string Bytes(size_t events_per_frame = 4096) const;
@@ -71,6 +73,7 @@ class SyntheticProcess {
   std::vector<iotap::Packet> extra_;
   bool ended_ = false;
   iotap::Packet end_;
+  int64_t end_wall_clock_ns_ = -1;
 };
 
 }  // namespace iotap::analyzer

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "interpose/strings.h"
+#include "interpose/tfrecord.h"
 
 namespace iotap::interpose {
 
@@ -118,6 +119,7 @@ uint32_t BitsForFlags(int open_flags) {
 void Install(FdEntry* e, uint32_t file, uint32_t bits, FilePosition* position) {
   FilePosition* old = e->position.exchange(position, std::memory_order_acq_rel);
   ReleasePosition(old);
+  TfRecordRelease(e);
   e->stream_offset.store(
       position != nullptr ? position->offset.load(std::memory_order_relaxed) : -1,
       std::memory_order_relaxed);
@@ -141,6 +143,7 @@ void Identify(int fd, FdEntry* e, int64_t moved) {
   if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
     kind = kKindPath;
     bits |= kFdSeekable;
+    if (S_ISREG(st.st_mode) && name[0] == '/') bits |= TfRecordOpenBits(name);
   } else if (S_ISDIR(st.st_mode)) {
     kind = kKindPath;
   } else if (S_ISFIFO(st.st_mode)) {
@@ -172,13 +175,14 @@ FdEntry* FdLookupSlow(int fd, int64_t moved) {
   return e;
 }
 
-void FdOpened(int fd, uint32_t file, int open_flags, int64_t offset) {
+void FdOpened(int fd, uint32_t file, int open_flags, int64_t offset, const char* path) {
   FdEntry* e = Page(fd, true);
   if (e == nullptr) return;
   struct stat st;
   uint32_t bits = BitsForFlags(open_flags);
   if (syscall(SYS_fstat, fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))) {
     bits |= kFdSeekable;
+    if (S_ISREG(st.st_mode)) bits |= TfRecordOpenBits(path);
   }
   FilePosition* position = (bits & kFdSeekable) ? AllocatePosition(offset) : nullptr;
   Install(e, file, bits, position);
@@ -190,6 +194,7 @@ void FdClosed(int fd) {
   e->bits.store(0, std::memory_order_release);
   e->file.store(0, std::memory_order_relaxed);
   ReleasePosition(e->position.exchange(nullptr, std::memory_order_acq_rel));
+  TfRecordRelease(e);
 }
 
 void FdClosedRange(unsigned first, unsigned last) {

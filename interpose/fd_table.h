@@ -28,8 +28,12 @@ enum FdBits : uint32_t {
   kFdSeekable = 1u << 1,     // positions are meaningful (regular file, block device)
   kFdAppend = 1u << 2,       // O_APPEND: write positions are the file's end
   kFdDirect = 1u << 3,       // O_DIRECT
-  kFdTfRecord = 1u << 4,     // the TFRecord layer watches this descriptor
+  kFdTfRecord = 1u << 4,     // the TFRecord layer parses this descriptor's reads
+  kFdTfProbe = 1u << 5,      // a regular file whose first read from offset 0
+                             // the TFRecord layer checks for a record header
 };
+
+struct TfStream;  // tfrecord.cc
 
 struct FilePosition {
   std::atomic<int64_t> offset{0};
@@ -44,6 +48,8 @@ struct FdEntry {
   // Position of the stdio stream on this descriptor, which buffering keeps
   // apart from the descriptor's own; -1 if unknown.
   std::atomic<int64_t> stream_offset{-1};
+  // The TFRecord parser of this descriptor, once it has read TFRecord bytes.
+  std::atomic<TfStream*> tfrecord{nullptr};
 };
 
 // Two-level table: kFdPages pages of kFdPageSize entries, mapped on first use.
@@ -76,8 +82,9 @@ inline FdEntry* FdLookup(int fd, int64_t moved = 0) {
 FdEntry* FdPeek(int fd);
 
 // Records that `fd` now refers to the file `file` opened with `open_flags`
-// (an O_* mask; -1 if unknown) at position `offset`.
-void FdOpened(int fd, uint32_t file, int open_flags, int64_t offset);
+// (an O_* mask; -1 if unknown) at position `offset`. `path` is the name the
+// program gave (null if none), for layers that recognise files by name.
+void FdOpened(int fd, uint32_t file, int open_flags, int64_t offset, const char* path);
 // Records that `fd` was closed.
 void FdClosed(int fd);
 // Records that `newfd` is a duplicate of `oldfd`.

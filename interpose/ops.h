@@ -81,6 +81,7 @@ enum Op : uint16_t {
   kOpH5dReadChunk = 161,
   kOpH5dWriteChunk = 162,
   kOpTfrecordRecord = 200,
+  kOpTfrecordRecords = 201,
   kOpCudaMemcpyHtod = 220,
   kOpCudaMemcpyDtoh = 221,
   kOpCudaMemcpyDtod = 222,
@@ -118,6 +119,7 @@ enum Flag : uint16_t {
   kFlagCudaElements = 1024,
   kFlagCufileBatch = 2048,
   kFlagExplicitTimes = 4096,
+  kFlagTfRecordIndexUnknown = 8192,
 };
 
 struct OpName {
@@ -195,6 +197,7 @@ inline constexpr OpName kOpNames[] = {
     {"OP_H5D_READ_CHUNK", kOpH5dReadChunk},
     {"OP_H5D_WRITE_CHUNK", kOpH5dWriteChunk},
     {"OP_TFRECORD_RECORD", kOpTfrecordRecord},
+    {"OP_TFRECORD_RECORDS", kOpTfrecordRecords},
     {"OP_CUDA_MEMCPY_HTOD", kOpCudaMemcpyHtod},
     {"OP_CUDA_MEMCPY_DTOH", kOpCudaMemcpyDtoh},
     {"OP_CUDA_MEMCPY_DTOD", kOpCudaMemcpyDtod},
@@ -238,6 +241,7 @@ inline constexpr FlagName kFlagNames[] = {
     {"FLAG_CUDA_ELEMENTS", kFlagCudaElements},
     {"FLAG_CUFILE_BATCH", kFlagCufileBatch},
     {"FLAG_EXPLICIT_TIMES", kFlagExplicitTimes},
+    {"FLAG_TFRECORD_INDEX_UNKNOWN", kFlagTfRecordIndexUnknown},
 };
 
 }  // namespace iotap::interpose

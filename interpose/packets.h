@@ -37,15 +37,22 @@ void EncodeClockSnapshot(WireWriter* w, uint64_t recorded, uint64_t dropped);
 // ResourceSample taken now (getrusage of the whole process).
 void EncodeResourceSample(WireWriter* w);
 
+// In a fork child: closes the descriptors the samples read the parent's
+// /proc files through.
+void ResetProcFilesInChild();
+
 void EncodeEnd(WireWriter* w, int reason, int code, bool code_known,
                uint64_t recorded, uint64_t dropped);
 
 void EncodeExecNotice(WireWriter* w, const char* path, bool spawn);
 
-// Scratch memory for EncodeChunk: one column at a time, 10 bytes per event.
+// Scratch memory for EncodeChunk: one column at a time, 10 bytes per event
+// (`capacity` bytes in all), and each event's start and end in time units,
+// computed once (2 x capacity / 10 entries).
 struct ChunkScratch {
   uint8_t* column;
   size_t capacity;
+  int64_t* times;
 };
 
 // EventChunk of `count` events starting at ring slot `first` (wrapping).

@@ -10,6 +10,7 @@
 #include "interpose/glibc_symbols.h"
 #include "interpose/io_event.h"
 #include "interpose/real.h"
+#include "interpose/tfrecord.h"
 #include "interpose/trace_call.h"
 
 namespace iotap::interpose {
@@ -52,14 +53,23 @@ bool VectorUnread(int err) {
   return err == EBADF || err == ESPIPE || err == EINVAL || err == EFAULT;
 }
 
-// read and __read_chk.
-IOTAP_HOT void RecordRead(TraceCall& call, int fd, size_t n, ssize_t r) {
-  if (RawEvent* e = call.Finish(kOpRead, r < 0)) FillTrackedIo(e, FdLookup(fd, r), n, r, false);
+// read and __read_chk. Reads hand what they returned to the TFRecord layer.
+IOTAP_HOT void RecordRead(TraceCall& call, int fd, const void* buf, size_t n, ssize_t r) {
+  if (RawEvent* e = call.Finish(kOpRead, r < 0)) {
+    FdEntry* f = FdLookup(fd, r);
+    FillTrackedIo(e, f, n, r, false);
+    TfRecordAfterRead(call, f, e, buf);
+  }
 }
 
 // pread and its variants.
-IOTAP_HOT void RecordPread(TraceCall& call, int fd, size_t n, off64_t offset, ssize_t r) {
-  if (RawEvent* e = call.Finish(kOpPread, r < 0)) FillExplicitIo(e, FdLookup(fd), offset, n, r);
+IOTAP_HOT void RecordPread(TraceCall& call, int fd, const void* buf, size_t n, off64_t offset,
+                           ssize_t r) {
+  if (RawEvent* e = call.Finish(kOpPread, r < 0)) {
+    FdEntry* f = FdLookup(fd);
+    FillExplicitIo(e, f, offset, n, r);
+    TfRecordAfterRead(call, f, e, buf);
+  }
 }
 
 IOTAP_HOT void RecordPwrite(TraceCall& call, int fd, size_t n, off64_t offset, ssize_t r) {
@@ -80,6 +90,7 @@ IOTAP_HOT void RecordVector(TraceCall& call, Op op, int fd, const struct iovec* 
     FillExplicitIo(e, f, offset, bytes, r);
   }
   e->aux = static_cast<uint64_t>(count);
+  if (!is_write) TfRecordAfterReadv(call, f, e, iov, count);
 }
 
 // One side of an in-kernel copy. With an explicit offset pointer the kernel
@@ -122,35 +133,35 @@ using namespace iotap::interpose;
 IOTAP_EXPORT ssize_t read(int fd, void* buf, size_t n) {
   TraceCall call(kLayerPosix);
   ssize_t r = real_read()(fd, buf, n);
-  RecordRead(call, fd, n, r);
+  RecordRead(call, fd, buf, n, r);
   return r;
 }
 
 IOTAP_EXPORT ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
   TraceCall call(kLayerPosix);
   ssize_t r = real___read_chk()(fd, buf, n, buflen);
-  RecordRead(call, fd, n, r);
+  RecordRead(call, fd, buf, n, r);
   return r;
 }
 
 IOTAP_EXPORT ssize_t pread(int fd, void* buf, size_t n, off_t offset) {
   TraceCall call(kLayerPosix);
   ssize_t r = real_pread()(fd, buf, n, offset);
-  RecordPread(call, fd, n, offset, r);
+  RecordPread(call, fd, buf, n, offset, r);
   return r;
 }
 
 IOTAP_EXPORT ssize_t pread64(int fd, void* buf, size_t n, off64_t offset) {
   TraceCall call(kLayerPosix);
   ssize_t r = real_pread64()(fd, buf, n, offset);
-  RecordPread(call, fd, n, offset, r);
+  RecordPread(call, fd, buf, n, offset, r);
   return r;
 }
 
 IOTAP_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t offset, size_t buflen) {
   TraceCall call(kLayerPosix);
   ssize_t r = real___pread_chk()(fd, buf, n, offset, buflen);
-  RecordPread(call, fd, n, offset, r);
+  RecordPread(call, fd, buf, n, offset, r);
   return r;
 }
 
@@ -158,7 +169,7 @@ IOTAP_EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t offset,
                                    size_t buflen) {
   TraceCall call(kLayerPosix);
   ssize_t r = real___pread64_chk()(fd, buf, n, offset, buflen);
-  RecordPread(call, fd, n, offset, r);
+  RecordPread(call, fd, buf, n, offset, r);
   return r;
 }
 

@@ -169,7 +169,7 @@ void RecordOpendir(TraceCall& call, Op op, int fd_hint, const char* path, DIR* d
   } else {
     file = FileOf(fd_hint);
   }
-  if (d != nullptr) FdOpened(dirfd(d), file, O_RDONLY | O_DIRECTORY, 0);
+  if (d != nullptr) FdOpened(dirfd(d), file, O_RDONLY | O_DIRECTORY, 0, nullptr);
   if (e == nullptr) return;
   e->file = file;
   e->result = d != nullptr ? dirfd(d) : -1;

@@ -61,7 +61,7 @@ void RecordOpen(TraceCall& call, Op op, int dirfd, const char* path, int flags, 
   // A path the kernel could not read is the caller's EFAULT; never touch it.
   if (fd < 0 && call.saved_errno() == EFAULT) return;
   uint32_t file = InternPath(dirfd, path);
-  if (fd >= 0) FdOpened(fd, file, flags, 0);
+  if (fd >= 0) FdOpened(fd, file, flags, 0, path);
   if (e == nullptr) return;
   e->file = file;
   e->result = fd;

@@ -17,9 +17,12 @@
 #include "interpose/clock.h"
 #include "interpose/compress.h"
 #include "interpose/fd_table.h"
+#include "interpose/hdf5_objects.h"
 #include "interpose/mappings.h"
 #include "interpose/packets.h"
+#include "interpose/real.h"
 #include "interpose/strings.h"
+#include "interpose/tfrecord.h"
 #include "interpose/trace_file.h"
 #include "interpose/wire.h"
 
@@ -48,7 +51,7 @@ struct Writer {
   uint64_t packets_events = 0;  // events in `packets`, lost if the write fails
   uint8_t* frame = nullptr;
   size_t frame_capacity = 0;
-  ChunkScratch scratch = {nullptr, 0};
+  ChunkScratch scratch = {nullptr, 0, nullptr};
   uint64_t recorded = 0;  // events written to the file
   uint64_t dropped = 0;   // events lost: full ring in a signal handler, failed writes
   uint64_t next_flush_ns = 0;
@@ -260,6 +263,14 @@ void StartWriterThread() {
   pthread_attr_setstacksize(&attr, 256 * 1024);
   pthread_t thread;
   int err = pthread_create(&thread, &attr, WriterMain, nullptr);
+  if (err == EINVAL) {
+    // glibc puts a thread's static TLS on its stack: a program with more
+    // than our stack's worth of __thread data needs the default size.
+    pthread_attr_destroy(&attr);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    err = pthread_create(&thread, &attr, WriterMain, nullptr);
+  }
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (err != 0) {
@@ -313,7 +324,9 @@ bool AllocateWriterBuffers() {
   w.frame = static_cast<uint8_t*>(MapZeroed(w.frame_capacity));
   w.scratch.capacity = kMaxChunkEvents * 10;
   w.scratch.column = static_cast<uint8_t*>(MapZeroed(w.scratch.capacity));
-  return w.packets != nullptr && w.frame != nullptr && w.scratch.column != nullptr;
+  w.scratch.times = static_cast<int64_t*>(MapZeroed(kMaxChunkEvents * 2 * sizeof(int64_t)));
+  return w.packets != nullptr && w.frame != nullptr && w.scratch.column != nullptr &&
+         w.scratch.times != nullptr;
 }
 
 // Creates this process's file and writes its header. Returns 0 or errno.
@@ -336,6 +349,9 @@ int OpenTrace(bool forked) {
   Emit([&](WireWriter* out) {
     EncodeProcessHeader(out, info, w.clock);
     EncodeClockSnapshot(out, 0, 0);
+    // A baseline sample; it also opens the /proc files the later samples
+    // read, here, before the program has threads whose opens it could shift.
+    EncodeResourceSample(out);
   });
   FlushFrame();
   return w.write_failed ? EIO : 0;
@@ -371,6 +387,9 @@ void ForkChild() {
   pthread_mutex_init(&g_ring_lock, nullptr);
   UnlockStringsAfterFork(true);
   ResetShimLockInChild(&g_writer.lock);
+  TfRecordAfterForkChild();
+  Hdf5AfterForkChild();
+  ResolveAfterForkChild();
   // The parent's unwritten events stay with the parent.
   for (Ring* r = g_rings.load(std::memory_order_relaxed); r != nullptr; r = r->next) {
     r->tail.store(r->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
@@ -385,6 +404,7 @@ void ForkChild() {
   g_writer_sleeping.store(false, std::memory_order_relaxed);
   g_exit_code_known.store(false, std::memory_order_relaxed);
   g_writer.file.Forget();
+  ResetProcFilesInChild();
   if (!Recording()) return;
   tls_thread.busy = true;
   int err = OpenTrace(/*forked=*/true);
@@ -470,6 +490,11 @@ RawEvent* ReserveEventSlow(ThreadState* ts) {
     DrainRing(r, h);
     UnlockShim(&g_writer.lock);
     r->tail_seen = r->tail.load(std::memory_order_acquire);
+  } else if (h - r->tail_seen >= r->capacity / 2) {
+    // The writer freed only part of the ring since it was last woken, and
+    // CommitEvent wakes it only when the fill level passes exactly half:
+    // wake it now, or this thread would fill the ring and drain it itself.
+    WakeWriter(ts);
   }
   return &r->events[h & (r->capacity - 1)];
 }

@@ -12,6 +12,7 @@
 #include "interpose/io_event.h"
 #include "interpose/real.h"
 #include "interpose/strings.h"
+#include "interpose/tfrecord.h"
 #include "interpose/trace_call.h"
 
 extern "C" {
@@ -107,7 +108,7 @@ void RecordStreamOpen(TraceCall& call, Op op, const char* path, const char* mode
   uint32_t file = path != nullptr ? InternPath(AT_FDCWD, path) : FileOf(fd);
   int flags = ModeFlags(mode);
   if (fd >= 0) {
-    FdOpened(fd, file, flags, 0);
+    FdOpened(fd, file, flags, 0, path);
     StreamSetPosition(FdPeek(fd), (flags >= 0 && (flags & O_APPEND)) ? -1 : 0);
   }
   if (e == nullptr) return;
@@ -117,11 +118,13 @@ void RecordStreamOpen(TraceCall& call, Op op, const char* path, const char* mode
 }
 
 // A transfer of `bytes` at the stream's position (`requested` asked for).
-void RecordStreamIo(TraceCall& call, Op op, FILE* stream, uint64_t requested, int64_t bytes,
-                    bool failed, bool is_write, uint64_t aux) {
+// Returns the event (null if none is recorded) and its descriptor's entry.
+RawEvent* RecordStreamIo(TraceCall& call, Op op, FILE* stream, uint64_t requested, int64_t bytes,
+                         bool failed, bool is_write, uint64_t aux, FdEntry** entry = nullptr) {
   RawEvent* e = call.Finish(op, failed);
-  if (e == nullptr) return;
+  if (e == nullptr) return nullptr;
   FdEntry* f = StreamEntry(stream, bytes);
+  if (entry != nullptr) *entry = f;
   e->file = FileOf(f);
   e->requested = requested;
   e->result = bytes;
@@ -133,13 +136,17 @@ void RecordStreamIo(TraceCall& call, Op op, FILE* stream, uint64_t requested, in
     e->offset = offset;
     e->flags |= kFlagHasOffset | kFlagOffsetTracked;
   }
+  return e;
 }
 
-// fread and its variants return items; events count bytes.
-size_t RecordFread(TraceCall& call, FILE* stream, size_t size, size_t n, size_t r) {
+// fread and its variants return items; events count bytes. What they
+// returned goes to the TFRecord layer.
+size_t RecordFread(TraceCall& call, FILE* stream, void* buf, size_t size, size_t n, size_t r) {
   bool failed = r < n && stream != nullptr && ferror_unlocked(stream);
-  RecordStreamIo(call, kOpFread, stream, size * n, static_cast<int64_t>(size * r), failed,
-                 false, 0);
+  FdEntry* f = nullptr;
+  RawEvent* e = RecordStreamIo(call, kOpFread, stream, size * n, static_cast<int64_t>(size * r),
+                               failed, false, 0, &f);
+  if (e != nullptr) TfRecordAfterRead(call, f, e, buf);
   return r;
 }
 
@@ -294,24 +301,24 @@ IOTAP_EXPORT int fclose(FILE* stream) {
 
 IOTAP_EXPORT size_t fread(void* ptr, size_t size, size_t n, FILE* stream) {
   TraceCall call(kLayerStdio);
-  return RecordFread(call, stream, size, n, real_fread()(ptr, size, n, stream));
+  return RecordFread(call, stream, ptr, size, n, real_fread()(ptr, size, n, stream));
 }
 
 IOTAP_EXPORT size_t fread_unlocked(void* ptr, size_t size, size_t n, FILE* stream) {
   TraceCall call(kLayerStdio);
-  return RecordFread(call, stream, size, n, real_fread_unlocked()(ptr, size, n, stream));
+  return RecordFread(call, stream, ptr, size, n, real_fread_unlocked()(ptr, size, n, stream));
 }
 
 IOTAP_EXPORT size_t __fread_chk(void* ptr, size_t ptrlen, size_t size, size_t n,
                                 FILE* stream) {
   TraceCall call(kLayerStdio);
-  return RecordFread(call, stream, size, n, real___fread_chk()(ptr, ptrlen, size, n, stream));
+  return RecordFread(call, stream, ptr, size, n, real___fread_chk()(ptr, ptrlen, size, n, stream));
 }
 
 IOTAP_EXPORT size_t __fread_unlocked_chk(void* ptr, size_t ptrlen, size_t size, size_t n,
                                          FILE* stream) {
   TraceCall call(kLayerStdio);
-  return RecordFread(call, stream, size, n,
+  return RecordFread(call, stream, ptr, size, n,
                      real___fread_unlocked_chk()(ptr, ptrlen, size, n, stream));
 }
 

@@ -193,7 +193,7 @@ uint32_t InternString(const char* s, size_t n, StringKind kind) {
   return id;
 }
 
-uint32_t InternPath(int dirfd, const char* path) {
+size_t AbsolutePath(int dirfd, const char* path, char* out, size_t cap) {
   if (path == nullptr) return 0;
   char base[PATH_MAX];
   const char* base_ptr = nullptr;
@@ -213,8 +213,13 @@ uint32_t InternPath(int dirfd, const char* path) {
       base_ptr = base;
     }
   }
+  return Normalise(base_ptr, path, out, cap);
+}
+
+uint32_t InternPath(int dirfd, const char* path) {
+  if (path == nullptr) return 0;
   char out[PATH_MAX * 2];
-  size_t n = Normalise(base_ptr, path, out, sizeof(out));
+  size_t n = AbsolutePath(dirfd, path, out, sizeof(out));
   if (n == 0) return InternString(path, strlen(path), kKindPath);
   return InternString(out, n, kKindPath);
 }

@@ -45,6 +45,11 @@ uint32_t InternString(const char* s, size_t n, StringKind kind);
 // interns it as a path.
 uint32_t InternPath(int dirfd, const char* path);
 
+// The text InternPath interns: `path` made absolute and normalised, into
+// `out` (capacity `cap`). Returns its length, or 0 if it does not fit (or
+// `path` is null), when InternPath interns `path` as given.
+size_t AbsolutePath(int dirfd, const char* path, char* out, size_t cap);
+
 // Forgets the cached working directory (after chdir/fchdir).
 void InvalidateCwd();
 

@@ -54,6 +54,7 @@ class TraceCall {
   RawEvent* Finish(Op op, bool failed) {
     if (!active_) return nullptr;
     uint64_t t1 = Now();
+    t1_ = t1;
     errno_ = &errno;
     saved_errno_ = *errno_;
     finished_ = true;
@@ -92,6 +93,42 @@ class TraceCall {
     return event_;
   }
 
+  // A further event caused by this call (a TFRecord record found in the
+  // bytes a read returned): the previous event is published first, and the
+  // new one has op and parent set, both times at the call's end and every
+  // other field zero. Only after Finish returned an event; null when the
+  // event cannot be recorded.
+  RawEvent* Follow(Op op) {
+    uint64_t t1 = t1_;
+    if (event_ != nullptr) CommitEvent(ts_);
+    event_ = ReserveEvent(ts_);
+    if (event_ == nullptr) {
+      CountDropped(ts_);
+      return nullptr;
+    }
+    *event_ = RawEvent{.t0 = t1,
+                       .t1 = t1,
+                       .offset = 0,
+                       .requested = 0,
+                       .result = 0,
+                       .aux = 0,
+                       .parent = ts_->parent,
+                       .file = 0,
+                       .op = op,
+                       .error = 0,
+                       .flags = 0};
+    return event_;
+  }
+
+  // The reserved, not yet published event's name within the trace:
+  // (tid << 40) | its sequence number in the thread (EventChunk.first_seq
+  // counts the same way). Only while Finish's or Follow's event is held.
+  uint64_t EventId() const {
+    const Ring* r = ts_->ring;
+    uint64_t seq = r->head.load(std::memory_order_relaxed) - r->seq_origin;
+    return (static_cast<uint64_t>(r->tid) << 40) | seq;
+  }
+
   int saved_errno() const { return saved_errno_; }
 
  private:
@@ -99,6 +136,7 @@ class TraceCall {
   RawEvent* event_ = nullptr;
   int* errno_ = nullptr;
   uint64_t t0_ = 0;
+  uint64_t t1_ = 0;
   int saved_errno_ = 0;
   bool active_ = false;
   bool finished_ = false;

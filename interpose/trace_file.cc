@@ -79,7 +79,7 @@ int TraceFile::Create(const char* dir, int pid, uint64_t realtime_ns) {
     syscall(SYS_close, fd);
     return err;
   }
-  syscall(SYS_close, fd);
+  if (!kept_.Adopt(fd)) syscall(SYS_close, fd);  // then a descriptor per write
   dev_ = st.st_dev;
   ino_ = st.st_ino;
   size_ = 0;
@@ -126,29 +126,61 @@ class NoFileSizeSignal {
 
 }  // namespace
 
-int TraceFile::Append(const uint8_t* data, size_t n) {
-  if (!created_) return EBADF;
-  NoFileSizeSignal no_sigxfsz;
+void TraceFile::PublishOpening() {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   opening_since_ns_.store(
       static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec),
       std::memory_order_relaxed);
   writing_fd_.store(kOpening, std::memory_order_seq_cst);
-  int fd = static_cast<int>(
-      syscall(SYS_openat, AT_FDCWD, path_, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
-  if (fd < 0) {
-    int err = errno;
-    writing_fd_.store(-1, std::memory_order_release);
-    return err;
+}
+
+int TraceFile::Append(const uint8_t* data, size_t n) {
+  if (!created_) return EBADF;
+  NoFileSizeSignal no_sigxfsz;
+  // Published before Get() checks the inode: from then on a close or dup2
+  // of this number by the program waits until the write is over, so the
+  // descriptor checked is the descriptor written.
+  int published = kept_.number();
+  if (published >= 0) {
+    writing_fd_.store(published, std::memory_order_seq_cst);
+  } else {
+    PublishOpening();
   }
-  writing_fd_.store(fd, std::memory_order_seq_cst);
+  int fd = kept_.Get();
+  bool kept = fd >= 0;
+  if (!kept) {
+    // The program closed or reused our descriptor: reopen by name, and keep
+    // the new one if it is still our file. Its number is not known until
+    // then.
+    if (published >= 0) PublishOpening();
+    fd = static_cast<int>(
+        syscall(SYS_openat, AT_FDCWD, path_, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
+    if (fd < 0) {
+      int err = errno;
+      writing_fd_.store(-1, std::memory_order_release);
+      return err;
+    }
+  }
   struct stat st;
   if (syscall(SYS_fstat, fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
-    syscall(SYS_close, fd);
+    if (kept) {
+      kept_.Close();
+    } else {
+      syscall(SYS_close, fd);
+    }
     writing_fd_.store(-1, std::memory_order_release);
     return ESTALE;  // not our file any more
   }
+  if (!kept && kept_.Adopt(fd)) {
+    fd = kept_.Get();
+    kept = fd >= 0;
+    if (!kept) {
+      writing_fd_.store(-1, std::memory_order_release);
+      return ESTALE;
+    }
+  }
+  writing_fd_.store(fd, std::memory_order_seq_cst);
   // Another process never shares this file, so its size is ours to know; a
   // previous failure may have left it shorter than we think.
   size_ = static_cast<uint64_t>(st.st_size);
@@ -172,9 +204,9 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
   } else {
     size_ += n;
   }
-  // Closed before it is unpublished: an application waiting to dup2 onto
-  // this number must not have its new descriptor closed by us.
-  syscall(SYS_close, fd);
+  // Closed before it is unpublished: a program waiting to dup2 onto this
+  // number must not have its new descriptor closed by us.
+  if (!kept) syscall(SYS_close, fd);
   writing_fd_.store(-1, std::memory_order_release);
   return err;
 }

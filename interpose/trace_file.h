@@ -1,23 +1,27 @@
-// The process's trace file, created safely and written without holding a
-// descriptor between writes.
+// The process's trace file, created safely and written through a descriptor
+// parked out of the program's way.
 //
 // The file is created owner-only (0600) with O_CREAT|O_EXCL|O_NOFOLLOW inside
 // a directory opened with O_NOFOLLOW and owned by the effective user, so a
-// symlink or a directory planted by someone else is never followed. Every
-// write reopens it (O_NOFOLLOW) and checks that it is still the same inode:
-// the shim keeps no descriptor that a program closing every descriptor, or
-// calling dup2 over it, could disturb, and a file swapped in its place is never
+// symlink or a directory planted by someone else is never followed. Its
+// descriptor is kept high in the table (kept_fd.h) so the program's own
+// descriptor numbers are what they would be untraced; every write checks that
+// the descriptor still names the same inode, and a program that closed every
+// descriptor or dup2'd over ours makes the shim reopen the file by name
+// (O_NOFOLLOW, same inode again), so a file swapped in its place is never
 // written. A write that fails half-way is truncated back, so the file always
 // ends with a complete frame.
 //
-// While a write is in progress, its descriptor is published (WritingFd): the
-// shim's close, dup2, dup3, close_range and closefrom wrappers wait for the
-// write to end rather than close that descriptor or put the application's
-// file in its place, which would lose the frame or write it into the
-// application's file. Untraced, the descriptor would not be open at all.
-// While the file is being opened the number is not known yet (kOpening):
-// they wait for any descriptor then, but only as long as opening is quick, so
-// that a hung file system does not hold up the job's every close.
+// While a write is in progress, its descriptor is published (WritingFd),
+// from before the inode check until after the last write: the shim's close,
+// dup2, dup3, close_range and closefrom wrappers wait for the write to end
+// rather than close that descriptor or put the application's file in its
+// place between the check and the write, which would lose the frame or write
+// it into the application's file. Untraced, the descriptor would not be open
+// at all. While the file is being reopened the number is not known yet
+// (kOpening): they wait for any descriptor then, but only as long as opening
+// is quick, so that a hung file system does not hold up the job's every
+// close.
 
 #ifndef IOTAP_INTERPOSE_TRACE_FILE_H_
 #define IOTAP_INTERPOSE_TRACE_FILE_H_
@@ -28,6 +32,8 @@
 #include <sys/types.h>
 
 #include <atomic>
+
+#include "interpose/kept_fd.h"
 
 namespace iotap::interpose {
 
@@ -45,8 +51,14 @@ class TraceFile {
   const char* path() const { return path_; }
   uint64_t size() const { return size_; }
 
-  // Forgets the file (a fork child makes its own).
-  void Forget() { created_ = false; }
+  // Forgets the file and closes this process's descriptor for it (a fork
+  // child makes its own; a write the parent had in progress is not the
+  // child's to wait for).
+  void Forget() {
+    kept_.Close();
+    created_ = false;
+    writing_fd_.store(-1, std::memory_order_release);
+  }
 
   // The descriptor open on a trace file for a write in progress: -1 if
   // none, kOpening while the file is being opened (since OpeningSinceNs(),
@@ -57,11 +69,13 @@ class TraceFile {
 
  private:
   char path_[PATH_MAX] = {};
+  KeptFd kept_;
   dev_t dev_ = 0;
   ino_t ino_ = 0;
   uint64_t size_ = 0;
   bool created_ = false;
 
+  static void PublishOpening();
   static constinit std::atomic<int> writing_fd_;
   static constinit std::atomic<uint64_t> opening_since_ns_;
 };

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The whole test suite from a fresh clone: installs what is missing, builds
+# The whole test suite from a fresh clone: installs what is missing (Debian
+# packages, and playwright-core from npm for the browser tests), builds
 # everything in ./build and runs every test. Exit status is CTest's.
 # Usage: tests/run-all.sh [extra ctest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-.ci/install-deps
+.ci/install-deps --with-browser
+# playwright-core for the HTML report's browser tests, as package-lock.json pins it.
+(cd tests/viewer && npm ci --no-audit --no-fund --loglevel=error)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure --timeout 900 -j2 "$@"

@@ -13,10 +13,12 @@ inline constexpr int kExitUsage = 1;     // bad options or arguments
 inline constexpr int kExitNoInput = 2;   // nothing readable at PATH
 inline constexpr int kExitDamaged = 3;   // with --strict: some input was damaged
 
+int DiffCommand(int argc, char** argv);
 int RunCommand(int argc, char** argv);
 int StatsCommand(int argc, char** argv);
 int DumpCommand(int argc, char** argv);
 int ReportCommand(int argc, char** argv);
+int ExportCommand(int argc, char** argv);
 
 }  // namespace iotap::cli
 

@@ -16,8 +16,11 @@ constexpr char kUsage[] =
     "\n"
     "Look:\n"
     "  report PATH [--steps LOG] [--format F]     why the job waits for data, and what to change\n"
+    "         [--html FILE]                       ... and as a web page with charts\n"
+    "  export PATH --perfetto FILE                every call on a timeline, for the Perfetto UI\n"
     "  stats PATH [--json]                        counts per file and per process\n"
     "  dump PATH                                  every event, one line each\n"
+    "  diff RUN_A RUN_B [--format F]              two runs (or saved reports) side by side\n"
     "\n"
     "PATH is a trace file or a directory of them (what `iotap run` wrote).\n"
     "`iotap COMMAND --help` describes each command.\n";
@@ -38,9 +41,11 @@ int main(int argc, char** argv) {
   int sub_argc = argc - 2;
   char** sub_argv = argv + 2;
   if (command == "run") return iotap::cli::RunCommand(sub_argc, sub_argv);
+  if (command == "diff") return iotap::cli::DiffCommand(sub_argc, sub_argv);
   if (command == "stats") return iotap::cli::StatsCommand(sub_argc, sub_argv);
   if (command == "dump") return iotap::cli::DumpCommand(sub_argc, sub_argv);
   if (command == "report") return iotap::cli::ReportCommand(sub_argc, sub_argv);
+  if (command == "export") return iotap::cli::ExportCommand(sub_argc, sub_argv);
   std::fprintf(stderr, "iotap: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return iotap::cli::kExitUsage;
 }

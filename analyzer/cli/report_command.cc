@@ -9,6 +9,7 @@
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
 #include "analyzer/findings.h"
+#include "analyzer/report_html.h"
 #include "analyzer/report_output.h"
 #include "analyzer/run_analysis.h"
 
@@ -18,7 +19,7 @@ namespace {
 
 constexpr char kReportHelp[] =
     "usage: iotap report PATH [--steps LOG]... [--format text|markdown|json]\n"
-    "                         [-o FILE] [--top N]\n"
+    "                         [-o FILE] [--html FILE] [--top N]\n"
     "\n"
     "Analyses every trace under PATH, with the framework's step logs if given,\n"
     "and says whether the job waits for data, why, and what to change.\n"
@@ -29,11 +30,22 @@ constexpr char kReportHelp[] =
     "  --format F    text (default), markdown (for a ticket), json (schema:\n"
     "                proto/iotap/report.proto)\n"
     "  -o FILE       write to FILE instead of standard output\n"
+    "  --html FILE   also write the report as one self-contained web page\n"
+    "                (charts, zoomable timeline, sortable tables; opens offline)\n"
     "  --top N       files listed one by one (default 50)\n"
     "  --rules FILE  findings' thresholds and wording (a copy of the built-in\n"
     "                analyzer/findings.textproto, edited)\n"
     "\n"
     "Exit codes: 0 done, 1 bad usage, 2 nothing readable at PATH.\n";
+
+// Writes `contents` to `path`; says why on stderr if it cannot.
+bool WriteFile(const std::string& path, const std::string& contents) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  bool ok = f != nullptr && std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+  if (f != nullptr && std::fclose(f) != 0) ok = false;
+  if (!ok) std::perror(("iotap report: " + path).c_str());
+  return ok;
+}
 
 }  // namespace
 
@@ -50,6 +62,7 @@ int ReportCommand(int argc, char** argv) {
                            {"", "--format", true},
                            {"-o", "--output", true},
                            {"", "--top", true},
+                           {"", "--html", true},
                            {"", "--rules", true}});
   std::string format = args.ok() ? args->Get("--format", "text") : "";
   int top = 50;
@@ -89,6 +102,9 @@ int ReportCommand(int argc, char** argv) {
     std::fprintf(stderr, "iotap report: %s\n", std::string(report.status().message()).c_str());
     return kExitNoInput;
   }
+  if (args->Has("--html") && !WriteFile(args->Get("--html"), analyzer::ReportToHtml(*report))) {
+    return kExitUsage;
+  }
   std::string text = format == "json"       ? analyzer::ReportToJson(*report)
                      : format == "markdown" ? analyzer::ReportToMarkdown(*report)
                                             : analyzer::ReportToText(*report);
@@ -97,14 +113,7 @@ int ReportCommand(int argc, char** argv) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return kExitOk;
   }
-  std::FILE* f = std::fopen(out.c_str(), "w");
-  if (f == nullptr) {
-    std::perror(("iotap report: " + out).c_str());
-    return kExitUsage;
-  }
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-  return kExitOk;
+  return WriteFile(out, text) ? kExitOk : kExitUsage;
 }
 
 }  // namespace iotap::cli

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzer/cli/args.h"
@@ -45,6 +47,10 @@ constexpr char kRunHelp[] =
     "  --layers LIST            comma list of posix,stdio,hdf5,tfrecord,cuda (default all)\n"
     "  --zstd-level N           compression level 1-19, or 0 to store (default 1)\n"
     "  --quiet                  no warnings from the shim\n"
+    "  --wait-orphans SECONDS   after COMMAND ends, wait up to this long for processes\n"
+    "                           it left running (a DataLoader's resource tracker, a\n"
+    "                           backgrounded helper) so their traces are complete\n"
+    "                           (default 10; 0: do not wait)\n"
     "  --torch-steps            record the steps of unmodified PyTorch jobs: every wait\n"
     "                           for a DataLoader batch, every optimizer step, every epoch\n"
     "                           (Python processes load the iotap helper through a\n"
@@ -174,6 +180,51 @@ int CountTraces(const std::string& dir) {
   return n;
 }
 
+// Reaps the processes the command left behind (iotap is their subreaper),
+// waiting up to `seconds` for the last to end. Returns how many still run.
+int WaitForOrphans(double seconds) {
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    }
+    if (pid < 0) return 0;  // ECHILD: none left
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double waited = static_cast<double>(now.tv_sec - start.tv_sec) +
+                    static_cast<double>(now.tv_nsec - start.tv_nsec) / 1e9;
+    if (waited >= seconds) break;
+    struct timespec pause = {0, 20'000'000};
+    nanosleep(&pause, nullptr);
+  }
+  // Count those still running: our children now, in /proc.
+  int left = 0;
+  std::string self = std::to_string(getpid());
+  if (DIR* d = opendir("/proc")) {
+    while (struct dirent* e = readdir(d)) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      std::FILE* f = std::fopen(absl::StrCat("/proc/", e->d_name, "/stat").c_str(), "r");
+      if (f == nullptr) continue;
+      char buf[512];
+      size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+      std::fclose(f);
+      buf[n] = '\0';
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+      const char* close = std::strrchr(buf, ')');
+      char state = 0;
+      int ppid = 0;
+      if (close != nullptr && std::sscanf(close + 1, " %c %d", &state, &ppid) == 2 &&
+          std::to_string(ppid) == self) {
+        ++left;
+      }
+    }
+    closedir(d);
+  }
+  return left;
+}
+
 // Ends iotap the way the command ended.
 [[noreturn]] void ExitLike(int status) {
   if (WIFEXITED(status)) std::exit(WEXITSTATUS(status));
@@ -210,12 +261,20 @@ int RunCommand(int argc, char** argv) {
                            {"", "--layers", true},
                            {"", "--zstd-level", true},
                            {"", "--quiet", false},
+                           {"", "--wait-orphans", true},
                            {"", "--torch-steps", false}},
                           /*stop_at_first_positional=*/true);
   if (!args.ok() || args->positional().empty()) {
     std::fprintf(stderr, "iotap run: %s\n\n%s",
                  args.ok() ? "no command to run" : std::string(args.status().message()).c_str(),
                  kRunHelp);
+    return kExitUsage;
+  }
+  double orphan_wait = 10;
+  if (args->Has("--wait-orphans") &&
+      (!absl::SimpleAtod(args->Get("--wait-orphans"), &orphan_wait) || orphan_wait < 0 ||
+       orphan_wait > 86400)) {
+    std::fprintf(stderr, "iotap run: --wait-orphans takes seconds, from 0 to 86400\n");
     return kExitUsage;
   }
   std::string library = FindLibrary();
@@ -293,6 +352,9 @@ int RunCommand(int argc, char** argv) {
   sigemptyset(&forward.sa_mask);
   const int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGWINCH};
   struct sigaction saved[sizeof(kForwarded) / sizeof(int)];
+  // Processes the command leaves behind become ours rather than init's, so
+  // that we can wait for their traces too.
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   std::fflush(nullptr);
   pid_t child = fork();
   if (child < 0) {
@@ -318,8 +380,19 @@ int RunCommand(int argc, char** argv) {
       break;
     }
   }
+  // While waiting for what the command left running, a signal ends iotap as
+  // it would have ended before the command started.
+  g_child = -1;
   for (size_t i = 0; i < sizeof(kForwarded) / sizeof(int); ++i) {
     sigaction(kForwarded[i], &saved[i], nullptr);
+  }
+  int left = WaitForOrphans(orphan_wait);
+  if (left > 0) {
+    std::fprintf(stderr,
+                 "iotap: %d process%s started by the command still run%s after %g s; "
+                 "%s when %s\n",
+                 left, left == 1 ? "" : "es", left == 1 ? "s" : "", orphan_wait,
+                 left == 1 ? "its trace ends" : "their traces end", left == 1 ? "it does" : "they do");
   }
   std::fprintf(stderr, "iotap: %d trace files in %s\niotap: see `iotap stats %s`\n",
                CountTraces(dir), dir.c_str(), dir.c_str());

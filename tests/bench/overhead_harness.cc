@@ -9,6 +9,10 @@
 // of a shared machine, the median its spikes. For traced runs it also reports
 // the trace's size per event, the events dropped and the worker's RSS growth.
 // Prints a human summary and, with --json FILE, the numbers as JSON.
+//
+// With --baseline-layers LIST the baseline is traced too, with only the
+// layers in LIST (IOTAP_LAYERS), so the difference is the cost of the other
+// layers alone (TFRecord attribution: --baseline-layers posix,stdio,hdf5).
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -31,6 +35,7 @@ namespace {
 struct Sample {
   double wall = 0;
   double cpu = 0;
+  double process_cpu = -1;  // when the worker reports it
   long rss_growth_kib = 0;
   long calls = 0;
 };
@@ -44,7 +49,7 @@ std::map<std::string, std::string> Flags(int argc, char** argv) {
 // Runs the worker, with the shim if `trace_dir` is not empty, and parses its
 // key=value line.
 Sample RunWorker(const std::vector<std::string>& argv, const std::string& shim,
-                 const std::string& trace_dir) {
+                 const std::string& trace_dir, const std::string& layers = "") {
   int pipefd[2];
   if (pipe(pipefd) != 0) std::exit(2);
   pid_t pid = fork();
@@ -55,6 +60,7 @@ Sample RunWorker(const std::vector<std::string>& argv, const std::string& shim,
     if (!trace_dir.empty()) {
       setenv("LD_PRELOAD", shim.c_str(), 1);
       setenv("IOTAP_DIR", trace_dir.c_str(), 1);
+      if (!layers.empty()) setenv("IOTAP_LAYERS", layers.c_str(), 1);
     } else {
       unsetenv("LD_PRELOAD");
     }
@@ -77,8 +83,10 @@ Sample RunWorker(const std::vector<std::string>& argv, const std::string& shim,
     std::exit(2);
   }
   Sample s;
-  if (std::sscanf(out.c_str(), "ns_per_call=%lf cpu_ns_per_call=%lf calls=%ld rss_growth_kib=%ld",
-                  &s.wall, &s.cpu, &s.calls, &s.rss_growth_kib) != 4) {
+  if (std::sscanf(out.c_str(),
+                  "ns_per_call=%lf cpu_ns_per_call=%lf calls=%ld rss_growth_kib=%ld"
+                  " process_cpu_ns_per_call=%lf",
+                  &s.wall, &s.cpu, &s.calls, &s.rss_growth_kib, &s.process_cpu) < 4) {
     std::fprintf(stderr, "unexpected worker output: %s\n", out.c_str());
     std::exit(2);
   }
@@ -139,10 +147,12 @@ int main(int argc, char** argv) {
   int pairs = std::atoi(get("--pairs", "11").c_str());
   std::string file = get("--file", "");
   std::string json = get("--json", "");
+  std::string baseline_layers = get("--baseline-layers", "");
   if (shim.empty() || worker.empty() || file.empty()) {
     std::fprintf(stderr,
-                 "usage: overhead_harness --shim LIB --worker BIN --file DATA [--mode pread1|read4k]"
-                 " [--calls N] [--threads N] [--pairs N] [--iotap BIN] [--json FILE]\n");
+                 "usage: overhead_harness --shim LIB --worker BIN --file DATA [--mode MODE]"
+                 " [--calls N] [--threads N] [--pairs N] [--iotap BIN] [--json FILE]"
+                 " [--baseline-layers LIST]\n");
     return 1;
   }
   std::vector<std::string> wargv = {worker, mode, file, calls, threads};
@@ -150,18 +160,19 @@ int main(int argc, char** argv) {
   std::string base = mkdtemp(tmpl);
 
   std::vector<double> plain_wall, traced_wall, plain_cpu, traced_cpu, diff_wall, diff_cpu;
-  std::vector<double> bytes_per_event, rss_growth;
+  std::vector<double> bytes_per_event, rss_growth, diff_process;
   long min_events = -1, max_dropped = 0;
   RunWorker(wargv, shim, "");  // warm the page cache and the binaries
   for (int p = 0; p < pairs; ++p) {
     std::string dir = base + "/run" + std::to_string(p);
+    std::string baseline_dir = baseline_layers.empty() ? "" : base + "/baseline" + std::to_string(p);
     Sample plain, traced;
     if (p % 2 == 0) {
-      plain = RunWorker(wargv, shim, "");
+      plain = RunWorker(wargv, shim, baseline_dir, baseline_layers);
       traced = RunWorker(wargv, shim, dir);
     } else {
       traced = RunWorker(wargv, shim, dir);
-      plain = RunWorker(wargv, shim, "");
+      plain = RunWorker(wargv, shim, baseline_dir, baseline_layers);
     }
     plain_wall.push_back(plain.wall);
     traced_wall.push_back(traced.wall);
@@ -169,6 +180,9 @@ int main(int argc, char** argv) {
     traced_cpu.push_back(traced.cpu);
     diff_wall.push_back(traced.wall - plain.wall);
     diff_cpu.push_back(traced.cpu - plain.cpu);
+    if (traced.process_cpu >= 0 && plain.process_cpu >= 0) {
+      diff_process.push_back(traced.process_cpu - plain.process_cpu);
+    }
     rss_growth.push_back(traced.rss_growth_kib - plain.rss_growth_kib);
     bytes_per_event.push_back(static_cast<double>(DirectoryBytes(dir)) / traced.calls);
     long events = 0, dropped = 0;
@@ -177,18 +191,27 @@ int main(int argc, char** argv) {
       max_dropped = std::max(max_dropped, dropped);
     }
     fs::remove_all(dir);
+    if (!baseline_dir.empty()) fs::remove_all(baseline_dir);
   }
   fs::remove_all(base);
 
   std::printf("mode %s, %s calls x %s threads, %d pairs\n", mode.c_str(), calls.c_str(),
               threads.c_str(), pairs);
-  std::printf("  untraced  median %.1f ns/call (cpu %.1f)\n", Median(plain_wall),
+  std::string baseline =
+      baseline_layers.empty() ? "untraced" : "baseline (traced, layers " + baseline_layers + ")";
+  std::printf("  %-9s median %.1f ns/call (cpu %.1f)\n", baseline.c_str(), Median(plain_wall),
               Median(plain_cpu));
   std::printf("  traced    median %.1f ns/call (cpu %.1f)\n", Median(traced_wall),
               Median(traced_cpu));
-  std::printf("  added     median %.1f ns/call wall [p25 %.1f, p75 %.1f], %.1f ns/call cpu\n",
+  std::printf("  added     median %.1f ns/call wall [p25 %.1f, p75 %.1f], %.1f ns/call cpu"
+              " (%.1f%% of the baseline's wall time)\n",
               Median(diff_wall), Quantile(diff_wall, 0.25), Quantile(diff_wall, 0.75),
-              Median(diff_cpu));
+              Median(diff_cpu), 100 * Median(diff_wall) / Median(plain_wall));
+  if (!diff_process.empty()) {
+    std::printf("  process   median %.1f ns/call more CPU in the whole process (writer thread"
+                " included)\n",
+                Median(diff_process));
+  }
   std::printf("  trace     median %.3f bytes/event (whole directory, headers included)\n",
               Median(bytes_per_event));
   std::printf("  rss       median %.0f KiB more than untraced\n", Median(rss_growth));

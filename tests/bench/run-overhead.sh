@@ -38,3 +38,16 @@ if [[ -x "$build/bin/cuda_copy_worker" ]]; then
   echo "== cuMemcpyHtoDAsync through cuGetProcAddress, pinned (target: at most 100 ns added)"
   cuda --mode driver-proc
 fi
+
+echo "== H5Dread of a cached 64-byte row (target: the wrapper adds at most 1 us per call)"
+"$build/bin/overhead_harness" --shim "$build/lib/libiotap.so" --worker "$build/bin/hdf5_worker" \
+  --iotap "$build/bin/iotap" --file "$data/rows.h5" --mode h5dread --calls 200000 --pairs "$pairs"
+# TFRecord attribution: the same 256 KiB reads traced with and without the
+# TFRecord layer, for records of 100 KiB (images), 10 KiB and 1 KiB.
+for record in 102400 10240 1024; do
+  "$build/bin/io_worker" make-tfrecord "$data/r$record.tfrecord" $((64 << 20)) "$record"
+  cat "$data/r$record.tfrecord" >/dev/null
+  echo "== 256 KiB reads of $record-byte TFRecord records, TFRecord layer on vs off (target: at most 10% added)"
+  run --file "$data/r$record.tfrecord" --mode read256k --calls 20000 --threads 1 --pairs "$pairs" \
+    --baseline-layers posix,stdio,hdf5,cuda
+done

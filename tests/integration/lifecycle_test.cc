@@ -2,6 +2,7 @@
 // posix_spawn, every way a process ends, and a job killed with SIGKILL.
 
 #include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -58,6 +59,49 @@ TEST_F(LifecycleTest, EveryThreadsEventsWithExactOffsets) {
     tids.insert(tid);
   }
   EXPECT_EQ(tids.size(), static_cast<size_t>(kThreads));
+}
+
+// The writer flushes and samples /proc every 10 ms while the program opens and
+// closes a file as fast as it can for 300 ms: every open still returns the
+// same, lowest free descriptor, as untraced, because the shim's own descriptors are opened before main() and
+// parked high.
+TEST_F(LifecycleTest, TheShimNeverShiftsTheProgramsDescriptorNumbers) {
+  RunOptions options;
+  options.env["IOTAP_FLUSH_INTERVAL_MS"] = "10";
+  options.env["IOTAP_SAMPLE_INTERVAL_MS"] = "10";
+  RunResult r = RunPreloaded({Program(), "fdnumbers", data_, "300"}, Trace(), options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t opens = 0, odd = 0;
+  ASSERT_EQ(sscanf(r.out.c_str(), "%zu opens, %zu not", &opens, &odd), 2) << r.out;
+  EXPECT_EQ(odd, 0u) << r.out;
+  LoadedRun run = LoadRun(Trace());
+  ASSERT_EQ(run.processes.size(), 1u);
+  EXPECT_EQ(run.processes[0].dropped, 0u);
+  EXPECT_EQ(run.processes[0].On(data_ + "/a.bin", OP_OPEN).size() +
+                run.processes[0].On(data_ + "/a.bin", OP_OPENAT).size(),
+            opens);
+}
+
+// A program that closes every descriptor it did not open itself (as daemons
+// and some launchers do) closes the shim's too; the shim reopens its file by
+// name and loses nothing.
+TEST_F(LifecycleTest, ClosingEveryDescriptorLosesNoEvents) {
+  RunOptions options;
+  options.env["IOTAP_FLUSH_INTERVAL_MS"] = "10";
+  RunResult r = RunPreloaded({Program(), "closeall", data_}, Trace(), options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  LoadedRun run = LoadRun(Trace());
+  ASSERT_TRUE(run.issues.empty()) << run.issues.front().ToString();
+  ASSERT_EQ(run.processes.size(), 1u);
+  const LoadedProcess& p = run.processes[0];
+  EXPECT_EQ(p.On(data_ + "/a.bin", OP_READ).size(), 1u);
+  auto reads = p.On(data_ + "/b.bin", OP_READ);
+  ASSERT_EQ(reads.size(), 2u);
+  EXPECT_EQ(reads[1]->offset, 1000);
+  EXPECT_EQ(p.On(data_ + "/b.bin", OP_CLOSE).size(), 1u);
+  ASSERT_TRUE(p.end.has_value());
+  EXPECT_EQ(p.end->reason(), EndOfTrace::REASON_EXIT);
 }
 
 TEST_F(LifecycleTest, ForkedChildGetsItsOwnFileAndNoneOfTheParentsEvents) {

@@ -5,10 +5,13 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <string>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/integration/testing.h"
@@ -74,13 +77,52 @@ TEST_F(PassthroughTest, IotapRunPassesTerminatingSignals) {
 TEST_F(PassthroughTest, IotapRunForwardsSignalsItReceives) {
   // iotap run is sent SIGTERM; the command gets it, and dies of it.
   std::string trace = dir_.Sub("trace");
-  std::thread killer([] {
+  std::thread killer([&trace] {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    RunProgram({"pkill", "-TERM", "-f", "^" + IotapBinary() + " run"});
+    // Only this test's `iotap run`: tests running beside it have their own.
+    RunProgram({"pkill", "-TERM", "-f", "^" + IotapBinary() + " run -o " + trace + " -- sleep 30$"});
   });
   RunResult r = RunTraced({"sleep", "30"}, trace, RunOptions{.timeout_seconds = 20});
   killer.join();
   EXPECT_EQ(r.signal, SIGTERM);
+}
+
+// A command that leaves a process running: iotap run waits for it (it is the
+// orphan's subreaper), so the orphan's trace is complete when iotap returns,
+// and the command's exit code still comes through.
+TEST_F(PassthroughTest, IotapRunWaitsForProcessesTheCommandLeftRunning) {
+  std::string data = dir_.Sub("data.bin");
+  WriteFile(data, std::string(5000, 'd'));
+  std::string trace = dir_.Sub("trace");
+  RunResult r = RunTraced(
+      {"sh", "-c", "(sleep 0.5; cat " + data + " >/dev/null) >/dev/null 2>&1 & exit 7"}, trace);
+  EXPECT_EQ(r.exit_code, 7);
+  LoadedRun run = LoadRun(trace);
+  const LoadedProcess* cat = nullptr;
+  for (const LoadedProcess& p : run.processes) {
+    if (p.header.argv_size() > 0 && p.header.argv(0) == "cat") cat = &p;
+  }
+  ASSERT_NE(cat, nullptr) << "no trace of the orphaned cat";
+  ASSERT_TRUE(cat->end.has_value()) << "the orphan's trace was not finished";
+  uint64_t bytes = 0;
+  for (const LoadedEvent* e : cat->On(data, OP_READ)) bytes += e->result;
+  EXPECT_EQ(bytes, 5000u);
+}
+
+// It waits only as long as --wait-orphans says, and says what it left.
+TEST_F(PassthroughTest, IotapRunStopsWaitingForOrphansAfterTheLimit) {
+  std::string trace = dir_.Sub("trace");
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = RunProgram({IotapBinary(), "run", "--wait-orphans", "0.2", "-o", trace, "--",
+                            "sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!"});
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int orphan = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &orphan)) << r.out;
+  kill(orphan, SIGKILL);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_LT(took, 20);  // not the orphan's 30 s
+  EXPECT_TRUE(absl::StrContains(r.err, "1 process started by the command still runs after 0.2 s"))
+      << r.err;
 }
 
 // A job whose output directory cannot be used runs as it would untraced, and
@@ -149,6 +191,17 @@ TEST_F(PassthroughTest, OutputDirectoryDeletedMidRun) {
   EXPECT_EQ(r.signal, 0);
   std::vector<std::string> lines = absl::StrSplit(r.err, '\n', absl::SkipEmpty());
   EXPECT_LE(lines.size(), 1u) << r.err;
+}
+
+TEST_F(PassthroughTest, LargeThreadLocalStorageStillGetsAWriterThread) {
+  // 1 MiB of __thread data does not fit the writer thread's usual stack.
+  RunResult r = RunPreloaded({TestProgram("big_tls"), data_ + "/a.bin", "20000"},
+                             dir_.Sub("trace"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // no "cannot start the writer thread"
+  EXPECT_EQ(r.out, "97\n");
+  LoadedRun run = LoadRun(dir_.Sub("trace"));
+  EXPECT_EQ(run.Count(OP_PREAD, data_ + "/a.bin"), 20000);
 }
 
 }  // namespace

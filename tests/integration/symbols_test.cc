@@ -210,9 +210,6 @@ TEST_P(SymbolTest, BehavesAndRecordsExactly) {
   RunOptions options;
   const char* path = getenv("PATH");
   options.env["PATH"] = fs::path(run.program).parent_path().string() + ":" + (path ? path : "");
-  // No periodic flush during the run: the writer then opens no descriptor
-  // that could shift the numbers the program prints.
-  options.env["IOTAP_FLUSH_INTERVAL_MS"] = "3600000";
   options.timeout_seconds = 60;
   options.cwd = plain_dir;
   run.plain = RunProgram({run.program, symbol, plain_dir}, options);

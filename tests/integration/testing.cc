@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -79,6 +82,14 @@ TempDir::TempDir() {
 
 TempDir::~TempDir() {
   if (path_.empty()) return;
+  // IOTAP_KEEP_FAILED=1 keeps a failed test's files (traces, logs) to look at.
+  const char* keep = getenv("IOTAP_KEEP_FAILED");
+  if (keep != nullptr && std::strcmp(keep, "1") == 0 &&
+      ::testing::UnitTest::GetInstance()->current_test_info() != nullptr &&
+      ::testing::Test::HasFailure()) {
+    fprintf(stderr, "kept %s\n", path_.c_str());
+    return;
+  }
   std::error_code ec;
   // Tests make directories read-only on purpose; give access back first.
   for (auto it = fs::recursive_directory_iterator(path_, ec); it != fs::recursive_directory_iterator();
@@ -325,51 +336,89 @@ std::string Join(const std::string& dir, const std::string& path) {
 
 }  // namespace
 
-std::map<std::string, StraceFileCounts> ParseStrace(const std::string& log_path) {
-  std::map<std::string, StraceFileCounts> counts;
+// Splits "NAME(ARGS) = RESULT<PATH> ..." into its parts; false if the line is
+// no such call (a signal, an exit, a "+++" line). Hand-written: logs of a
+// few hundred thousand calls are common, and std::regex is slow.
+bool ParseCallText(const std::string& body, StraceCall* c) {
+  size_t paren = body.find('(');
+  // The result follows ")" and " = "; strace pads with more spaces to align
+  // results, as in a resumed call's `<... read resumed>""..., 9)    = 9`.
+  size_t equals = body.rfind(" = ");
+  if (equals == std::string::npos) return false;
+  size_t close = body.find_last_not_of(' ', equals);
+  if (paren == std::string::npos || close == std::string::npos || close < paren ||
+      body[close] != ')') {
+    return false;
+  }
+  for (size_t i = 0; i < paren; ++i) {
+    if (!isalnum(static_cast<unsigned char>(body[i])) && body[i] != '_') return false;
+  }
+  c->name = body.substr(0, paren);
+  c->args = SplitArgs(body.substr(paren + 1, close - paren - 1));
+  const char* r = body.c_str() + equals + 3;
+  char* after = nullptr;
+  c->result = std::strtoll(r, &after, 10);
+  if (after == r) return false;
+  const char* gt = *after == '<' ? strchr(after, '>') : nullptr;
+  c->result_path = gt != nullptr ? FdPath(std::string(after, static_cast<size_t>(gt + 1 - after))) : "";
+  c->fd_path = c->args.empty() ? "" : FdPath(c->args[0]);
+  return true;
+}
+
+std::vector<StraceCall> ParseStraceCalls(const std::string& log_path) {
+  std::vector<StraceCall> calls;
   std::ifstream in(log_path);
   std::map<std::string, std::string> pending;  // pid -> unfinished call text
-  static const std::regex kLine(R"(^(\d+)\s+(.*)$)");
-  static const std::regex kCall(R"(^(\w+)\((.*)\)\s+=\s+(-?\d+)(<[^>]*>)?.*$)");
-  static const std::regex kResumed(R"(^<\.\.\. \w+ resumed>(.*)$)");
+  const std::string kUnfinished = " <unfinished ...>";
+  const std::string kResumed = "<... ";
   std::string line;
   while (std::getline(in, line)) {
-    std::smatch m;
+    size_t digits = 0;
+    while (digits < line.size() && isdigit(static_cast<unsigned char>(line[digits]))) ++digits;
     std::string pid = "0", body = line;
-    if (std::regex_match(line, m, kLine)) {
-      pid = m[1];
-      body = m[2];
+    if (digits > 0 && digits < line.size() && line[digits] == ' ') {
+      pid = line.substr(0, digits);
+      body = line.substr(line.find_first_not_of(' ', digits));
     }
-    const std::string kUnfinished = " <unfinished ...>";
     if (body.size() > kUnfinished.size() &&
         body.compare(body.size() - kUnfinished.size(), kUnfinished.size(), kUnfinished) == 0) {
       pending[pid] = body.substr(0, body.size() - kUnfinished.size());
       continue;
     }
-    if (std::regex_match(body, m, kResumed)) {
-      body = pending[pid] + std::string(m[1]);
+    if (body.compare(0, kResumed.size(), kResumed) == 0) {
+      size_t resumed = body.find(" resumed>");
+      if (resumed == std::string::npos) continue;
+      body = pending[pid] + body.substr(resumed + 9);
       pending.erase(pid);
     }
-    if (!std::regex_match(body, m, kCall)) continue;
-    std::string call = m[1];
-    std::vector<std::string> args = SplitArgs(m[2]);
-    long long result = std::stoll(m[3]);
-    std::string result_path = m[4].matched ? FdPath(m[4]) : "";
+    StraceCall c;
+    c.pid = pid;
+    if (ParseCallText(body, &c)) calls.push_back(std::move(c));
+  }
+  return calls;
+}
+
+std::map<std::string, StraceFileCounts> ParseStrace(const std::string& log_path) {
+  std::map<std::string, StraceFileCounts> counts;
+  for (const StraceCall& c : ParseStraceCalls(log_path)) {
+    const std::string& call = c.name;
+    const std::vector<std::string>& args = c.args;
+    long long result = c.result;
     if (args.empty()) continue;
     if (call == "read" || call == "pread64" || call == "readv" || call == "preadv" ||
         call == "preadv2") {
-      StraceFileCounts& c = counts[FdPath(args[0])];
-      ++c.reads;
-      if (result > 0) c.read_bytes += static_cast<uint64_t>(result);
+      StraceFileCounts& f = counts[c.fd_path];
+      ++f.reads;
+      if (result > 0) f.read_bytes += static_cast<uint64_t>(result);
     } else if (call == "write" || call == "pwrite64" || call == "writev" ||
                call == "pwritev" || call == "pwritev2") {
-      StraceFileCounts& c = counts[FdPath(args[0])];
-      ++c.writes;
-      if (result > 0) c.write_bytes += static_cast<uint64_t>(result);
+      StraceFileCounts& f = counts[c.fd_path];
+      ++f.writes;
+      if (result > 0) f.write_bytes += static_cast<uint64_t>(result);
     } else if (call == "openat" || call == "open" || call == "creat") {
       std::string path;
-      if (!result_path.empty()) {
-        path = result_path;
+      if (!c.result_path.empty()) {
+        path = c.result_path;
       } else if (call == "openat" && args.size() > 1) {
         path = Join(FdPath(args[0]), Unquote(args[1]));
       } else {
@@ -377,13 +426,13 @@ std::map<std::string, StraceFileCounts> ParseStrace(const std::string& log_path)
       }
       ++counts[path].opens;
     } else if (call == "copy_file_range") {
-      StraceFileCounts& c = counts[FdPath(args[0])];
-      ++c.copy_in;
-      if (result > 0) c.copy_in_bytes += static_cast<uint64_t>(result);
+      StraceFileCounts& f = counts[c.fd_path];
+      ++f.copy_in;
+      if (result > 0) f.copy_in_bytes += static_cast<uint64_t>(result);
     } else if (call == "sendfile" && args.size() > 1) {
-      StraceFileCounts& c = counts[FdPath(args[1])];
-      ++c.copy_in;
-      if (result > 0) c.copy_in_bytes += static_cast<uint64_t>(result);
+      StraceFileCounts& f = counts[FdPath(args[1])];
+      ++f.copy_in;
+      if (result > 0) f.copy_in_bytes += static_cast<uint64_t>(result);
     }
   }
   return counts;

@@ -121,6 +121,18 @@ struct StraceFileCounts {
 };
 std::map<std::string, StraceFileCounts> ParseStrace(const std::string& log_path);
 
+// One system call of an `strace -f -y` log, in the log's order (a call
+// strace split into "unfinished" and "resumed" lines is put back together).
+struct StraceCall {
+  std::string pid;                // the thread that made it
+  std::string name;               // "pread64", "newfstatat", ...
+  std::vector<std::string> args;  // as strace printed them
+  long long result = 0;
+  std::string fd_path;            // the first argument's descriptor's path (-y), or ""
+  std::string result_path;        // the returned descriptor's path, or ""
+};
+std::vector<StraceCall> ParseStraceCalls(const std::string& log_path);
+
 // What `iotap stats --json DIR` says of each file (path -> counts), checked
 // against strace in ground-truth tests. Fails the test if the command fails.
 struct StatsFileCounts {

@@ -9,6 +9,12 @@
 //   lifecycle loop DIR [N]      reads a.bin (forever, or N times) 1 ms apart,
 //                               printing "<count>" after every 100 reads
 //   lifecycle errors DIR        failing calls; prints each result and errno
+//   lifecycle fdnumbers DIR MS  opens and closes a.bin for MS milliseconds,
+//                               printing how many opens returned a
+//                               descriptor other than the first open did
+//                               (the lowest free one)
+//   lifecycle closeall DIR      reads a.bin, closes every descriptor above
+//                               2, reads b.bin, waits 50 ms, reads b.bin
 //
 // Files are created by the tests. Output goes to stdout, one line per fact.
 
@@ -24,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -145,6 +152,36 @@ static int Loop(long times) {
   return 0;
 }
 
+static double NowMs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int FdNumbers(int ms) {
+  int opens = 0, odd = 0, lowest = -1;
+  for (double end = NowMs() + ms; NowMs() < end; ++opens) {
+    int fd = OpenIn("a.bin");
+    if (lowest < 0) lowest = fd;
+    odd += fd != lowest;
+    close(fd);
+  }
+  printf("%d opens, %d not %d\n", opens, odd, lowest);
+  return 0;
+}
+
+static int CloseAll(void) {
+  int a = OpenIn("a.bin");
+  ReadTimes(a, 1, 100);
+  if (close_range(3, ~0U, 0) != 0) return 95;
+  int b = OpenIn("b.bin");
+  ReadTimes(b, 1, 1000);
+  usleep(50000);
+  ReadTimes(b, 1, 1000);
+  close(b);
+  return 0;
+}
+
 static void OnAlarm(int sig) { (void)sig; }
 
 static void Report(const char* what, long result) {
@@ -198,6 +235,8 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "spawn") == 0) return Spawn();
   if (strcmp(mode, "loop") == 0) return Loop(argc > 3 ? atol(argv[3]) : 0);
   if (strcmp(mode, "errors") == 0) return Errors();
+  if (strcmp(mode, "fdnumbers") == 0 && argc > 3) return FdNumbers(atoi(argv[3]));
+  if (strcmp(mode, "closeall") == 0) return CloseAll();
   fprintf(stderr, "unknown mode %s\n", mode);
   return 2;
 }

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Runs one of the five planted-bottleneck jobs under `iotap run` and reports on
+# it: what iotap must diagnose, with the cause known in advance (README.md).
+#
+#   examples/planted/run.sh CASE WORKDIR
+#
+# CASE is prep-bound, fetch-bound, tiny-chunks, small-files or clean. The
+# data is generated once under WORKDIR/data-CASE; each run writes
+# WORKDIR/trace-CASE/ and WORKDIR/report-CASE.{txt,json}, prints the text
+# report and exits with iotap report's status. Exit 77: the case cannot run
+# here (small-files without FUSE or python3-fusepy), with the reason on stderr.
+#
+# IOTAP (default: build/bin/iotap of this checkout, else `iotap` on PATH) and
+# PYTHON (default /usr/bin/python3, which must have torch, torchvision and
+# h5py) choose the programs.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if [[ $# -ne 2 ]]; then
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+fi
+case_name=$1
+work=$2
+python=${PYTHON:-/usr/bin/python3}
+iotap=${IOTAP:-$root/build/bin/iotap}
+[[ -x $iotap ]] || iotap=$(command -v iotap || true)
+[[ -n $iotap ]] || { echo "run.sh: no iotap binary (set IOTAP)" >&2; exit 2; }
+
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+data=$work/data-$case_name
+trace=$work/trace-$case_name
+examples=$root/examples
+unmount=
+fs_pid=
+
+cleanup() {
+  if [[ -n $unmount ]]; then
+    fusermount -u "$unmount" 2>/dev/null || umount "$unmount" 2>/dev/null || true
+  fi
+  if [[ -n $fs_pid ]]; then
+    kill "$fs_pid" 2>/dev/null || true
+    wait "$fs_pid" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+
+# Generates the case's data once; a half-written directory from an
+# interrupted run is started again.
+generate() {
+  [[ -e $data/.complete ]] && return
+  rm -rf "$data"
+  mkdir -p "$data"
+  "$python" "$@" >/dev/null
+  touch "$data/.complete"
+}
+
+case $case_name in
+  prep-bound)
+    # (a) One worker and an expensive transform (random crops, colour jitter,
+    # blur of 160x160 images): preparing a batch takes longer than training
+    # on it, and the other core sits idle.
+    generate "$examples/imagefolder/train.py" --data "$data/images" --generate-only \
+      --images 600 --image-size 160
+    job=("$examples/imagefolder/train.py" --data "$data/images" --num-workers 1
+         --transform-cost heavy --image-size 160 --batch-size 20)
+    ;;
+  fetch-bound)
+    # (b) Shards of 192 KiB samples read in random order after each epoch
+    # drops them from the page cache: every read waits for the disk.
+    generate "$examples/shards/train.py" --data "$data/shards" --generate-only \
+      --shards 4 --samples 1024
+    job=("$examples/shards/train.py" --data "$data/shards" --evict --epochs 2)
+    ;;
+  tiny-chunks)
+    # (c) An HDF5 dataset of 3x64x64 images in chunks of 64 bytes: each
+    # sample's H5Dread becomes some two hundred small reads of the file.
+    generate "$examples/h5py/train.py" --data "$data/images.h5" --generate-only \
+      --samples 1024 --image-size 64 --chunks tiny
+    job=("$examples/h5py/train.py" --data "$data/images.h5" --num-workers 1)
+    ;;
+  small-files)
+    # (d) 1000 images of under a kilobyte each, on a FUSE file system that
+    # answers every request after 0.2 ms (slowfs.py), standing in for
+    # network storage: every open, stat and close is a round trip.
+    "$python" -c "import fusepy" 2>/dev/null ||
+      { echo "run.sh: small-files needs python3-fusepy (apt-get install python3-fusepy)" >&2; exit 77; }
+    [[ -c /dev/fuse ]] ||
+      { echo "run.sh: small-files needs FUSE, and there is no /dev/fuse here" >&2; exit 77; }
+    generate "$examples/imagefolder/train.py" --data "$data/images" --generate-only \
+      --images 1000 --image-size 16
+    mnt=$work/mnt-$case_name
+    mkdir -p "$mnt"
+    fusermount -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null || true
+    "$python" "$examples/planted/slowfs.py" "$data/images" "$mnt" --latency-ms 0.2 \
+      2>"$work/slowfs.err" &
+    fs_pid=$!
+    unmount=$mnt
+    for _ in $(seq 100); do
+      mountpoint -q "$mnt" && break
+      kill -0 "$fs_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if ! mountpoint -q "$mnt"; then
+      echo "run.sh: cannot mount $mnt with slowfs.py (is /dev/fuse there, and may this user mount?): $(cat "$work/slowfs.err")" >&2
+      exit 77
+    fi
+    job=("$examples/imagefolder/train.py" --data "$mnt" --num-workers 2 --batch-size 50)
+    ;;
+  clean)
+    # (e) Two workers with a light transform keep ahead of a training step
+    # that costs more than preparing its batch: nothing to fix.
+    generate "$examples/imagefolder/train.py" --data "$data/images" --generate-only \
+      --images 1000 --image-size 64
+    job=("$examples/imagefolder/train.py" --data "$data/images" --num-workers 2
+         --compute-cost heavy --image-size 64)
+    ;;
+  *)
+    echo "run.sh: unknown case '$case_name' (prep-bound, fetch-bound, tiny-chunks, small-files, clean)" >&2
+    exit 2
+    ;;
+esac
+
+rm -rf "$trace"
+"$iotap" run --torch-steps -o "$trace" -- "$python" "${job[@]}"
+"$iotap" report "$trace" --format json -o "$work/report-$case_name.json"
+"$iotap" report "$trace" -o "$work/report-$case_name.txt"
+cat "$work/report-$case_name.txt"

@@ -1,0 +1,137 @@
+// The report's tables: files, directories, HDF5 datasets, processes (loaders
+// under their trainer), CUDA copies and epochs.
+
+const ROLE_NAMES = {TRAINER: 'trainer', LOADER: 'loader', HELPER: 'helper'};
+
+function flat(rows) { return rows.map((row) => ({head: row, members: []})); }
+
+function renderTables(report, section) {
+  const files = list(report.files);
+  const other = report.other_files || {};
+  section.appendChild(el('h3', null, 'Files'));
+  if (files.length === 0) {
+    section.appendChild(el('p', {class: 'muted'}, 'No file was read or written.'));
+  } else {
+    const footer = num(other.files) > 0
+        ? Object.assign({}, other, {path: fmtCount(other.files) + ' more files, summed', category: ''})
+        : null;
+    section.appendChild(sortableTable('files-table',
+        'The files with most bytes; "kind" is data, runtime (Python, libraries) or system.',
+        fileColumns('file'), flat(files.slice()), footer));
+  }
+  const dirs = list(report.directories);
+  if (dirs.length > 0) {
+    section.appendChild(el('h3', null, 'Directories of data files'));
+    section.appendChild(sortableTable('directories-table', 'Data files summed by directory.',
+                                      fileColumns('directory'), flat(dirs.slice())));
+  }
+  const datasets = list(report.datasets);
+  if (datasets.length > 0) {
+    section.appendChild(el('h3', null, 'HDF5 datasets'));
+    section.appendChild(sortableTable('datasets-table',
+        'Each H5Dread and the POSIX reads HDF5 made for it.', datasetColumns(), flat(datasets.slice())));
+  }
+  section.appendChild(el('h3', null, 'Processes'));
+  section.appendChild(sortableTable('processes-table',
+      'Loaders are listed under the trainer they serve; sorting keeps them together.',
+      processColumns(), processGroups(list(report.processes))));
+  const copies = list(report.cuda_copies);
+  if (copies.length > 0) {
+    section.appendChild(el('h3', null, 'CUDA copies'));
+    section.appendChild(sortableTable('cuda-table',
+        'Copy calls by direction and host memory; time is the calls\u2019 own (an async call\u2019s is its enqueueing).',
+        cudaColumns(), flat(copies.slice())));
+  }
+  const epochs = list((report.epochs || {}).epoch);
+  if (epochs.length > 0) {
+    section.appendChild(el('h3', null, 'Epochs'));
+    section.appendChild(sortableTable('epochs-table', 'Per epoch: what was read and how fast.',
+                                      epochColumns(), flat(epochs.slice())));
+  }
+}
+
+function datasetColumns() {
+  return [
+    {label: 'dataset', value: (d) => shown(d.file) + ':' + shown(d.name), cls: 'path'},
+    {label: 'layout', value: (d) => d.layout || ''},
+    {label: 'H5Dread calls', num: true, value: (d) => num(d.reads), text: (d) => fmtCount(d.reads)},
+    {label: 'asked for', num: true, value: (d) => num(d.logical_bytes), text: (d) => fmtBytes(d.logical_bytes)},
+    {label: 'POSIX reads', num: true, value: (d) => num(d.posix_reads), text: (d) => fmtCount(d.posix_reads)},
+    {label: 'POSIX bytes', num: true, value: (d) => num(d.posix_bytes), text: (d) => fmtBytes(d.posix_bytes)},
+    {label: 'bytes read / asked', num: true, value: (d) => num(d.byte_amplification),
+     text: (d) => num(d.byte_amplification).toFixed(2) + 'x'},
+    {label: 'reads per call', num: true, value: (d) => num(d.reads_per_call),
+     text: (d) => num(d.reads_per_call).toFixed(1)},
+    {label: 'time', num: true, value: (d) => num(d.read_time_s), text: (d) => fmtDuration(d.read_time_s)},
+  ];
+}
+
+function processColumns() {
+  return [
+    {label: 'pid', num: true, value: (p) => num(p.pid), text: (p) => String(num(p.pid))},
+    {label: 'role', value: (p) => ROLE_NAMES[p.role] || '?'},
+    {label: 'host', value: (p) => shown(p.host)},
+    {label: 'rank', num: true, value: (p) => num(p.rank),
+     text: (p) => (num(p.rank) >= 0 && p.rank !== undefined ? String(num(p.rank)) : '')},
+    {label: 'read', num: true, value: (p) => num(p.read_bytes), text: (p) => fmtBytes(p.read_bytes)},
+    {label: 'reads', num: true, value: (p) => num(p.reads), text: (p) => fmtCount(p.reads)},
+    {label: 'written', num: true, value: (p) => num(p.write_bytes), text: (p) => fmtBytes(p.write_bytes)},
+    {label: 'I/O busy', num: true, value: (p) => num(p.io_busy_s), text: (p) => fmtDuration(p.io_busy_s)},
+    {label: 'CPU', num: true, value: (p) => num(p.cpu_user_s) + num(p.cpu_system_s),
+     text: (p) => fmtDuration(num(p.cpu_user_s) + num(p.cpu_system_s))},
+    {label: 'ran', num: true, value: (p) => num(p.end_s) - num(p.start_s),
+     text: (p) => fmtDuration(num(p.end_s) - num(p.start_s))},
+    {label: 'ended', value: (p) => shown(p.end)},
+    {label: 'events', num: true, value: (p) => num(p.events), text: (p) => fmtCount(p.events)},
+    {label: 'command', value: (p) => list(p.argv).map(shown).join(' '), cls: 'path'},
+  ];
+}
+
+// Trainers head their group; each loader joins its trainer's; helpers and
+// loaders whose trainer is not listed stand alone.
+function processGroups(processes) {
+  const groups = new Map();
+  const result = [];
+  for (const p of processes) {
+    if (p.role === 'TRAINER') {
+      const g = {head: p, members: []};
+      groups.set(num(p.pid), g);
+      result.push(g);
+    }
+  }
+  for (const p of processes) {
+    if (p.role === 'TRAINER') continue;
+    const g = p.role === 'LOADER' ? groups.get(num(p.trainer_pid)) : undefined;
+    if (g) g.members.push(p);
+    else result.push({head: p, members: []});
+  }
+  return result;
+}
+
+function cudaColumns() {
+  return [
+    {label: 'direction', value: (c) => c.direction || ''},
+    {label: 'host memory', value: (c) => c.host_memory || ''},
+    {label: 'mode', value: (c) => (c.async ? 'async' : 'sync')},
+    {label: 'copies', num: true, value: (c) => num(c.copies), text: (c) => fmtCount(c.copies)},
+    {label: 'bytes', num: true, value: (c) => num(c.bytes), text: (c) => fmtBytes(c.bytes)},
+    {label: 'time in calls', num: true, value: (c) => num(c.time_s), text: (c) => fmtDuration(c.time_s)},
+    {label: 'of which in steps', num: true, value: (c) => num(c.in_steps_s),
+     text: (c) => fmtDuration(c.in_steps_s)},
+  ];
+}
+
+function epochColumns() {
+  return [
+    {label: 'epoch', num: true, value: (e) => num(e.index), text: (e) => String(num(e.index))},
+    {label: 'start', num: true, value: (e) => num(e.start_s), text: (e) => fmtDuration(e.start_s)},
+    {label: 'length', num: true, value: (e) => num(e.end_s) - num(e.start_s),
+     text: (e) => fmtDuration(num(e.end_s) - num(e.start_s))},
+    {label: 'read', num: true, value: (e) => num(e.read_bytes), text: (e) => fmtBytes(e.read_bytes)},
+    {label: 'mean read latency', num: true, value: (e) => num(e.mean_read_latency_s),
+     text: (e) => fmtDuration(e.mean_read_latency_s)},
+    {label: 'steps', num: true, value: (e) => num(e.steps), text: (e) => fmtCount(e.steps)},
+    {label: 'median step', num: true, value: (e) => num(e.median_step_s),
+     text: (e) => fmtDuration(e.median_step_s)},
+  ];
+}
