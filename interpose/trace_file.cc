@@ -67,8 +67,11 @@ int TraceFile::Create(const char* dir, int pid, uint64_t realtime_ns) {
                        static_cast<unsigned long long>(realtime_ns % 1000000000ull));
     if (attempt > 0) snprintf(name + len, sizeof(name) - len, "-%d", attempt);
     strncat(name, ".iotap", sizeof(name) - strlen(name) - 1);
+    // O_APPEND: after a failed write is truncated back, the next one goes to
+    // the new end, not past it (which would leave a hole of zeros).
     fd = static_cast<int>(syscall(SYS_openat, dirfd, name,
-                                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+                                  O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                  0600));
     if (fd < 0 && errno != EEXIST) break;
   }
   int err = fd < 0 ? errno : 0;

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -110,6 +111,25 @@ TEST_F(TraceFileTest, FileSwappedMidRunIsNeverWritten) {
   EXPECT_EQ(f.Append(Bytes("four"), 4), ESTALE);
   EXPECT_EQ(Contents(path), "other");
   EXPECT_EQ(Contents(root_ + "/moved"), "onetwo");
+}
+
+TEST_F(TraceFileTest, AFailedWriteLeavesNeitherPartNorHole) {
+  TraceFile f;
+  ASSERT_EQ(f.Create(dir_.c_str(), kPid, kTime), 0);
+  ASSERT_EQ(f.Append(Bytes("one"), 3), 0);
+  // A file-size limit cuts the next write after two of its bytes.
+  struct rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  struct rlimit small = old;
+  small.rlim_cur = 5;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  int err = f.Append(Bytes("twotwo"), 6);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+  EXPECT_EQ(err, EFBIG);
+  EXPECT_EQ(Contents(f.path()), "one");
+  ASSERT_EQ(f.Append(Bytes("three"), 5), 0);
+  EXPECT_EQ(Contents(f.path()), "onethree");
+  EXPECT_EQ(f.size(), 8u);
 }
 
 TEST_F(TraceFileTest, DirectoryPlantedAsASymlinkIsRefused) {
