@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,7 +100,8 @@ bool ScratchFs::MakeReadOnly(std::string* why) {
 }
 
 Background StartProgram(const std::vector<std::string>& argv, const std::string& trace_dir,
-                        const std::string& output_prefix, const RunOptions& options) {
+                        const std::string& output_prefix, const RunOptions& options,
+                        int max_open_files) {
   Background b;
   b.out_file = output_prefix + ".out";
   b.err_file = output_prefix + ".err";
@@ -126,6 +128,11 @@ Background StartProgram(const std::vector<std::string>& argv, const std::string&
     dup2(out, 1);
     dup2(err, 2);
     setpgid(0, 0);
+    if (max_open_files > 0) {
+      struct rlimit limit = {static_cast<rlim_t>(max_open_files),
+                             static_cast<rlim_t>(max_open_files)};
+      if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(126);
+    }
     execve(args[0], args.data(), envp.data());
     _exit(127);
   }

@@ -47,14 +47,16 @@ class ScratchFs {
 };
 
 // A program started in the background with the shim preloaded (or not, with
-// an empty trace_dir), its stdout and stderr going to files.
+// an empty trace_dir), its stdout and stderr going to files; with
+// max_open_files > 0, under that RLIMIT_NOFILE.
 struct Background {
   pid_t pid = -1;
   std::string out_file;
   std::string err_file;
 };
 Background StartProgram(const std::vector<std::string>& argv, const std::string& trace_dir,
-                        const std::string& output_prefix, const RunOptions& options = {});
+                        const std::string& output_prefix, const RunOptions& options = {},
+                        int max_open_files = 0);
 // Waits for it; exit code, signal and output as RunProgram gives them.
 RunResult WaitProgram(const Background& b);
 
