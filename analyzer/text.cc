@@ -96,6 +96,7 @@ std::string MarkdownText(std::string_view s) {
 
 std::string MarkdownCode(std::string_view s) {
   std::string shown = DisplayName(s);
+  if (shown.empty()) return "` `";  // a code span of one space: nothing shown
   size_t longest = 0, run = 0;
   for (char c : shown) {
     run = c == '`' ? run + 1 : 0;
@@ -105,7 +106,7 @@ std::string MarkdownCode(std::string_view s) {
   // CommonMark strips one space from each end of a code span whose text
   // starts and ends with one, and a text starting or ending with a backtick
   // needs a space to be told from the fence: a space is added for both.
-  bool pad = shown.empty() || shown.front() == '`' || shown.back() == '`' ||
+  bool pad = shown.front() == '`' || shown.back() == '`' ||
              (shown.front() == ' ' && shown.back() == ' ');
   std::string space = pad ? " " : "";
   return fence + space + shown + space + fence;
