@@ -1,8 +1,9 @@
 // Nothing from the traced system reaches a shell or goes out unescaped:
 // `iotap run` starts the command itself (no shell, arguments passed as they
 // are), no product source builds a shell command, and hostile file names and
-// arguments come out of `iotap stats`, `dump` and `report` (text, Markdown,
-// JSON) as inert, well-formed text.
+// arguments come out of `iotap stats`, `dump`, `report` (text, Markdown,
+// JSON, HTML), `diff` (text, Markdown, JSON) and `export` (Chrome JSON) as
+// inert, well-formed text.
 
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analyzer/json_writer.h"
 #include "analyzer/text.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -98,8 +100,34 @@ google::protobuf::Struct ParseJson(const std::string& text) {
   return root;
 }
 
-TEST(OutputSafetyTest, HostileNamesComeOutEscapedEverywhere) {
-  const std::vector<std::string> names = {
+// Markdown whose only raw HTML is the output's own <sub> footer (command
+// lines in headings are code spans, shown literally) and where every row of
+// a table has as many cells as its header.
+void ExpectWellFormedMarkdown(const std::string& what, const std::string& md) {
+  SCOPED_TRACE(what);
+  ExpectInertText(what, md);
+  EXPECT_EQ(md.find('<', md.find('\n')), md.rfind("<sub>")) << md;
+  int header_cells = -1;
+  for (absl::string_view line : absl::StrSplit(md, '\n')) {
+    if (!absl::StartsWith(line, "|")) {
+      header_cells = -1;
+      continue;
+    }
+    int cells = 0;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '\\')
+        ++i;
+      else
+        cells += line[i] == '|';
+    }
+    if (header_cells < 0) header_cells = cells;
+    EXPECT_EQ(cells, header_cells) << line;
+  }
+}
+
+// File names that would break out of, or drive, each output.
+std::vector<std::string> HostileNames() {
+  return {
       "<img src=x onerror=alert(1)>",
       "a|b|c *bold* _it_ [link](javascript:alert(1)) `code` # ~ !",
       "new\nline",
@@ -109,16 +137,31 @@ TEST(OutputSafetyTest, HostileNamesComeOutEscapedEverywhere) {
       "31m",
       "latin-1 caf\xe9",
       "quote\" back\\slash &amp;",
+      // A directory "<" and in it a file, for the "/" a file name cannot hold.
+      "</script><script>alert(1)",
   };
-  TempDir dir;
+}
+
+// Traces `cat` reading a file of each hostile name in `dir`; returns the
+// trace directory.
+std::string TraceHostileRun(const TempDir& dir) {
   std::vector<std::string> argv = {"cat"};
-  for (const std::string& n : names) {
+  for (const std::string& n : HostileNames()) {
+    if (n.find('/') != std::string::npos) fs::create_directories(dir.Sub(n.substr(0, n.rfind('/'))));
     WriteFile(dir.Sub(n), "data of " + n);
     argv.push_back(dir.Sub(n));
   }
   std::string trace = dir.Sub("trace");
   RunResult job = RunTraced(argv, trace);
-  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(job.exit_code, 0) << job.err;
+  return trace;
+}
+
+TEST(OutputSafetyTest, HostileNamesComeOutEscapedEverywhere) {
+  const std::vector<std::string> names = HostileNames();
+  TempDir dir;
+  std::string trace = TraceHostileRun(dir);
+  ASSERT_FALSE(::testing::Test::HasFailure());
 
   RunResult stats_json = RunProgram({IotapBinary(), "stats", "--json", trace});
   ASSERT_EQ(stats_json.exit_code, 0) << stats_json.err;
@@ -148,27 +191,7 @@ TEST(OutputSafetyTest, HostileNamesComeOutEscapedEverywhere) {
 
   RunResult md = RunProgram({IotapBinary(), "report", "--format", "markdown", trace});
   ASSERT_EQ(md.exit_code, 0) << md.err;
-  ExpectInertText("markdown", md.out);
-  // Raw HTML only in the report's own footer (the command line in the
-  // heading is a code span, shown literally); every row of a table has as
-  // many cells as its header.
-  EXPECT_EQ(md.out.find('<', md.out.find('\n')), md.out.rfind("<sub>")) << md.out;
-  int header_cells = -1;
-  for (absl::string_view line : absl::StrSplit(md.out, '\n')) {
-    if (!absl::StartsWith(line, "|")) {
-      header_cells = -1;
-      continue;
-    }
-    int cells = 0;
-    for (size_t i = 0; i < line.size(); ++i) {
-      if (line[i] == '\\')
-        ++i;
-      else
-        cells += line[i] == '|';
-    }
-    if (header_cells < 0) header_cells = cells;
-    EXPECT_EQ(cells, header_cells) << line;
-  }
+  ExpectWellFormedMarkdown("markdown", md.out);
   for (const std::string& n : names) {
     EXPECT_TRUE(absl::StrContains(md.out, analyzer::MarkdownText(analyzer::ValidUtf8(dir.Sub(n)))))
         << n;
@@ -185,6 +208,73 @@ TEST(OutputSafetyTest, HostileNamesComeOutEscapedEverywhere) {
   }
   for (const std::string& n : names) {
     EXPECT_TRUE(report_paths.count(analyzer::ValidUtf8(dir.Sub(n)))) << n;
+  }
+}
+
+TEST(OutputSafetyTest, HostileNamesComeOutEscapedInHtmlDiffAndExport) {
+  TempDir dir;
+  std::string trace = TraceHostileRun(dir);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+
+  // The HTML page: every name only inside the embedded JSON, where <, > and
+  // & are \u escapes, so no name can end the script element or start markup.
+  std::string html = dir.Sub("report.html");
+  RunResult report = RunProgram({IotapBinary(), "report", trace, "--html", html});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  std::string page = ReadFile(html);
+  ExpectInertText("html", page);
+  EXPECT_FALSE(absl::StrContains(page, "<img")) << "raw markup from a file name";
+  EXPECT_FALSE(absl::StrContains(page, "</script><script>alert"));
+  EXPECT_TRUE(absl::StrContains(page, "\\u003cimg src=x onerror=alert(1)\\u003e"));
+  EXPECT_TRUE(absl::StrContains(page, "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"));
+
+  // `iotap diff` of the run with itself: the command line (every hostile
+  // name) and the paths in each output.
+  for (const char* format : {"text", "markdown", "json"}) {
+    RunResult diff = RunProgram({IotapBinary(), "diff", trace, trace, "--format", format});
+    ASSERT_EQ(diff.exit_code, 0) << format << ": " << diff.err;
+    std::string f = format;
+    if (f == "markdown") {
+      ExpectWellFormedMarkdown("diff markdown", diff.out);
+      for (const std::string& n : HostileNames()) {
+        EXPECT_TRUE(
+            absl::StrContains(diff.out, analyzer::MarkdownText(analyzer::ValidUtf8(dir.Sub(n)))))
+            << n;
+      }
+    } else if (f == "text") {
+      ExpectInertText("diff text", diff.out);
+      for (const std::string& n : HostileNames()) {
+        EXPECT_TRUE(
+            absl::StrContains(diff.out, analyzer::DisplayName(analyzer::ValidUtf8(dir.Sub(n)))))
+            << n;
+      }
+    } else {
+      ExpectInertText("diff json", diff.out);
+      EXPECT_EQ(diff.out.find_first_of("<>"), std::string::npos);
+      google::protobuf::Struct root = ParseJson(diff.out);
+      std::string command;
+      for (const auto& a :
+           root.fields().at("a").struct_value().fields().at("command").list_value().values()) {
+        absl::StrAppend(&command, a.string_value(), "\n");
+      }
+      for (const std::string& n : HostileNames()) {
+        EXPECT_TRUE(absl::StrContains(command, analyzer::ValidUtf8(dir.Sub(n)) + "\n")) << n;
+      }
+    }
+  }
+
+  // Chrome's trace-event JSON: well-formed, inert, and the names intact.
+  std::string chrome = dir.Sub("trace.json");
+  RunResult exported = RunProgram({IotapBinary(), "export", trace, "--chrome-json", chrome});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  ExpectInertText("export stderr", exported.err);
+  std::string json = ReadFile(chrome);
+  ExpectInertText("chrome json", json);
+  EXPECT_EQ(json.find_first_of("<>"), std::string::npos);
+  ParseJson(json);
+  for (const std::string& n : HostileNames()) {
+    std::string escaped = analyzer::JsonEscape(analyzer::ValidUtf8(dir.Sub(n)));
+    EXPECT_TRUE(absl::StrContains(json, escaped)) << n;
   }
 }
 
