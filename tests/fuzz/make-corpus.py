@@ -3,11 +3,13 @@
 
 Usage: tests/fuzz/make-corpus.py [BUILD_DIR]
 
-Step logs come from the third-party fixtures (../shared/fixtures, cut down)
-and the readers' own test data; traces are made by running the test program
-`lifecycle` under the shim of BUILD_DIR (default: build). The trace and
-TensorBoard fuzzers take a first byte that says how to read the rest (see
-their sources): seeds are written in both forms.
+Step logs and TFRecord files come from the third-party fixtures
+(../shared/fixtures, cut down) and the readers' own test data; traces are
+made by running the test program `lifecycle` under the shim of BUILD_DIR
+(default: build), and saved reports by `iotap report --format json` on them.
+The trace and TensorBoard fuzzers take a first byte that says how to read the
+rest, and the TFRecord fuzzer nine (see their sources): seeds are written in
+each form.
 """
 import gzip
 import json
@@ -111,6 +113,37 @@ def text():
         write("text_fuzzer", name, value)
 
 
+def tfrecord():
+    d = os.path.join(FIXTURES, "tfrecord")
+    seed = struct.pack("<Q", 0x5eed)
+    for name in sorted(os.listdir(d)):
+        with open(os.path.join(d, name), "rb") as f:
+            data = f.read()
+        for mode, how in ((0, "in-order"), (1, "fixed-crcs"), (2, "jumps")):
+            write("tfrecord_parser_fuzzer", "%s-%s" % (name, how), bytes([mode]) + seed + data)
+    # Forty records of 0 to 390 bytes; the CRCs are left for the fuzzer to
+    # fix (mode bit 0), in order and with jumps.
+    framed = b"".join(struct.pack("<QI", n, 0) + bytes([n % 251]) * n + b"\0" * 4
+                      for n in range(0, 400, 10))
+    for mode in (1, 3):
+        write("tfrecord_parser_fuzzer", "forty-records-%d" % mode, bytes([mode]) + seed + framed)
+
+
+def saved_reports(build, runs):
+    """Each run's report, and the last one with hostile strings in its names."""
+    iotap = os.path.join(build, "bin", "iotap")
+    for name, path in runs.items():
+        report = subprocess.run([iotap, "report", path, "--format", "json"],
+                                capture_output=True, check=True).stdout
+        write("saved_report_fuzzer", name + ".json", report)
+    hostile = json.loads(report)
+    hostile.setdefault("run", {})["command"] = [
+        "<img src=x onerror=alert(1)>", "</script>", "a|b *c* [d](e)", "esc\x1b[31m\u009b"]
+    for f in hostile.get("files", []):
+        f["path"] = "/data/<b>|\n" + f.get("path", "")
+    write("saved_report_fuzzer", "hostile.json", json.dumps(hostile).encode())
+
+
 def traces(build):
     lifecycle = os.path.join(build, "bin", "lifecycle")
     shim = os.path.join(build, "lib", "libiotap.so")
@@ -132,6 +165,7 @@ def traces(build):
                                        check=True).stdout
                 write("trace_reader_fuzzer", "%s-%d-file" % (name, i), b"\0" + raw)
                 write("trace_reader_fuzzer", "%s-%d-packets" % (name, i), b"\1" + plain)
+        saved_reports(build, {name: os.path.join(tmp, name) for name in runs})
 
 
 if __name__ == "__main__":
@@ -139,4 +173,5 @@ if __name__ == "__main__":
     profiler()
     jsonl()
     text()
+    tfrecord()
     traces(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
