@@ -143,7 +143,9 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
   NoFileSizeSignal no_sigxfsz;
   // Published before Get() checks the inode: from then on a close or dup2
   // of this number by the program waits until the write is over, so the
-  // descriptor checked is the descriptor written.
+  // descriptor checked is the descriptor written. (A close that read the
+  // published value just before, and is a few instructions from its system
+  // call, is not waited for: that window is left open.)
   int published = kept_.number();
   if (published >= 0) {
     writing_fd_.store(published, std::memory_order_seq_cst);
