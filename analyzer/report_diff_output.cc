@@ -200,8 +200,8 @@ std::string DiffToMarkdown(const ReportDiff& d) {
       "## iotap diff: A (before) → B (after)\n\n| | run | source | command |\n"
       "|---|---|---|---|\n";
   for (const auto& [name, side] : {std::pair{"A", &d.a()}, std::pair{"B", &d.b()}}) {
-    absl::StrAppend(&out, "| **", name, "** | ", MarkdownText(side->path()), " | ", side->source(), " | ",
-                    MarkdownText(absl::StrJoin(side->command(), " ")), " |\n");
+    absl::StrAppend(&out, "| **", name, "** | ", MarkdownText(side->path()), " | ", side->source(),
+                    " | ", MarkdownText(absl::StrJoin(side->command(), " ")), " |\n");
   }
   absl::StrAppend(&out,
                   "\n### Key figures\n\n| figure | A | B | change | relative | verdict |\n"
@@ -230,7 +230,8 @@ std::string DiffToMarkdown(const ReportDiff& d) {
                     MarkdownText(resolved ? f.summary_a() : f.summary_b()), "\n");
     if (f.status() != FindingDiff::PERSISTS) continue;
     for (const report::EvidenceDiff& e : f.evidence()) {
-      absl::StrAppend(&out, "  - ", MarkdownText(e.name()), ": ", MarkdownText(EvidenceLine(e, "→")), "\n");
+      absl::StrAppend(&out, "  - ", MarkdownText(e.name()), ": ",
+                      MarkdownText(EvidenceLine(e, "→")), "\n");
     }
   }
   if (d.notes_size() > 0) {

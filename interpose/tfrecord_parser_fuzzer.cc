@@ -39,10 +39,14 @@ uint64_t Next(uint64_t* state) {  // splitmix64
 size_t ReadSize(uint64_t* state) {
   uint64_t r = Next(state);
   switch (r % 4) {
-    case 0: return 1 + (r >> 8) % 16;
-    case 1: return kTfHeaderBytes;
-    case 2: return 1 + (r >> 8) % 512;
-    default: return 1 + (r >> 8) % 65536;
+    case 0:
+      return 1 + (r >> 8) % 16;
+    case 1:
+      return kTfHeaderBytes;
+    case 2:
+      return 1 + (r >> 8) % 512;
+    default:
+      return 1 + (r >> 8) % 65536;
   }
 }
 
@@ -51,8 +55,8 @@ void FixHeaders(std::vector<uint8_t>* file) {
   size_t pos = 0;
   while (pos + kTfHeaderBytes <= file->size()) {
     uint8_t* h = file->data() + pos;
-    uint32_t crc = iotap::interpose::MaskCrc32c(
-        iotap::interpose::Crc32cU64(iotap::interpose::LoadLe64(h)));
+    uint32_t crc =
+        iotap::interpose::MaskCrc32c(iotap::interpose::Crc32cU64(iotap::interpose::LoadLe64(h)));
     std::memcpy(h + 8, &crc, 4);
     uint64_t len = iotap::interpose::LoadLe64(h);
     if (len > file->size() - pos - kTfHeaderBytes) break;
@@ -103,15 +107,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t n = ReadSize(&state);
     if (n > file.size() - offset) n = file.size() - offset;
     int64_t end = static_cast<int64_t>(offset + n);
-    parser.Feed(static_cast<int64_t>(offset), file.data() + offset, n,
-                [&](const TfRecordInfo& r) {
-                  FUZZ_CHECK(r.offset >= 0);
-                  FUZZ_CHECK(r.reads >= 1);
-                  // Its data ends within the bytes read so far.
-                  FUZZ_CHECK(r.length <= static_cast<uint64_t>(end));
-                  FUZZ_CHECK(r.offset + static_cast<int64_t>(kTfHeaderBytes + r.length) <= end);
-                  seen.push_back(r);
-                });
+    parser.Feed(static_cast<int64_t>(offset), file.data() + offset, n, [&](const TfRecordInfo& r) {
+      FUZZ_CHECK(r.offset >= 0);
+      FUZZ_CHECK(r.reads >= 1);
+      // Its data ends within the bytes read so far.
+      FUZZ_CHECK(r.length <= static_cast<uint64_t>(end));
+      FUZZ_CHECK(r.offset + static_cast<int64_t>(kTfHeaderBytes + r.length) <= end);
+      seen.push_back(r);
+    });
     FUZZ_CHECK(parser.next_offset() == end);
     FUZZ_CHECK(parser.header_bytes() <= kTfHeaderBytes);
     offset += n;

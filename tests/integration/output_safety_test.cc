@@ -147,7 +147,8 @@ std::vector<std::string> HostileNames() {
 std::string TraceHostileRun(const TempDir& dir) {
   std::vector<std::string> argv = {"cat"};
   for (const std::string& n : HostileNames()) {
-    if (n.find('/') != std::string::npos) fs::create_directories(dir.Sub(n.substr(0, n.rfind('/'))));
+    if (n.find('/') != std::string::npos)
+      fs::create_directories(dir.Sub(n.substr(0, n.rfind('/'))));
     WriteFile(dir.Sub(n), "data of " + n);
     argv.push_back(dir.Sub(n));
   }

@@ -479,8 +479,8 @@ RunResult RunTracedUnderStrace(const std::vector<std::string>& argv, const std::
   // binary that strace follows keeps every other check but that one.
   RunOptions traced = options;
   const char* asan = getenv("ASAN_OPTIONS");
-  traced.env["ASAN_OPTIONS"] =
-      absl::StrCat(asan != nullptr && *asan != '\0' ? absl::StrCat(asan, ":") : "", "detect_leaks=0");
+  traced.env["ASAN_OPTIONS"] = absl::StrCat(
+      asan != nullptr && *asan != '\0' ? absl::StrCat(asan, ":") : "", "detect_leaks=0");
   return RunProgram(full, traced);
 }
 
