@@ -173,8 +173,10 @@ TEST(FaultsTest, KilledAtRandomMomentsIncludingDuringAFlush) {
         absl::StrCat("round ", round, ", signal ", sig, during_flush ? ", in a flush" : ""));
     std::vector<std::string> argv = {Faults(), "busy", file, "3"};
     std::string trace = dir.Sub("trace" + std::to_string(round));
-    Background untraced = StartProgram(argv, "", dir.Sub("plain"));
-    Background job = StartProgram(argv, trace, dir.Sub("job"), options);
+    // Output files of their own each round: a file of the last round, not
+    // yet truncated by a slow start, must not pass for this one's "ready".
+    Background untraced = StartProgram(argv, "", dir.Sub("plain" + std::to_string(round)));
+    Background job = StartProgram(argv, trace, dir.Sub("job" + std::to_string(round)), options);
     ASSERT_TRUE(WaitForText(job.out_file, "ready\n", 10000));
     ASSERT_TRUE(WaitForText(untraced.out_file, "ready\n", 10000));
     std::this_thread::sleep_for(std::chrono::milliseconds(random() % 300));
