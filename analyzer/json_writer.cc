@@ -22,6 +22,15 @@ std::string JsonEscape(std::string_view value) {
       ++i;
       continue;
     }
+    // C1 controls (U+0080 to U+009F), like C0 ones, as \u escapes: JSON shown
+    // on a terminal must not drive it.
+    if (len == 2 && c == 0xC2 && static_cast<unsigned char>(value[i + 1]) < 0xA0) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned char>(value[i + 1]));
+      out += buf;
+      i += len;
+      continue;
+    }
     if (len > 1) {
       out.append(value.substr(i, len));
       i += len;

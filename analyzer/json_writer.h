@@ -7,8 +7,8 @@
 //   j.EndObject();
 //   std::string out = j.Take();
 //
-// Strings may hold any bytes. Valid UTF-8 is kept; control characters, '"'
-// and '\' are escaped as JSON requires; each byte that is not part of valid
+// Strings may hold any bytes. Valid UTF-8 is kept; control characters (C0,
+// DEL and C1), '"' and '\' are escaped; each byte that is not part of valid
 // UTF-8 becomes the six characters "\\xNN" (a backslash, 'x' and two hex
 // digits, written as "\\\\xNN" in the JSON text), so a non-UTF-8 file name
 // stays recognisable and the output is always valid JSON. '<', '>' and '&' are

@@ -35,6 +35,8 @@ TEST(JsonWriterTest, NonFiniteNumbersBecomeNull) {
 
 TEST(JsonEscapeTest, QuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(JsonEscape("a\"b\\c\n\t\x01"), "a\\\"b\\\\c\\n\\t\\u0001");
+  // DEL and the C1 controls too (U+009B acts as ESC [ on some terminals).
+  EXPECT_EQ(JsonEscape("\x7f \xc2\x9b \xc2\x85 \xc2\xa0"), "\\u007f \\u009b \\u0085 \xc2\xa0");
 }
 
 TEST(JsonEscapeTest, HtmlSignificantCharactersAreInert) {

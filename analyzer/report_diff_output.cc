@@ -22,26 +22,6 @@ using report::FindingDiff;
 using report::MetricDiff;
 using report::ReportDiff;
 
-// Markdown that a file name cannot break out of, escaped as report_output.cc
-// escapes the report's Markdown: table pipes, emphasis, links, code and raw
-// HTML.
-std::string Md(std::string_view s) {
-  std::string out;
-  for (char c : DisplayName(s)) {
-    if (c == '<') {
-      out += "&lt;";
-    } else if (c == '>') {
-      out += "&gt;";
-    } else if (c == '&') {
-      out += "&amp;";
-    } else {
-      if (std::string_view("|*_`[]#\\~!").find(c) != std::string_view::npos) out += '\\';
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string Number(double v) {
   double a = std::fabs(v);
   if (a >= 100 || (a < 1e15 && v == std::round(v))) return absl::StrFormat("%.0f", v);
@@ -220,8 +200,8 @@ std::string DiffToMarkdown(const ReportDiff& d) {
       "## iotap diff: A (before) → B (after)\n\n| | run | source | command |\n"
       "|---|---|---|---|\n";
   for (const auto& [name, side] : {std::pair{"A", &d.a()}, std::pair{"B", &d.b()}}) {
-    absl::StrAppend(&out, "| **", name, "** | ", Md(side->path()), " | ", side->source(), " | ",
-                    Md(Command(*side)), " |\n");
+    absl::StrAppend(&out, "| **", name, "** | ", MarkdownText(side->path()), " | ", side->source(),
+                    " | ", MarkdownText(absl::StrJoin(side->command(), " ")), " |\n");
   }
   absl::StrAppend(&out,
                   "\n### Key figures\n\n| figure | A | B | change | relative | verdict |\n"
@@ -246,16 +226,17 @@ std::string DiffToMarkdown(const ReportDiff& d) {
     bool resolved = f.status() == FindingDiff::RESOLVED;
     absl::StrAppend(&out, "- **", status, "** (", SeverityWord(f.severity_a()), " → ",
                     SeverityWord(f.severity_b()), verdict.empty() ? "" : ", " + verdict, "): **",
-                    Md(f.title()), ".** ", resolved ? "Was: " : "",
-                    Md(resolved ? f.summary_a() : f.summary_b()), "\n");
+                    MarkdownText(f.title()), ".** ", resolved ? "Was: " : "",
+                    MarkdownText(resolved ? f.summary_a() : f.summary_b()), "\n");
     if (f.status() != FindingDiff::PERSISTS) continue;
     for (const report::EvidenceDiff& e : f.evidence()) {
-      absl::StrAppend(&out, "  - ", Md(e.name()), ": ", Md(EvidenceLine(e, "→")), "\n");
+      absl::StrAppend(&out, "  - ", MarkdownText(e.name()), ": ",
+                      MarkdownText(EvidenceLine(e, "→")), "\n");
     }
   }
   if (d.notes_size() > 0) {
     absl::StrAppend(&out, "\n### Notes\n\n");
-    for (const std::string& n : d.notes()) absl::StrAppend(&out, "- ", Md(n), "\n");
+    for (const std::string& n : d.notes()) absl::StrAppend(&out, "- ", MarkdownText(n), "\n");
   }
   absl::StrAppend(&out, "\n<sub>iotap diff ", d.schema_version(), "; changes below ",
                   Number(d.noise_relative() * 100), "% (", Number(d.noise_share() * 100),

@@ -370,12 +370,15 @@ TEST(ReportDiffTest, MarkdownEscapesNamesFromTheUsersSystem) {
   Report a = SampleRun(9, 0.5, 0.25);
   Report b = SampleRun(9, 0.25, 0.25);
   b.mutable_run()->set_command(1, "tr|ain_*x*.py");
+  b.mutable_run()->add_command("--tag=a\nb");
   Finding* f = AddFinding(&b, "many_small_files", Finding::WARNING);
   f->set_summary("files like /data/<img>|1.png");
   report::ReportDiff d = DiffReports(a, b);
   d.mutable_b()->set_path("runs/[after]");
   std::string md = DiffToMarkdown(d);
-  EXPECT_THAT(md, HasSubstr("| python3 tr\\|ain\\_\\*x\\*.py |"));
+  // Escaped once: the newline shows as \n (DisplayName), its backslash
+  // escaped for Markdown.
+  EXPECT_THAT(md, HasSubstr("| python3 tr\\|ain\\_\\*x\\*.py --tag=a\\\\nb |"));
   EXPECT_THAT(md, HasSubstr("runs/\\[after\\]"));
   EXPECT_THAT(md, HasSubstr("files like /data/&lt;img&gt;\\|1.png"));
   EXPECT_THAT(

@@ -34,28 +34,15 @@ const char* RoleName(report::Role r) {
   }
 }
 
-std::string Percent(double share) { return absl::StrFormat("%.0f%%", share * 100); }
-
-// Markdown that a file name cannot break out of: table pipes, emphasis,
-// links, code and raw HTML are all escaped.
-std::string Md(std::string_view s) {
-  std::string shown = DisplayName(s);
-  std::string out;
-  for (char c : shown) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '|': case '*': case '_': case '`': case '[': case ']': case '#': case '\\':
-      case '~': case '!':
-        out += '\\';
-        out += c;
-        break;
-      default: out += c;
-    }
-  }
-  return out;
+// At most `max` bytes of UTF-8 `s`, never cutting a character in two.
+std::string Prefix(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
 }
+
+std::string Percent(double share) { return absl::StrFormat("%.0f%%", share * 100); }
 
 std::string Command(const Report& r) {
   std::vector<std::string> shown;
@@ -137,9 +124,9 @@ std::string ReportToText(const Report& r) {
   for (int i = 0; i < r.findings_size(); ++i) {
     const report::Finding& f = r.findings(i);
     absl::StrAppendFormat(&out, "  %d. [%s] %s\n     %s\n", i + 1, SeverityName(f.severity()),
-                          f.title(), f.summary());
+                          DisplayName(f.title()), DisplayName(f.summary()));
     for (const report::Evidence& e : f.evidence()) {
-      absl::StrAppendFormat(&out, "     - %s: %s\n", e.name(), e.text());
+      absl::StrAppendFormat(&out, "     - %s: %s\n", DisplayName(e.name()), DisplayName(e.text()));
     }
     if (!f.objects().empty()) {
       std::vector<std::string> shown;
@@ -149,7 +136,9 @@ std::string ReportToText(const Report& r) {
                                                                 " more")
                                                  : "");
     }
-    if (!f.recommendation().empty()) absl::StrAppend(&out, "     what to do: ", f.recommendation(), "\n");
+    if (!f.recommendation().empty()) {
+      absl::StrAppend(&out, "     what to do: ", DisplayName(f.recommendation()), "\n");
+    }
   }
   absl::StrAppend(&out, "\nLayers\n");
   for (const report::Layer& l : r.layers()) {
@@ -249,7 +238,7 @@ std::string ReportToText(const Report& r) {
                           who, HumanBytes(p.read_bytes()),
                           HumanDuration(p.io_busy_s()),
                           HumanDuration(p.cpu_user_s() + p.cpu_system_s()), p.end(),
-                          DisplayName(absl::StrJoin(p.argv(), " ")).substr(0, 60));
+                          Prefix(DisplayName(absl::StrJoin(p.argv(), " ")), 60));
   }
   if (r.notes_size() > 0) {
     absl::StrAppend(&out, "\nNotes\n");
@@ -259,19 +248,20 @@ std::string ReportToText(const Report& r) {
 }
 
 std::string ReportToMarkdown(const Report& r) {
-  std::string out = absl::StrCat("## iotap report: `", Md(Command(r)), "`\n\n");
-  for (const std::string& line : Glance(r)) absl::StrAppend(&out, "- ", Md(line), "\n");
+  std::string out = absl::StrCat(
+      "## iotap report: ", MarkdownCode(absl::StrJoin(r.run().command(), " ")), "\n\n");
+  for (const std::string& line : Glance(r)) absl::StrAppend(&out, "- ", MarkdownText(line), "\n");
   absl::StrAppend(&out, "\n### Findings\n\n");
   if (r.findings_size() == 0) absl::StrAppend(&out, "None.\n");
   for (int i = 0; i < r.findings_size(); ++i) {
     const report::Finding& f = r.findings(i);
     absl::StrAppendFormat(&out, "%d. **%s: %s.** %s\n", i + 1, SeverityName(f.severity()),
-                          Md(f.title()), Md(f.summary()));
+                          MarkdownText(f.title()), MarkdownText(f.summary()));
     for (const report::Evidence& e : f.evidence()) {
-      absl::StrAppendFormat(&out, "   - %s: %s\n", Md(e.name()), Md(e.text()));
+      absl::StrAppendFormat(&out, "   - %s: %s\n", MarkdownText(e.name()), MarkdownText(e.text()));
     }
     if (!f.recommendation().empty()) {
-      absl::StrAppendFormat(&out, "   - *What to do:* %s\n", Md(f.recommendation()));
+      absl::StrAppendFormat(&out, "   - *What to do:* %s\n", MarkdownText(f.recommendation()));
     }
   }
   absl::StrAppend(&out, "\n### Layers\n\n| layer | calls | reads | read | writes | written | time in calls |\n"
@@ -312,7 +302,8 @@ std::string ReportToMarkdown(const Report& r) {
   int shown = 0;
   for (const report::File& f : r.files()) {
     if (shown++ == 20) break;
-    absl::StrAppendFormat(&out, "| %s | %s | %s | %d | %s | %d |\n", Md(f.path()), f.category(),
+    absl::StrAppendFormat(&out, "| %s | %s | %s | %d | %s | %d |\n", MarkdownText(f.path()),
+                          f.category(),
                           HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
                           HumanBytes(f.write_bytes()), static_cast<int64_t>(f.opens()));
   }
@@ -325,15 +316,15 @@ std::string ReportToMarkdown(const Report& r) {
       break;
     }
     absl::StrAppendFormat(
-        &out, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.pid(), Md(p.host()),
+        &out, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.pid(), MarkdownText(p.host()),
         RoleName(p.role()), p.rank() >= 0 ? absl::StrCat(p.rank()) : "",
         p.role() == report::LOADER && p.trainer_pid() > 0 ? absl::StrCat(p.trainer_pid()) : "",
         HumanBytes(p.read_bytes()), HumanDuration(p.io_busy_s()),
-        HumanDuration(p.cpu_user_s() + p.cpu_system_s()), Md(p.end()));
+        HumanDuration(p.cpu_user_s() + p.cpu_system_s()), MarkdownText(p.end()));
   }
   if (r.notes_size() > 0) {
     absl::StrAppend(&out, "\n### Notes\n\n");
-    for (const report::Note& n : r.notes()) absl::StrAppend(&out, "- ", Md(n.message()), "\n");
+    for (const report::Note& n : r.notes()) absl::StrAppend(&out, "- ", MarkdownText(n.message()), "\n");
   }
   absl::StrAppend(&out, "\n<sub>iotap ", r.schema_version(), "; full details: `iotap report --format json`</sub>\n");
   return out;

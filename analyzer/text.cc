@@ -1,5 +1,6 @@
 #include "analyzer/text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -40,12 +41,22 @@ std::string DisplayName(std::string_view s) {
   while (i < s.size()) {
     size_t len = Utf8SequenceLength(s, i);
     unsigned char c = static_cast<unsigned char>(s[i]);
+    char buf[8];
+    // C1 controls (U+0080 to U+009F) are valid UTF-8, and some terminals act
+    // on them (U+009B as ESC [): their two bytes are shown escaped.
+    if (len == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+      std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(s[i + 1]));
+      out += buf;
+      i += len;
+      continue;
+    }
     if (len > 1) {
       out.append(s.substr(i, len));
       i += len;
       continue;
     }
-    char buf[8];
     if (len == 0 || c < 0x20 || c == 0x7f) {
       switch (c) {
         case '\n': out += "\\n"; break;
@@ -63,6 +74,42 @@ std::string DisplayName(std::string_view s) {
     ++i;
   }
   return out;
+}
+
+std::string MarkdownText(std::string_view s) {
+  std::string out;
+  for (char c : DisplayName(s)) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '|': case '*': case '_': case '`': case '[': case ']': case '#': case '\\':
+      case '~': case '!':
+        out += '\\';
+        out += c;
+        break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string MarkdownCode(std::string_view s) {
+  std::string shown = DisplayName(s);
+  if (shown.empty()) return "` `";  // a code span of one space: nothing shown
+  size_t longest = 0, run = 0;
+  for (char c : shown) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  std::string fence(longest + 1, '`');
+  // CommonMark strips one space from each end of a code span whose text
+  // starts and ends with one, and a text starting or ending with a backtick
+  // needs a space to be told from the fence: a space is added for both.
+  bool pad = shown.front() == '`' || shown.back() == '`' ||
+             (shown.front() == ' ' && shown.back() == ' ');
+  std::string space = pad ? " " : "";
+  return fence + space + shown + space + fence;
 }
 
 std::string ValidUtf8(std::string_view s) {

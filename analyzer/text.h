@@ -14,10 +14,22 @@ namespace iotap::analyzer {
 // there are not valid UTF-8 (overlong forms and surrogates included).
 size_t Utf8SequenceLength(std::string_view s, size_t i);
 
-// `s` for a terminal or a log line: valid UTF-8 kept, control characters and
-// invalid bytes as \n, \t, \xNN, and '\' doubled, so a name with a newline
-// cannot forge a line.
+// `s` for a terminal or a log line: valid UTF-8 kept, control characters
+// (C0, DEL and C1) and invalid bytes as \n, \t, \xNN, and '\' doubled, so a
+// name with a newline cannot forge a line nor one with a control sequence
+// drive the terminal.
 std::string DisplayName(std::string_view s);
+
+// `s` for Markdown: DisplayName's text, with every character Markdown or HTML
+// would act on escaped (table pipes, emphasis, links, code, headings, raw
+// HTML and entities), so a file name cannot break out of a table cell or
+// inject markup. Renders as DisplayName(s).
+std::string MarkdownText(std::string_view s);
+
+// `s` as a Markdown code span, its backticks included: DisplayName(s), shown
+// literally (nothing is escaped or interpreted inside a code span), between
+// fences longer than any run of backticks in it.
+std::string MarkdownCode(std::string_view s);
 
 // `s` as valid UTF-8 for protobuf string fields and JSON: valid sequences
 // kept, each other byte replaced by the four characters \xNN (the same

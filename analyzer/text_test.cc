@@ -11,6 +11,25 @@ TEST(DisplayNameTest, NewlinesAndInvalidBytesCannotForgeLines) {
   EXPECT_EQ(DisplayName("back\\slash"), "back\\\\slash");
   EXPECT_EQ(DisplayName("\xc3\xa9t\xc3\xa9"), "\xc3\xa9t\xc3\xa9");
   EXPECT_EQ(DisplayName(std::string("nul\0x", 5)), "nul\\x00x");
+  // C1 controls: U+009B (CSI) and U+0085 (NEL); U+00A0 is not one.
+  EXPECT_EQ(DisplayName("\xc2\x9b" "31m \xc2\x85 \xc2\xa0"), "\\xc2\\x9b31m \\xc2\\x85 \xc2\xa0");
+}
+
+TEST(MarkdownTextTest, NamesCannotBreakOutOfACellOrInjectMarkup) {
+  EXPECT_EQ(MarkdownText("a|b"), "a\\|b");
+  EXPECT_EQ(MarkdownText("<script>&"), "&lt;script&gt;&amp;");
+  EXPECT_EQ(MarkdownText("[x](javascript:y) *b* _i_ `c` # ~s~ !"),
+            "\\[x\\](javascript:y) \\*b\\* \\_i\\_ \\`c\\` \\# \\~s\\~ \\!");
+  EXPECT_EQ(MarkdownText("line\nbreak"), "line\\\\nbreak");
+}
+
+TEST(MarkdownCodeTest, ShownLiterallyBetweenLongEnoughFences) {
+  EXPECT_EQ(MarkdownCode("python train_model.py --data_dir /x"),
+            "`python train_model.py --data_dir /x`");
+  EXPECT_EQ(MarkdownCode("a `b` c"), "``a `b` c``");
+  EXPECT_EQ(MarkdownCode("`start"), "`` `start ``");
+  EXPECT_EQ(MarkdownCode("<b>\n"), "`<b>\\n`");
+  EXPECT_EQ(MarkdownCode(""), "` `");
 }
 
 TEST(Utf8Test, RejectsSurrogatesAndOverlongForms) {

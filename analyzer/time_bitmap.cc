@@ -16,6 +16,11 @@ inline int PopCount(uint64_t x) {
   return static_cast<int>((x * 0x0101010101010101ull) >> 56);
 }
 
+// Slots past this are never set or counted. ChooseResolution keeps a whole
+// run within it (256 MiB of bits); only damaged times fall beyond, and they
+// must neither take memory nor make a count scan all the way to them.
+constexpr int64_t kMaxSlots = int64_t{256} << 23;
+
 }  // namespace
 
 TimeBitmap::TimeBitmap(int64_t origin_ns, int64_t resolution_ns)
@@ -54,8 +59,9 @@ const uint64_t* TimeBitmap::ChunkAt(int64_t slot) const {
 void TimeBitmap::Set(int64_t start_ns, int64_t end_ns) {
   if (end_ns <= start_ns) return;
   int64_t from = SlotOf(start_ns);
+  if (from >= kMaxSlots) return;
   // The last slot the interval touches: end is exclusive.
-  int64_t last = SlotOf(end_ns - 1);
+  int64_t last = std::min(SlotOf(end_ns - 1), kMaxSlots - 1);
   for (;;) {
     uint64_t* words = ChunkFor(from);
     int64_t chunk_last = std::min(last, from | (kChunkSlots - 1));
@@ -87,6 +93,9 @@ void TimeBitmap::Prefetch(int64_t t) const {
 
 int64_t TimeBitmap::CountSlots(int64_t from, int64_t to, const TimeBitmap* other) const {
   int64_t count = 0;
+  // Every word counted is one of ours: nothing lies past our last chunk, and
+  // a chunk never allocated counts 0.
+  to = std::min(to, static_cast<int64_t>(chunks_.size()) << kChunkBits);
   for (int64_t s = from; s < to;) {
     int64_t chunk_end = std::min(to, (s | (kChunkSlots - 1)) + 1);
     const uint64_t* a = ChunkAt(s);

@@ -34,6 +34,19 @@ TEST(TimeBitmapTest, SpansChunkBoundariesAndIntersects) {
   EXPECT_EQ(a.Total(), 70000 - 65530);
 }
 
+// A damaged trace's times can lie centuries away: they take no memory, and
+// counting up to them costs no more than the bits actually set.
+TEST(TimeBitmapTest, TimesFarPastAnyRunAreLeftOut) {
+  TimeBitmap b(0, 1000);
+  b.Set(2000, 3000);
+  b.Set(int64_t{1} << 60, (int64_t{1} << 60) + 1000);  // slot 2^50
+  b.Set(5000, int64_t{1} << 62);                       // from slot 5 to far away
+  EXPECT_LE(b.memory_bytes(), size_t{300} << 20);
+  EXPECT_EQ(b.Count(0, 6000), 2000);
+  EXPECT_EQ(b.Count(0, INT64_MAX), b.Total());
+  EXPECT_EQ(b.Count(int64_t{1} << 60, INT64_MAX), 0);
+}
+
 TEST(TimeBitmapTest, ResolutionCoarsensOnlyForLongRuns) {
   EXPECT_EQ(ChooseResolution(int64_t{600} * 1'000'000'000), 1000);
   EXPECT_EQ(ChooseResolution(int64_t{3600} * 1'000'000'000), 2000);

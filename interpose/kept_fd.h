@@ -28,6 +28,10 @@ class KeptFd {
   // number is forgotten, never closed: someone else owns it now).
   int Get();
 
+  // The number last adopted, unchecked (it may be someone else's now), or
+  // -1: for announcing a use of it before Get() checks it.
+  int number() const { return fd_; }
+
   // Closes the descriptor if it still names the adopted file (a fork child
   // closing its copy of the parent's), and forgets it.
   void Close();

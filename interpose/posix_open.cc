@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "interpose/real.h"
 #include "interpose/strings.h"
 #include "interpose/trace_call.h"
+#include "interpose/trace_file.h"
 
 namespace iotap::interpose {
 namespace {
@@ -91,6 +93,28 @@ int FcntlCommon(decltype(&::fcntl) real, int fd, int cmd, void* arg) {
   int r = real(fd, cmd, arg);
   RecordDup(call, fd, r);
   return r;
+}
+
+// Opening the trace file takes microseconds; past this, the file system is
+// struggling and the application's closes go ahead (trace_file.h).
+constexpr uint64_t kMaxOpeningWaitNs = 1000000;
+
+// Waits while the shim writes its trace through a descriptor in [first,
+// last] (trace_file.h), which the caller is about to close or replace. Not on
+// a thread inside the shim (a signal handler that interrupted our own write
+// would wait for ever): that write then fails and its events are counted as
+// dropped.
+void WaitForTraceWrite(unsigned first, unsigned last) {
+  for (;;) {
+    int fd = TraceFile::WritingFd();
+    if (fd == -1 || tls_thread.locks != 0) return;
+    if (fd == TraceFile::kOpening) {
+      if (MonotonicNs() - TraceFile::OpeningSinceNs() > kMaxOpeningWaitNs) return;
+    } else if (static_cast<unsigned>(fd) < first || static_cast<unsigned>(fd) > last) {
+      return;
+    }
+    sched_yield();
+  }
 }
 
 // Bookkeeping only, no event: the descriptor table forgets closed ranges.
@@ -256,6 +280,7 @@ IOTAP_EXPORT int mkostemps64(char* path_template, int suffix_len, int flags) {
 }
 
 IOTAP_EXPORT int close(int fd) {
+  WaitForTraceWrite(fd, fd);
   TraceCall call(kLayerPosix);
   int r = real_close()(fd);
   if (!call.active() || !InOwnProcess()) return r;
@@ -276,6 +301,7 @@ IOTAP_EXPORT int dup(int oldfd) {
 }
 
 IOTAP_EXPORT int dup2(int oldfd, int newfd) {
+  WaitForTraceWrite(newfd, newfd);
   TraceCall call(kLayerPosix);
   int r = real_dup2()(oldfd, newfd);
   RecordDup(call, oldfd, r);
@@ -283,6 +309,7 @@ IOTAP_EXPORT int dup2(int oldfd, int newfd) {
 }
 
 IOTAP_EXPORT int dup3(int oldfd, int newfd, int flags) {
+  WaitForTraceWrite(newfd, newfd);
   TraceCall call(kLayerPosix);
   int r = real_dup3()(oldfd, newfd, flags);
   RecordDup(call, oldfd, r);
@@ -308,6 +335,7 @@ IOTAP_EXPORT int fcntl64(int fd, int cmd, ...) {
 }
 
 IOTAP_EXPORT int close_range(unsigned int first, unsigned int last, int flags) noexcept {
+  if (!(flags & CLOSE_RANGE_CLOEXEC)) WaitForTraceWrite(first, last);
   int r = real_close_range()(first, last, flags);
   if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC) && OwnsTable()) {
     int saved = errno;
@@ -320,6 +348,7 @@ IOTAP_EXPORT int close_range(unsigned int first, unsigned int last, int flags) n
 }
 
 IOTAP_EXPORT void closefrom(int lowfd) noexcept {
+  if (lowfd >= 0) WaitForTraceWrite(static_cast<unsigned>(lowfd), ~0u);
   real_closefrom()(lowfd);
   if (lowfd >= 0 && OwnsTable()) {
     int saved = errno;

@@ -13,6 +13,9 @@
 
 namespace iotap::interpose {
 
+constinit std::atomic<int> TraceFile::writing_fd_{-1};
+constinit std::atomic<uint64_t> TraceFile::opening_since_ns_{0};
+
 namespace {
 
 // The shim's own file operations use raw system calls: they must never be
@@ -64,8 +67,11 @@ int TraceFile::Create(const char* dir, int pid, uint64_t realtime_ns) {
                        static_cast<unsigned long long>(realtime_ns % 1000000000ull));
     if (attempt > 0) snprintf(name + len, sizeof(name) - len, "-%d", attempt);
     strncat(name, ".iotap", sizeof(name) - strlen(name) - 1);
+    // O_APPEND: after a failed write is truncated back, the next one goes to
+    // the new end, not past it (which would leave a hole of zeros).
     fd = static_cast<int>(syscall(SYS_openat, dirfd, name,
-                                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+                                  O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                  0600));
     if (fd < 0 && errno != EEXIST) break;
   }
   int err = fd < 0 ? errno : 0;
@@ -123,17 +129,43 @@ class NoFileSizeSignal {
 
 }  // namespace
 
+void TraceFile::PublishOpening() {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  opening_since_ns_.store(
+      static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec),
+      std::memory_order_relaxed);
+  writing_fd_.store(kOpening, std::memory_order_seq_cst);
+}
+
 int TraceFile::Append(const uint8_t* data, size_t n) {
   if (!created_) return EBADF;
   NoFileSizeSignal no_sigxfsz;
+  // Published before Get() checks the inode: from then on a close or dup2
+  // of this number by the program waits until the write is over, so the
+  // descriptor checked is the descriptor written. (A close that read the
+  // published value just before, and is a few instructions from its system
+  // call, is not waited for: that window is left open.)
+  int published = kept_.number();
+  if (published >= 0) {
+    writing_fd_.store(published, std::memory_order_seq_cst);
+  } else {
+    PublishOpening();
+  }
   int fd = kept_.Get();
   bool kept = fd >= 0;
   if (!kept) {
     // The program closed or reused our descriptor: reopen by name, and keep
-    // the new one if it is still our file.
+    // the new one if it is still our file. Its number is not known until
+    // then.
+    if (published >= 0) PublishOpening();
     fd = static_cast<int>(
         syscall(SYS_openat, AT_FDCWD, path_, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
-    if (fd < 0) return errno;
+    if (fd < 0) {
+      int err = errno;
+      writing_fd_.store(-1, std::memory_order_release);
+      return err;
+    }
   }
   struct stat st;
   if (syscall(SYS_fstat, fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
@@ -142,13 +174,18 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
     } else {
       syscall(SYS_close, fd);
     }
+    writing_fd_.store(-1, std::memory_order_release);
     return ESTALE;  // not our file any more
   }
   if (!kept && kept_.Adopt(fd)) {
     fd = kept_.Get();
     kept = fd >= 0;
-    if (!kept) return ESTALE;
+    if (!kept) {
+      writing_fd_.store(-1, std::memory_order_release);
+      return ESTALE;
+    }
   }
+  writing_fd_.store(fd, std::memory_order_seq_cst);
   // Another process never shares this file, so its size is ours to know; a
   // previous failure may have left it shorter than we think.
   size_ = static_cast<uint64_t>(st.st_size);
@@ -172,7 +209,10 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
   } else {
     size_ += n;
   }
+  // Closed before it is unpublished: a program waiting to dup2 onto this
+  // number must not have its new descriptor closed by us.
   if (!kept) syscall(SYS_close, fd);
+  writing_fd_.store(-1, std::memory_order_release);
   return err;
 }
 

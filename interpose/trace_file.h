@@ -11,6 +11,17 @@
 // (O_NOFOLLOW, same inode again), so a file swapped in its place is never
 // written. A write that fails half-way is truncated back, so the file always
 // ends with a complete frame.
+//
+// While a write is in progress, its descriptor is published (WritingFd),
+// from before the inode check until after the last write: the shim's close,
+// dup2, dup3, close_range and closefrom wrappers wait for the write to end
+// rather than close that descriptor or put the application's file in its
+// place between the check and the write, which would lose the frame or write
+// it into the application's file. Untraced, the descriptor would not be open
+// at all. While the file is being reopened the number is not known yet
+// (kOpening): they wait for any descriptor then, but only as long as opening
+// is quick, so that a hung file system does not hold up the job's every
+// close.
 
 #ifndef IOTAP_INTERPOSE_TRACE_FILE_H_
 #define IOTAP_INTERPOSE_TRACE_FILE_H_
@@ -19,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include <atomic>
 
 #include "interpose/kept_fd.h"
 
@@ -39,11 +52,20 @@ class TraceFile {
   uint64_t size() const { return size_; }
 
   // Forgets the file and closes this process's descriptor for it (a fork
-  // child makes its own).
+  // child makes its own; a write the parent had in progress is not the
+  // child's to wait for).
   void Forget() {
     kept_.Close();
     created_ = false;
+    writing_fd_.store(-1, std::memory_order_release);
   }
+
+  // The descriptor open on a trace file for a write in progress: -1 if
+  // none, kOpening while the file is being opened (since OpeningSinceNs(),
+  // CLOCK_MONOTONIC).
+  static constexpr int kOpening = -2;
+  static int WritingFd() { return writing_fd_.load(std::memory_order_acquire); }
+  static uint64_t OpeningSinceNs() { return opening_since_ns_.load(std::memory_order_relaxed); }
 
  private:
   char path_[PATH_MAX] = {};
@@ -52,6 +74,10 @@ class TraceFile {
   ino_t ino_ = 0;
   uint64_t size_ = 0;
   bool created_ = false;
+
+  static void PublishOpening();
+  static constinit std::atomic<int> writing_fd_;
+  static constinit std::atomic<uint64_t> opening_since_ns_;
 };
 
 }  // namespace iotap::interpose

@@ -1,5 +1,6 @@
 #include "analyzer/steps/tensorboard_reader.h"
 
+#include <cstring>
 #include <string>
 
 #include "analyzer/steps/step_log.h"
@@ -27,10 +28,15 @@ std::string PyTorchFile() { return SharedFixtureIn("tfevents/pytorch_simple_valu
 
 // The data of record `index` of an event file.
 std::string RecordData(const std::string& bytes, int index) {
+  // The lengths are not aligned: copied out, not loaded in place.
+  auto length_at = [&](size_t offset) {
+    uint64_t length;
+    std::memcpy(&length, &bytes[offset], sizeof(length));
+    return length;
+  };
   size_t offset = 0;
-  for (int i = 0; i < index; ++i) offset += 16 + *reinterpret_cast<const uint64_t*>(&bytes[offset]);
-  uint64_t length = *reinterpret_cast<const uint64_t*>(&bytes[offset]);
-  return bytes.substr(offset + 12, length);
+  for (int i = 0; i < index; ++i) offset += 16 + length_at(offset);
+  return bytes.substr(offset + 12, length_at(offset));
 }
 
 TEST(TensorBoardReaderTest, Tf2TensorScalars) {
