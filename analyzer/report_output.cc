@@ -278,7 +278,7 @@ std::string ReportToMarkdown(const Report& r) {
                           "|---|---|---:|---:|---:|---:|---:|\n");
     for (const report::Dataset& d : r.datasets()) {
       absl::StrAppendFormat(&out, "| %s | %s | %s | %d | %s | %.1f | %.2f |\n",
-                            Md(absl::StrCat(d.file(), ":", d.name())), Md(d.layout()),
+                            MarkdownText(absl::StrCat(d.file(), ":", d.name())), MarkdownText(d.layout()),
                             d.chunk_bytes() > 0 ? HumanBytes(d.chunk_bytes()) : "",
                             static_cast<int64_t>(d.reads()),
                             HumanBytes(d.reads() > 0 ? d.logical_bytes() / d.reads() : 0),
@@ -290,11 +290,11 @@ std::string ReportToMarkdown(const Report& r) {
                           "reads | records per read | order |\n"
                           "|---|---|---:|---:|---:|---:|---|\n");
     for (const report::TfRecordFile& t : r.tfrecord_files()) {
-      absl::StrAppendFormat(&out, "| %s | %s | %d | %s | %d | %.2f | %s |\n", Md(t.path()),
-                            Md(t.compression()), static_cast<int64_t>(t.records()),
+      absl::StrAppendFormat(&out, "| %s | %s | %d | %s | %d | %.2f | %s |\n", MarkdownText(t.path()),
+                            MarkdownText(t.compression()), static_cast<int64_t>(t.records()),
                             HumanBytes(t.records() > 0 ? t.record_bytes() / t.records() : 0),
                             static_cast<int64_t>(t.posix_reads()), t.records_per_read(),
-                            Md(t.note().empty() ? t.order() : t.note()));
+                            MarkdownText(t.note().empty() ? t.order() : t.note()));
     }
   }
   absl::StrAppend(&out, "\n### Top files\n\n| file | category | read | reads | written | opens |\n"
