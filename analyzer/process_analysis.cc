@@ -193,11 +193,19 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
     f->read_sizes.Add(bytes);
     if (e.parent != 0) ++f->hdf5_reads;
     if (e.HasOffset() && bytes > 0) {
-      if (slot.tracker == nullptr || slot.tracker_tid != e.tid) {
-        slot.tracker = &patterns_[PatternKey{e.file, e.tid}];
-        slot.tracker_tid = e.tid;
+      if (!slot.has_reader) {
+        slot.has_reader = true;
+        slot.reader_tid = e.tid;
       }
-      AccessKind kind = slot.tracker->Add(e.offset, bytes);
+      AccessPatternTracker* tracker = &slot.reader;
+      if (e.tid != slot.reader_tid) {
+        if (slot.tracker == nullptr || slot.tracker_tid != e.tid) {
+          slot.tracker = &patterns_[PatternKey{e.file, e.tid}];
+          slot.tracker_tid = e.tid;
+        }
+        tracker = slot.tracker;
+      }
+      AccessKind kind = tracker->Add(e.offset, bytes);
       f->read_pattern.Count(kind);
       layer.read_pattern.Count(kind);
       f->read_ranges.Add(e.offset, bytes);

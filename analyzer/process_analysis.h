@@ -182,7 +182,12 @@ class ProcessAnalyzer : public TraceVisitor {
     uint32_t file = kNoFile;  // index in result_.files
     bool data = false;
     bool known = false;
-    // The access pattern tracker of the thread that read the file last.
+    // Access pattern trackers, one per thread reading the file: the first
+    // reader's here (most files have one), other threads' in patterns_, the
+    // last of them cached.
+    bool has_reader = false;
+    uint32_t reader_tid = 0;
+    AccessPatternTracker reader;
     uint32_t tracker_tid = 0;
     AccessPatternTracker* tracker = nullptr;
   };
@@ -216,7 +221,8 @@ class ProcessAnalyzer : public TraceVisitor {
   // result_.files' indices by run path id: a process may intern one path
   // under two ids.
   absl::flat_hash_map<uint32_t, uint32_t> file_of_path_;
-  // Node-based: FileSlot::tracker points into it.
+  // Trackers of threads after a file's first reader. Node-based:
+  // FileSlot::tracker points into it.
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
   std::unique_ptr<IntervalUnion> io_union_;
   MarkerCollector markers_;

@@ -1,7 +1,6 @@
 #include "analyzer/stats.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -133,7 +132,7 @@ void WriteFile(JsonWriter& j, const FileStats& f, bool with_path) {
 
 void StatsCollector::OnProcess(const ProcessTrace& process) {
   by_id_.clear();
-  touched_.clear();
+  ++process_number_;
   current_ = ProcessStats();
   hdf5_.OnProcess(process);
   tfrecord_.OnProcess(process);
@@ -145,16 +144,16 @@ void StatsCollector::OnPacket(const ProcessTrace& process, const Packet& packet)
 }
 
 FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
-  if (id < by_id_.size() && by_id_[id] != nullptr) return by_id_[id];
+  if (id < by_id_.size() && by_id_[id] != nullptr) return &by_id_[id]->stats;
   const InternedName& name = process.Name(id);
-  FileStats* slot = nullptr;
+  Entry* slot = nullptr;
   switch (name.kind) {
     case InternedString::KIND_PATH:
     case InternedString::KIND_DEVICE: {
       auto [it, inserted] = files_.try_emplace(name.value);
-      FileStats& f = it->second;
-      if (inserted) f.path = name.value;
-      f.kind = name.kind;
+      Entry& f = it->second;
+      if (inserted) f.stats.path = name.value;
+      f.stats.kind = name.kind;
       slot = &f;
       break;
     }
@@ -164,16 +163,19 @@ FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
     case InternedString::KIND_CUDA_STREAM:
       return nullptr;  // not files; other layers report them
     default: {
-      FileStats& f = ipc_[name.kind];
-      f.kind = name.kind;
+      Entry& f = ipc_[name.kind];
+      f.stats.kind = name.kind;
       slot = &f;
       break;
     }
   }
   if (id >= by_id_.size()) by_id_.resize(id + 1, nullptr);
   by_id_[id] = slot;
-  if (touched_.insert(slot).second) ++slot->processes;
-  return slot;
+  if (slot->last_process != process_number_) {
+    slot->last_process = process_number_;
+    ++slot->stats.processes;
+  }
+  return &slot->stats;
 }
 
 void StatsCollector::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
@@ -222,14 +224,15 @@ StatsReport StatsCollector::Finish(std::vector<ReadIssue> issues) {
   r.processes = processes_.size();
   r.events = events_;
   r.dropped_events = dropped_;
-  for (auto& [path, f] : files_) r.files.push_back(f);
+  r.files.reserve(files_.size());
+  for (auto& [path, f] : files_) r.files.push_back(f.stats);
   // Most bytes first; equal ones by path.
   std::sort(r.files.begin(), r.files.end(), [](const FileStats& a, const FileStats& b) {
     uint64_t a_bytes = a.read_bytes + a.write_bytes;
     uint64_t b_bytes = b.read_bytes + b.write_bytes;
     return a_bytes != b_bytes ? a_bytes > b_bytes : a.path < b.path;
   });
-  for (auto& [kind, f] : ipc_) r.ipc.push_back(f);
+  for (auto& [kind, f] : ipc_) r.ipc.push_back(f.stats);
   r.process_list = processes_;
   std::sort(r.process_list.begin(), r.process_list.end(),
             [](const ProcessStats& a, const ProcessStats& b) {
@@ -240,8 +243,8 @@ StatsReport StatsCollector::Finish(std::vector<ReadIssue> issues) {
   r.tfrecord_files = tfrecord_.Finish();
   for (TfRecordFileStats& t : r.tfrecord_files) {
     if (auto it = files_.find(t.path); it != files_.end()) {
-      t.reads = it->second.reads;
-      t.read_bytes = it->second.read_bytes;
+      t.reads = it->second.stats.reads;
+      t.read_bytes = it->second.stats.read_bytes;
     }
   }
   r.issues = std::move(issues);

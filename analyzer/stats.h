@@ -42,7 +42,6 @@
 #include <cstdint>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -118,16 +117,24 @@ class StatsCollector : public TraceVisitor {
   StatsReport Finish(std::vector<ReadIssue> issues);
 
  private:
+  // A file's stats, and the last process that touched it (counted once in
+  // FileStats::processes however many of its string ids name the file).
+  struct Entry {
+    FileStats stats;
+    uint64_t last_process = 0;
+  };
+
   FileStats* Slot(const ProcessTrace& process, uint32_t id);
 
   // By path: a hash table (nodes stay put for by_id_) finds a path in one
   // comparison; Finish orders the files.
-  std::unordered_map<std::string, FileStats> files_;
-  std::map<int, FileStats> ipc_;  // by InternedString::Kind
+  std::unordered_map<std::string, Entry> files_;
+  std::map<int, Entry> ipc_;  // by InternedString::Kind
   std::vector<ProcessStats> processes_;
-  // Per file being read: string id -> stats slot, and which slots it touched.
-  std::vector<FileStats*> by_id_;
-  std::unordered_set<FileStats*> touched_;
+  // Per trace file being read: string id -> entry; and the file's number,
+  // counting from 1 (Entry::last_process).
+  std::vector<Entry*> by_id_;
+  uint64_t process_number_ = 0;
   ProcessStats current_;
   CudaStats cuda_;
   Hdf5Collector hdf5_;

@@ -16,6 +16,7 @@
 #ifndef IOTAP_ANALYZER_TIME_BITMAP_H_
 #define IOTAP_ANALYZER_TIME_BITMAP_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -77,6 +78,16 @@ class TimeSpans {
 
   void Add(int64_t start_ns, int64_t end_ns) {
     if (end_ns <= start_ns) return;
+    // An interval that starts less than a slot after the last one ends sets
+    // no other slots when joined to it: no whole slot fits in the gap. The
+    // process's union hands its segments on in order, mostly such neighbours.
+    if (!intervals_.empty()) {
+      std::pair<int64_t, int64_t>& last = intervals_.back();
+      if (start_ns >= last.first && start_ns - last.second < resolution_ns_) {
+        last.second = std::max(last.second, end_ns);
+        return;
+      }
+    }
     if (intervals_.size() == kMaxIntervals) Spill();
     intervals_.push_back({start_ns, end_ns});
   }

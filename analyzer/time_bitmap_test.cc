@@ -53,5 +53,21 @@ TEST(TimeBitmapTest, ResolutionCoarsensOnlyForLongRuns) {
   EXPECT_EQ(ChooseResolution(int64_t{36000} * 1'000'000'000), 32000);
 }
 
+TEST(TimeSpansTest, NeighboursLessThanASlotApartSetTheSameSlots) {
+  // 1 us slots from 0. [100, 900) and [1500, 1700) leave a gap of 600 ns,
+  // shorter than a slot, so slots 0 and 1 are set either way; the gap of
+  // [1700, 3100) holds the whole slot 2, which stays clear.
+  TimeSpans spans(0, 1000);
+  spans.Add(100, 900);
+  spans.Add(1500, 1700);
+  spans.Add(3100, 3200);
+  spans.Add(3150, 3180);  // inside the last: joined, sets nothing new
+  TimeBitmap bitmap(0, 1000);
+  spans.SetInto(&bitmap);
+  EXPECT_EQ(bitmap.Total(), 3000);
+  EXPECT_EQ(bitmap.Count(2000, 3000), 0);
+  EXPECT_EQ(bitmap.Count(3000, 4000), 1000);
+}
+
 }  // namespace
 }  // namespace iotap::analyzer
