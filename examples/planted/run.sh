@@ -8,7 +8,7 @@
 # data is generated once under WORKDIR/data-CASE; each run writes
 # WORKDIR/trace-CASE/ and WORKDIR/report-CASE.{txt,json}, prints the text
 # report and exits with iotap report's status. Exit 77: the case cannot run
-# here (small-files without FUSE or python3-fusepy), with the reason on stderr.
+# here (fetch-bound and small-files without FUSE or python3-fusepy), with the reason on stderr.
 #
 # IOTAP (default: build/bin/iotap of this checkout, else `iotap` on PATH) and
 # PYTHON (default /usr/bin/python3, which must have torch, torchvision and
@@ -56,6 +56,33 @@ generate() {
   touch "$data/.complete"
 }
 
+# mount_slow SOURCE LATENCY_MS: mounts SOURCE read-only at WORKDIR/mnt-CASE
+# through slowfs.py, a FUSE file system that answers every request after
+# LATENCY_MS, as network storage does; prints the mount point. Exits 77 where
+# FUSE or python3-fusepy is missing.
+mount_slow() {
+  "$python" -c "import fusepy" 2>/dev/null ||
+    { echo "run.sh: $case_name needs python3-fusepy (apt-get install python3-fusepy)" >&2; exit 77; }
+  [[ -c /dev/fuse ]] ||
+    { echo "run.sh: $case_name needs FUSE, and there is no /dev/fuse here" >&2; exit 77; }
+  mnt=$work/mnt-$case_name
+  mkdir -p "$mnt"
+  fusermount -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null || true
+  "$python" "$examples/planted/slowfs.py" "$1" "$mnt" --latency-ms "$2" \
+    2>"$work/slowfs.err" &
+  fs_pid=$!
+  unmount=$mnt
+  for _ in $(seq 100); do
+    mountpoint -q "$mnt" && break
+    kill -0 "$fs_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if ! mountpoint -q "$mnt"; then
+    echo "run.sh: cannot mount $mnt with slowfs.py (is /dev/fuse there, and may this user mount?): $(cat "$work/slowfs.err")" >&2
+    exit 77
+  fi
+}
+
 case $case_name in
   prep-bound)
     # (a) One worker and an expensive transform (random crops, colour jitter,
@@ -67,11 +94,13 @@ case $case_name in
          --transform-cost heavy --image-size 160 --batch-size 20)
     ;;
   fetch-bound)
-    # (b) Shards of 192 KiB samples read in random order after each epoch
-    # drops them from the page cache: every read waits for the disk.
+    # (b) Shards of 192 KiB samples on network storage (slowfs.py: every
+    # request answered after 1 ms), read in random order after each epoch
+    # drops them from the page cache: every read waits for the server.
     generate "$examples/shards/train.py" --data "$data/shards" --generate-only \
       --shards 4 --samples 1024
-    job=("$examples/shards/train.py" --data "$data/shards" --evict --epochs 2)
+    mount_slow "$data/shards" 1
+    job=("$examples/shards/train.py" --data "$mnt" --evict --epochs 2)
     ;;
   tiny-chunks)
     # (c) An HDF5 dataset of 3x64x64 images in chunks of 64 bytes: each
@@ -81,31 +110,12 @@ case $case_name in
     job=("$examples/h5py/train.py" --data "$data/images.h5" --num-workers 1)
     ;;
   small-files)
-    # (d) 1000 images of under a kilobyte each, on a FUSE file system that
-    # answers every request after 0.2 ms (slowfs.py), standing in for
-    # network storage: every open, stat and close is a round trip.
-    "$python" -c "import fusepy" 2>/dev/null ||
-      { echo "run.sh: small-files needs python3-fusepy (apt-get install python3-fusepy)" >&2; exit 77; }
-    [[ -c /dev/fuse ]] ||
-      { echo "run.sh: small-files needs FUSE, and there is no /dev/fuse here" >&2; exit 77; }
+    # (d) 1000 images of under a kilobyte each, on network storage
+    # (slowfs.py: every request answered after 0.2 ms): every open, stat and
+    # close is a round trip.
     generate "$examples/imagefolder/train.py" --data "$data/images" --generate-only \
       --images 1000 --image-size 16
-    mnt=$work/mnt-$case_name
-    mkdir -p "$mnt"
-    fusermount -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null || true
-    "$python" "$examples/planted/slowfs.py" "$data/images" "$mnt" --latency-ms 0.2 \
-      2>"$work/slowfs.err" &
-    fs_pid=$!
-    unmount=$mnt
-    for _ in $(seq 100); do
-      mountpoint -q "$mnt" && break
-      kill -0 "$fs_pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if ! mountpoint -q "$mnt"; then
-      echo "run.sh: cannot mount $mnt with slowfs.py (is /dev/fuse there, and may this user mount?): $(cat "$work/slowfs.err")" >&2
-      exit 77
-    fi
+    mount_slow "$data/images" 0.2
     job=("$examples/imagefolder/train.py" --data "$mnt" --num-workers 2 --batch-size 50)
     ;;
   clean)

@@ -109,8 +109,9 @@ TEST_F(PlantedTest, PrepBoundJobNeedsMoreWorkers) {
 
 }
 
-// (b) Shards dropped from the page cache before each epoch: every read goes
-// to the disk. Slow storage first, with the eviction named.
+// (b) Shards on network storage (a FUSE mount that answers each request
+// after 1 ms), dropped from the page cache before each epoch: every read goes
+// to the server. Slow storage first, with the eviction named.
 TEST_F(PlantedTest, FetchBoundJobReadsFromSlowStorage) {
   Planted p;
   if (!Run("fetch-bound", &p)) return;
@@ -131,7 +132,8 @@ TEST_F(PlantedTest, FetchBoundJobReadsFromSlowStorage) {
   EXPECT_EQ(r.run().steps(), 2 * 1024 / 32);
   EXPECT_EQ(r.data_files().dontneed_advice(), 2 * 4);
   for (int s = 0; s < 4; ++s) {
-    std::string path = p.data + "/shards/shard-000" + std::to_string(s) + ".bin";
+    // The job reads the shards through the slow mount.
+    std::string path = dir_.Sub("mnt-fetch-bound") + "/shard-000" + std::to_string(s) + ".bin";
     const report::File* f = FileNamed(r, path);
     ASSERT_NE(f, nullptr) << path;
     EXPECT_EQ(f->reads(), 2 * 256) << path;
