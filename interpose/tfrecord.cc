@@ -23,11 +23,17 @@ struct TfStream {
   uint8_t status = 0;  // Status below
   bool by_suffix = false;
   bool by_header = false;
+  // Reads fed while undecided: a reader completes the 12-byte first header
+  // within a few reads, so a file still undecided after kMaxUndecidedReads
+  // (tiny reads at offset 0, again and again) is not one.
+  uint32_t undecided_reads = 0;
   TfRecordParser parser;
   TfStream* next_free = nullptr;
 };
 
 namespace {
+
+constexpr uint32_t kMaxUndecidedReads = 16;
 
 enum Status : uint8_t {
   kUndecided = 0,  // the first header, at offset 0, is still incomplete
@@ -165,7 +171,8 @@ TfStream* Attach(FdEntry* f, int64_t offset, const uint8_t* data, size_t n) {
 // header.
 void Decide(FdEntry* f, TfStream* s) {
   const TfRecordParser& p = s->parser;
-  if (p.state() == TfRecordParser::kLost) {
+  bool stuck = ++s->undecided_reads >= kMaxUndecidedReads && p.valid_headers() == 0;
+  if (p.state() == TfRecordParser::kLost || (stuck && !s->by_suffix)) {
     if (s->by_suffix && g_reported.First(s->file)) {
       Describe(s->file, true, false, p.header(), p.header_bytes());
     }
