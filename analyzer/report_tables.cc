@@ -217,12 +217,12 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
     out->set_processes(static_cast<double>(t.processes));
     out->set_min_record_bytes(static_cast<double>(t.min_record));
     out->set_max_record_bytes(static_cast<double>(t.max_record));
-    if (t.records > 0) {
-      int top = 0;
-      for (const auto& [k, n] : t.size_log2) top = std::max(top, k);
-      auto* log2 = out->mutable_record_sizes()->mutable_log2();
-      log2->Resize(top + 1, 0);
-      for (const auto& [k, n] : t.size_log2) log2->Set(std::max(k, 0), log2->Get(std::max(k, 0)) + static_cast<double>(n));
+    // size_log2 is ordered, -1 (empty records) first: they join bucket 0.
+    auto* log2 = out->mutable_record_sizes()->mutable_log2();
+    for (const auto& [k, n] : t.size_log2) {
+      int bucket = std::max(k, 0);
+      if (log2->size() <= bucket) log2->Resize(bucket + 1, 0);
+      log2->Set(bucket, log2->Get(bucket) + static_cast<double>(n));
     }
   }
   for (const auto& [key, c] : s.cuda) {

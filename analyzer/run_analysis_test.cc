@@ -243,12 +243,16 @@ void WriteTwoHostRun(const std::string& dir, int64_t skew_ns) {
   }
 }
 
-int WarningsMentioning(const report::Report& r, const std::string& text) {
+int NotesMentioning(const report::Report& r, report::Note::Level level, const std::string& text) {
   int n = 0;
   for (const report::Note& note : r.notes()) {
-    n += note.level() == report::Note::WARNING && note.message().find(text) != std::string::npos;
+    n += note.level() == level && note.message().find(text) != std::string::npos;
   }
   return n;
+}
+
+int WarningsMentioning(const report::Report& r, const std::string& text) {
+  return NotesMentioning(r, report::Note::WARNING, text);
 }
 
 TEST_F(RunAnalysisTest, HostClockSkewFromTheStepEndsOfSynchronousRanks) {
@@ -284,14 +288,6 @@ TEST_F(RunAnalysisTest, WallClockSetDuringTheRunIsReported) {
   EXPECT_EQ(WarningsMentioning(r, "the wall clock of node0 was set forward by 2.00 s while "
                                   "process 7 ran"),
             1);
-}
-
-int NotesMentioning(const report::Report& r, report::Note::Level level, const std::string& text) {
-  int n = 0;
-  for (const report::Note& note : r.notes()) {
-    n += note.level() == level && note.message().find(text) != std::string::npos;
-  }
-  return n;
 }
 
 // Ranks launched by srun each run their own `iotap run`: one job, told as
