@@ -16,14 +16,16 @@ const InternedName& ProcessTrace::Name(uint32_t id) const {
 }
 
 void ProcessTrace::AddStrings(const StringTable& table) {
-  for (const InternedString& s : table.entry()) {
-    if (s.id() == 0 || s.id() > names_.size() + kMaxIdGap) continue;
-    if (s.id() >= names_.size()) names_.resize(s.id() + 1);
-    InternedName& name = names_[s.id()];
-    name.value = s.value();
-    name.kind = s.kind();
-    name.defined = true;
-  }
+  for (const InternedString& s : table.entry()) AddString(s.id(), s.kind(), s.value());
+}
+
+void ProcessTrace::AddString(uint32_t id, InternedString::Kind kind, std::string_view value) {
+  if (id == 0 || id > names_.size() + kMaxIdGap) return;
+  if (id >= names_.size()) names_.resize(id + 1);
+  InternedName& name = names_[id];
+  name.value.assign(value.data(), value.size());
+  name.kind = kind;
+  name.defined = true;
 }
 
 void ProcessTrace::AddClock(const ClockSnapshot& clock) {

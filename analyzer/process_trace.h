@@ -51,6 +51,8 @@ class ProcessTrace {
   // Reader side: absorb a packet.
   void SetHeader(const ProcessHeader& header) { header_ = header; }
   void AddStrings(const StringTable& table);
+  // One entry of a string table (AddStrings, entry by entry).
+  void AddString(uint32_t id, InternedString::Kind kind, std::string_view value);
   void AddClock(const ClockSnapshot& clock);
   void SetEnd(const EndOfTrace& end);
   void NoteExec() { exec_replaced_ = true; }

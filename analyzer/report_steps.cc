@@ -27,24 +27,42 @@ double Quantile(std::vector<double> v, double q) {
   return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
-// How busy the busiest loader was during [start, end) (0..1): running on a
-// CPU, or runnable and waiting for one (an oversubscribed host). The
+// The part of data wait `w` inside `span` (empty if none of it is).
+TimeWindow WaitInStep(const TimeWindow& w, const StepSpan& span) {
+  return TimeWindow{std::max(w.start_ns, span.start_ns), std::min(w.end_ns, span.end_ns)};
+}
+
+// For each data wait of each of the group's steps, in order (a step's waits
+// side by side), how busy the busiest loader was during it (0..1): running
+// on a CPU, or runnable and waiting for one (an oversubscribed host). The
 // trainer's own CPU when it has no loaders (it loads its data itself).
-double LoaderBusy(const TrainerGroup& g, int64_t start, int64_t end) {
-  double width = static_cast<double>(end - start);
-  if (width <= 0) return 0;
-  double busiest = 0;
+// Loader by loader, each loader's series walked once in time order: a run
+// may have thousands of loaders and steps.
+std::vector<double> LoaderBusyPerWait(const TrainerGroup& g) {
+  std::vector<TimeWindow> waits;
+  for (const StepSpan& span : g.steps) {
+    for (const TimeWindow& w : span.data_waits) waits.push_back(WaitInStep(w, span));
+  }
+  std::vector<double> busiest(waits.size(), 0.0);
+  auto busy = [&](const AdaptiveSeries& cpu, const AdaptiveSeries* queued) {
+    for (size_t i = 0; i < waits.size(); ++i) {
+      const TimeWindow& w = waits[i];
+      if (w.end_ns <= w.start_ns) continue;
+      double ns = cpu.SumOver(w.start_ns, w.end_ns);
+      if (queued != nullptr) ns += queued->SumOver(w.start_ns, w.end_ns);
+      busiest[i] = std::max(busiest[i], ns / static_cast<double>(w.end_ns - w.start_ns));
+    }
+  };
   if (g.loader_cpu.empty()) {
-    busiest = g.trainer_cpu->SumOver(start, end) / width;
+    busy(*g.trainer_cpu, nullptr);
   } else {
     for (const auto& [index, cpu] : g.loader_cpu) {
-      double busy = cpu.SumOver(start, end);
       auto queued = g.loader_run_queue.find(index);
-      if (queued != g.loader_run_queue.end()) busy += queued->second.SumOver(start, end);
-      busiest = std::max(busiest, busy / width);
+      busy(cpu, queued != g.loader_run_queue.end() ? &queued->second : nullptr);
     }
   }
-  return std::min(1.0, busiest);
+  for (double& b : busiest) b = std::min(1.0, b);
+  return busiest;
 }
 
 // Assigns the spans of an external step log to trainer groups by rank, then
@@ -139,8 +157,9 @@ void CollectSteps(RunState& s) {
   }
 }
 
+// `loader_busy`: LoaderBusyPerWait's figures for the span's waits.
 report::Step ComputeStep(const RunState& s, const TrainerGroup& g, const StepSpan& span,
-                         report::Overlap* overlap) {
+                         const double* loader_busy, report::Overlap* overlap) {
   report::Step out;
   out.set_rank(span.rank);
   out.set_pid(span.pid != 0 ? span.pid : s.catalog.entries[g.trainer].header.pid());
@@ -165,13 +184,14 @@ report::Step ComputeStep(const RunState& s, const TrainerGroup& g, const StepSpa
   }
   int64_t wait = 0, fetch = 0;
   double prep = 0;
-  for (const TimeWindow& w : span.data_waits) {
-    int64_t start = std::max(w.start_ns, span.start_ns), end = std::min(w.end_ns, span.end_ns);
+  for (size_t j = 0; j < span.data_waits.size(); ++j) {
+    TimeWindow w = WaitInStep(span.data_waits[j], span);
+    int64_t start = w.start_ns, end = w.end_ns;
     if (end <= start) continue;
     int64_t f = g.io->Count(start, end);
     wait += end - start;
     fetch += f;
-    prep += static_cast<double>(end - start - f) * LoaderBusy(g, start, end);
+    prep += static_cast<double>(end - start - f) * loader_busy[j];
   }
   out.set_data_wait_s(Seconds(wait));
   out.set_fetch_s(Seconds(fetch));
@@ -188,12 +208,32 @@ report::Step ComputeStep(const RunState& s, const TrainerGroup& g, const StepSpa
 void CpuUse(const RunState& s, report::StepStatistics* st) {
   double loader_ns = 0, queued_ns = 0, trainer_ns = 0, step_ns = 0;
   for (const auto& [index, g] : s.groups) {
-    for (size_t k = g.steps.size() > 1 ? 1 : 0; k < g.steps.size(); ++k) {
+    const size_t first = g.steps.size() > 1 ? 1 : 0;
+    // Summed step by step as before, but each series walked once, in time
+    // order: loaders' figures per step first (steps x loaders).
+    auto per_step = [&](const std::map<int, AdaptiveSeries>& series) {
+      std::vector<double> sums((g.steps.size() - first) * series.size());
+      size_t l = 0;
+      for (const auto& [index, one] : series) {
+        for (size_t k = first; k < g.steps.size(); ++k) {
+          sums[(k - first) * series.size() + l] = one.SumOver(g.steps[k].start_ns, g.steps[k].end_ns);
+        }
+        ++l;
+      }
+      return sums;
+    };
+    std::vector<double> loaders = per_step(g.loader_cpu);
+    std::vector<double> queued = per_step(g.loader_run_queue);
+    for (size_t k = first; k < g.steps.size(); ++k) {
       const StepSpan& span = g.steps[k];
       step_ns += static_cast<double>(span.duration_ns());
       trainer_ns += g.trainer_cpu->SumOver(span.start_ns, span.end_ns);
-      for (const auto& [l, cpu] : g.loader_cpu) loader_ns += cpu.SumOver(span.start_ns, span.end_ns);
-      for (const auto& [l, q] : g.loader_run_queue) queued_ns += q.SumOver(span.start_ns, span.end_ns);
+      for (size_t l = 0; l < g.loader_cpu.size(); ++l) {
+        loader_ns += loaders[(k - first) * g.loader_cpu.size() + l];
+      }
+      for (size_t l = 0; l < g.loader_run_queue.size(); ++l) {
+        queued_ns += queued[(k - first) * g.loader_run_queue.size() + l];
+      }
     }
   }
   // Several trainers run side by side: their step time overlaps, so cores
@@ -313,8 +353,11 @@ void BuildSteps(RunState& s, report::Report* r) {
   size_t skipped = 0;
   int64_t in_steps_io = 0;
   for (const auto& [index, g] : s.groups) {
+    std::vector<double> loader_busy = LoaderBusyPerWait(g);
+    size_t first_wait = 0;
     for (size_t k = 0; k < g.steps.size(); ++k) {
-      report::Step step = ComputeStep(s, g, g.steps[k], overlap);
+      report::Step step = ComputeStep(s, g, g.steps[k], loader_busy.data() + first_wait, overlap);
+      first_wait += g.steps[k].data_waits.size();
       in_steps_io += g.io->Count(g.steps[k].start_ns, g.steps[k].end_ns);
       overlap->set_exposed_io_s(overlap->exposed_io_s() + step.exposed_io_s());
       overlap->set_hidden_io_s(overlap->hidden_io_s() + step.hidden_io_s());

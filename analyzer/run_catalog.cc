@@ -32,6 +32,7 @@ class HeaderCatcher : public TraceVisitor {
     header = p.header();
     found = true;
   }
+  bool Satisfied() const override { return found; }
   ProcessHeader header;
   bool found = false;
 };

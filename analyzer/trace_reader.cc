@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -24,6 +26,7 @@ constexpr uint32_t kSkippableMagic = 0x184D2A50u;
 // damage, not data.
 constexpr size_t kMaxFrameBytes = 64u << 20;
 constexpr size_t kReadBlock = 4u << 20;
+constexpr size_t kSalvageBytes = 1u << 20;
 
 uint32_t Le32(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
@@ -129,6 +132,48 @@ class MemorySource : public Source {
   size_t pos_ = 0;
 };
 
+// One InternedString as its wire bytes give it (Reader::FastStrings).
+struct StringEntry {
+  uint32_t id = 0;
+  InternedString::Kind kind = InternedString::KIND_UNSPECIFIED;
+  std::string_view value;
+};
+
+// Parses the body of an InternedString message into `out` as libprotobuf
+// would (absent fields are zero or empty, a repeated field's last value
+// wins); false for anything it does not expect (unknown fields, values out
+// of range, a cut field), which libprotobuf then judges.
+bool ParseInternedString(const uint8_t* p, const uint8_t* end, StringEntry* out) {
+  *out = StringEntry();
+  while (p < end) {
+    size_t at = 0;
+    uint64_t tag = 0, v = 0;
+    if (!ReadLength(p, static_cast<size_t>(end - p), &at, &tag)) return false;
+    p += at;
+    at = 0;
+    if (!ReadLength(p, static_cast<size_t>(end - p), &at, &v)) return false;
+    p += at;
+    switch (tag) {
+      case 0x08:  // id = 1, varint
+        if (v > UINT32_MAX) return false;
+        out->id = static_cast<uint32_t>(v);
+        break;
+      case 0x12:  // value = 2, length-delimited
+        if (v > static_cast<uint64_t>(end - p)) return false;
+        out->value = std::string_view(reinterpret_cast<const char*>(p), v);
+        p += v;
+        break;
+      case 0x18:  // kind = 3, varint
+        if (v > INT32_MAX) return false;
+        out->kind = static_cast<InternedString::Kind>(v);
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
 struct DctxDeleter {
   void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
 };
@@ -143,6 +188,8 @@ struct ReaderMemory {
   Packet packet;
   EventBatch batch;
   ChunkDecoder decoder;
+  std::vector<StringEntry> strings;  // one string table, before it is applied
+  std::unique_ptr<char[]> salvage;   // output block for a cut frame (kSalvageBytes)
   bool in_use = false;
 };
 
@@ -203,6 +250,9 @@ class Reader {
   // Decodes and delivers `data` if it is an event packet the ChunkDecoder
   // takes; false leaves it to libprotobuf.
   bool FastEvents(const uint8_t* data, size_t size);
+  // As FastEvents, for a string table: its strings go straight into the
+  // process, without a Packet's worth of messages and copies.
+  bool FastStrings(const uint8_t* data, size_t size);
   void SalvageTruncatedFrame(uint64_t frame_offset);
 
   std::string name_;
@@ -215,6 +265,7 @@ class Reader {
   uint64_t base_ = 0;  // file offset of memory_->in's first byte
   bool eof_ = false;
   bool seen_process_ = false;
+  bool done_ = false;  // the visitor is satisfied
   uint64_t packets_ = 0;
 };
 
@@ -295,7 +346,7 @@ void Reader::Deliver(const Packet& packet) {
   switch (packet.payload_case()) {
     case Packet::kStrings:
       process_.AddStrings(packet.strings());
-      break;
+      return;  // absorbed: visitors see the strings through the process
     case Packet::kClock:
       process_.AddClock(packet.clock());
       break;
@@ -323,6 +374,34 @@ bool Reader::FastEvents(const uint8_t* data, size_t size) {
   return true;
 }
 
+bool Reader::FastStrings(const uint8_t* data, size_t size) {
+  // A string table packet is Packet field 3 (tag 0x1A) and nothing else,
+  // holding StringTable field 1 (tag 0x0A) entries and nothing else.
+  if (size < 2 || data[0] != 0x1A) return false;
+  uint64_t len = 0;
+  size_t at = 1;
+  if (!ReadLength(data, size, &at, &len) || len != size - at) return false;
+  std::vector<StringEntry>& entries = memory_->strings;
+  entries.clear();
+  const uint8_t* p = data + at;
+  const uint8_t* end = data + size;
+  while (p < end) {
+    size_t n = 0;
+    uint64_t entry_len = 0;
+    if (*p != 0x0A) return false;
+    ++p;
+    if (!ReadLength(p, static_cast<size_t>(end - p), &n, &entry_len)) return false;
+    p += n;
+    if (entry_len > static_cast<uint64_t>(end - p)) return false;
+    if (!ParseInternedString(p, p + entry_len, &entries.emplace_back())) return false;
+    p += entry_len;
+  }
+  // Applied only once the whole table has parsed.
+  Announce();
+  for (const StringEntry& e : entries) process_.AddString(e.id, e.kind, e.value);
+  return true;
+}
+
 void Reader::Packets(const uint8_t* data, size_t size, uint64_t frame_offset, bool partial) {
   size_t i = 0;
   while (i < size) {
@@ -342,7 +421,7 @@ void Reader::Packets(const uint8_t* data, size_t size, uint64_t frame_offset, bo
       }
       return;
     }
-    if (FastEvents(data + j, len)) {
+    if (FastEvents(data + j, len) || FastStrings(data + j, len)) {
       // Decoded without building a Packet.
     } else if (!memory_->packet.ParseFromArray(data + j, static_cast<int>(len))) {
       Issue(frame_offset, 0, false,
@@ -351,6 +430,10 @@ void Reader::Packets(const uint8_t* data, size_t size, uint64_t frame_offset, bo
       Deliver(memory_->packet);
     }
     i = j + len;
+    if (visitor_->Satisfied()) {
+      done_ = true;
+      return;
+    }
   }
 }
 
@@ -360,12 +443,13 @@ void Reader::SalvageTruncatedFrame(uint64_t frame_offset) {
   std::string& frame = memory_->out;
   frame.clear();
   ZSTD_inBuffer in{Here(), Available(), 0};
-  std::string chunk(1u << 20, '\0');
+  if (!memory_->salvage) memory_->salvage.reset(new char[kSalvageBytes]);
+  char* chunk = memory_->salvage.get();
   bool failed = false;
   while (in.pos < in.size && frame.size() < kMaxFrameBytes) {
-    ZSTD_outBuffer out{chunk.data(), chunk.size(), 0};
+    ZSTD_outBuffer out{chunk, kSalvageBytes, 0};
     size_t r = ZSTD_decompressStream(memory_->dctx.get(), &out, &in);
-    frame.append(chunk.data(), out.pos);
+    frame.append(chunk, out.pos);
     if (ZSTD_isError(r)) {
       failed = true;
       break;
@@ -441,6 +525,7 @@ absl::Status Reader::Run() {
     }
     Advance(frame_size);
     Packets(reinterpret_cast<const uint8_t*>(frame.data()), n, frame_offset, /*partial=*/false);
+    if (done_) break;
   }
   if (!seen_process_) {
     return absl::DataLossError(

@@ -55,10 +55,14 @@ class TraceVisitor {
   // A chunk of events, decoded, in the order the thread recorded them.
   virtual void OnEvents(const ProcessTrace& process, const EventBatch& batch) {}
   // Every other packet (clock snapshots, resource samples, HDF5 datasets,
-  // ...), after `process` has absorbed what it keeps of it.
+  // ...), after `process` has absorbed what it keeps of it. String tables
+  // are not passed on: `process` holds their strings (ProcessTrace::Name).
   virtual void OnPacket(const ProcessTrace& process, const Packet& packet) {}
-  // The whole file has been read.
+  // The whole file has been read (or all the visitor wanted of it).
   virtual void OnFileEnd(const ProcessTrace& process) {}
+  // True once the visitor wants nothing more from the file: reading stops
+  // after the current packet (a catalog needs only the header).
+  virtual bool Satisfied() const { return false; }
 };
 
 // Reads `path`. Returns an error if the file cannot be read or holds no

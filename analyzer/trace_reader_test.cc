@@ -12,8 +12,9 @@ namespace {
 // Builds trace files packet by packet, one zstd frame per call of Frame().
 class TraceBuilder {
  public:
-  TraceBuilder& Add(const Packet& packet) {
-    std::string body = packet.SerializeAsString();
+  TraceBuilder& Add(const Packet& packet) { return AddBytes(packet.SerializeAsString()); }
+  // A packet as given bytes (hand-made wire forms).
+  TraceBuilder& AddBytes(const std::string& body) {
     pending_ += '\x0a';
     uint64_t n = body.size();
     while (n >= 0x80) {
@@ -96,6 +97,81 @@ class Collector : public TraceVisitor {
   int other = 0;
   std::vector<Event> events;
 };
+
+// Wire bytes: a varint, and a length-delimited field.
+std::string Varint(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+  return out;
+}
+std::string Field(uint32_t field, const std::string& bytes) {
+  return Varint(field << 3 | 2) + Varint(bytes.size()) + bytes;
+}
+std::string VarintField(uint32_t field, uint64_t v) { return Varint(field << 3) + Varint(v); }
+
+class NameCollector : public TraceVisitor {
+ public:
+  void OnFileEnd(const ProcessTrace& p) override {
+    for (uint32_t id = 0; id < 40; ++id) names.push_back(p.Name(id));
+  }
+  std::vector<InternedName> names;
+};
+
+TEST(TraceReaderTest, StringTablesReadFromTheirBytesAsLibprotobufReadsThem) {
+  // Hand-made string tables (StringTable field 1 entries; InternedString
+  // id = 1, value = 2, kind = 3): the usual form, then fields out of order,
+  // repeated (the last wins), absent, an unknown kind, id 0, an unknown
+  // field (the reader leaves that table to libprotobuf), an id too far
+  // ahead, an empty table.
+  std::vector<std::string> tables = {
+      Field(1, VarintField(1, 1) + Field(2, "/data/a") + VarintField(3, 1)) +
+          Field(1, VarintField(1, 2) + Field(2, "pipe:[7]") + VarintField(3, 2)),
+      Field(1, VarintField(3, 4) + Field(2, "/dev/nvidia0") + VarintField(1, 3)),
+      Field(1, VarintField(1, 4) + Field(2, "/old") + Field(2, "/new") + VarintField(3, 1) +
+                   VarintField(1, 5)),
+      Field(1, VarintField(1, 6)) + Field(1, VarintField(1, 7) + Field(2, "odd") +
+                                             VarintField(3, 42)),
+      Field(1, VarintField(1, 0) + Field(2, "/never")),
+      Field(1, VarintField(1, 8) + Field(2, "/data/b") + VarintField(9, 1)) +
+          Field(1, VarintField(1, 9) + Field(2, "/data/c")),
+      Field(1, VarintField(1, 1u << 30) + Field(2, "/far")),
+      "",
+      Field(1, VarintField(1, 10) + Field(2, std::string(300, 'x')) + VarintField(3, 1)),
+  };
+  TraceBuilder b;
+  b.Add(Header(1));
+  ProcessTrace expected("expected");
+  for (const std::string& table : tables) {
+    b.AddBytes(Field(3, table));
+    StringTable parsed;
+    ASSERT_TRUE(parsed.ParseFromString(table));
+    expected.AddStrings(parsed);
+  }
+  b.Frame();
+  NameCollector c;
+  std::vector<ReadIssue> issues;
+  ASSERT_TRUE(ReadTraceBytes("t", b.bytes(), &c, &issues).ok());
+  EXPECT_TRUE(issues.empty());
+  ASSERT_EQ(c.names.size(), 40u);
+  for (uint32_t id = 0; id < 40; ++id) {
+    SCOPED_TRACE(id);
+    EXPECT_EQ(c.names[id].value, expected.Name(id).value);
+    EXPECT_EQ(c.names[id].kind, expected.Name(id).kind);
+    EXPECT_EQ(c.names[id].defined, expected.Name(id).defined);
+  }
+  // Spot checks of what libprotobuf made of them.
+  EXPECT_EQ(c.names[3].value, "/dev/nvidia0");
+  EXPECT_EQ(c.names[3].kind, InternedString::KIND_DEVICE);
+  EXPECT_EQ(c.names[5].value, "/new");
+  EXPECT_FALSE(c.names[4].defined);
+  EXPECT_EQ(static_cast<int>(c.names[7].kind), 42);
+  EXPECT_EQ(c.names[8].value, "/data/b");
+  EXPECT_EQ(c.names[10].value.size(), 300u);
+}
 
 TEST(TraceReaderTest, DecodesEveryFieldExactly) {
   TraceBuilder b;

@@ -27,6 +27,8 @@ std::string Tf2File() { return SharedFixtureIn("tfevents/tf2_tensor_scalars", "e
 std::string PyTorchFile() { return SharedFixtureIn("tfevents/pytorch_simple_value", "events.out"); }
 
 // The data of record `index` of an event file.
+// Record `index`'s data; "" (and a test failure) if the file has no such
+// record, so that a missing or damaged fixture fails rather than crashes.
 std::string RecordData(const std::string& bytes, int index) {
   // The lengths are not aligned: copied out, not loaded in place.
   auto length_at = [&](size_t offset) {
@@ -35,8 +37,14 @@ std::string RecordData(const std::string& bytes, int index) {
     return length;
   };
   size_t offset = 0;
-  for (int i = 0; i < index; ++i) offset += 16 + length_at(offset);
-  return bytes.substr(offset + 12, length_at(offset));
+  for (int i = 0;; ++i) {
+    if (offset + 16 > bytes.size() || length_at(offset) > bytes.size() - offset - 16) {
+      ADD_FAILURE() << "the event file has no record " << index;
+      return "";
+    }
+    if (i == index) return bytes.substr(offset + 12, length_at(offset));
+    offset += 16 + length_at(offset);
+  }
 }
 
 TEST(TensorBoardReaderTest, Tf2TensorScalars) {
