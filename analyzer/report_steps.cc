@@ -207,14 +207,15 @@ report::Step ComputeStep(const RunState& s, const TrainerGroup& g, const StepSpa
 // Average cores the loaders and the trainers used over the counted steps.
 void CpuUse(const RunState& s, report::StepStatistics* st) {
   double loader_ns = 0, queued_ns = 0, trainer_ns = 0, step_ns = 0;
-  for (const auto& [index, g] : s.groups) {
+  for (const auto& group : s.groups) {
+    const TrainerGroup& g = group.second;  // a lambda below uses it
     const size_t first = g.steps.size() > 1 ? 1 : 0;
     // Summed step by step as before, but each series walked once, in time
     // order: loaders' figures per step first (steps x loaders).
     auto per_step = [&](const std::map<int, AdaptiveSeries>& series) {
       std::vector<double> sums((g.steps.size() - first) * series.size());
       size_t l = 0;
-      for (const auto& [index, one] : series) {
+      for (const auto& [loader, one] : series) {
         for (size_t k = first; k < g.steps.size(); ++k) {
           sums[(k - first) * series.size() + l] = one.SumOver(g.steps[k].start_ns, g.steps[k].end_ns);
         }
