@@ -1,5 +1,7 @@
 #include "analyzer/event.h"
 
+#include <random>
+
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
@@ -53,6 +55,74 @@ TEST(DecodeChunkTest, RecordGroupOfImpossibleSizeIsDamage) {
   EventBatch batch;
   EXPECT_FALSE(DecodeChunk(GroupChunk(9), &batch).ok());
   EXPECT_FALSE(DecodeChunk(GroupChunk(1), &batch).ok());
+}
+
+// Random chunks, some long enough that a column passes 255 blocks of 16
+// bytes, with values of every varint length; some with a column one value
+// short or long. The wire-level decoder must agree with libprotobuf's
+// parse followed by DecodeChunk, event for event, or step aside (nullopt).
+TEST(ChunkDecoderTest, AgreesWithLibprotobufOnRandomChunks) {
+  std::mt19937_64 rng(20261121);
+  auto value = [&] {
+    int bits = static_cast<int>(rng() % 64) + 1;
+    return rng() >> (64 - bits);
+  };
+  int fast_paths = 0, mismatches = 0;
+  for (int round = 0; round < 60; ++round) {
+    const int n = round % 3 == 0 ? 5000 + static_cast<int>(rng() % 2000)
+                                 : static_cast<int>(rng() % 300);
+    EventChunk c;
+    c.set_tid(static_cast<uint32_t>(rng()));
+    c.set_base_time_ns(rng() >> 8);
+    c.set_time_unit_ns(1 + static_cast<uint32_t>(rng() % 100));
+    c.set_first_seq(rng() >> 20);
+    for (int i = 0; i < n; ++i) {
+      c.add_op(static_cast<uint32_t>(rng() % 120));
+      c.add_start_gap(static_cast<int64_t>(rng() % 1000));
+      c.add_duration(rng() % 100000);
+      c.add_file(static_cast<uint32_t>(value()));
+      c.add_offset_delta(static_cast<int64_t>(value()));
+      c.add_requested(value());
+      c.add_result(static_cast<int64_t>(value()));
+      c.add_flags(static_cast<uint32_t>(value()));
+      c.add_aux(value());
+    }
+    // One column in five rounds is one value off.
+    if (round % 5 == 4 && n > 0) {
+      ++mismatches;
+      if (rng() % 2) {
+        c.mutable_requested()->RemoveLast();
+      } else {
+        c.add_aux(value());
+      }
+    }
+    std::string wire = c.SerializeAsString();
+    EventBatch expected, got;
+    absl::Status want = DecodeChunk(c, &expected);
+    ChunkDecoder decoder;
+    std::optional<absl::Status> fast =
+        decoder.Decode(reinterpret_cast<const uint8_t*>(wire.data()), wire.size(), &got);
+    SCOPED_TRACE(round);
+    if (!fast.has_value()) {
+      EXPECT_FALSE(want.ok());  // only damage is left to libprotobuf here
+      continue;
+    }
+    ++fast_paths;
+    ASSERT_EQ(fast->ok(), want.ok()) << *fast << " / " << want;
+    if (!want.ok()) continue;
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const Event& a = got.events[i];
+      const Event& b = expected.events[i];
+      ASSERT_TRUE(a.seq == b.seq && a.start_ns == b.start_ns && a.end_ns == b.end_ns &&
+                  a.offset == b.offset && a.requested == b.requested && a.result == b.result &&
+                  a.aux == b.aux && a.parent == b.parent && a.file == b.file &&
+                  a.error == b.error && a.flags == b.flags && a.tid == b.tid && a.op == b.op)
+          << "event " << i;
+    }
+  }
+  EXPECT_EQ(mismatches, 12);
+  EXPECT_EQ(fast_paths, 48);  // every round without a mismatched column
 }
 
 }  // namespace

@@ -87,11 +87,14 @@ void Hdf5Collector::OnProcess(const ProcessTrace& process) {
 }
 
 void Hdf5Collector::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
-  for (const Event& e : batch.events) {
-    const OpTraits& op = TraitsOf(e.op);
+  for (const Event& e : batch.events) OnEvent(process, e, TraitsOf(e.op));
+}
+
+void Hdf5Collector::OnEvent(const ProcessTrace& process, const Event& e, const OpTraits& op) {
+  {
     Layer layer = op.layer;
     if (layer == Layer::kPosix || layer == Layer::kStdio) {
-      if (e.parent == 0) continue;
+      if (e.parent == 0) return;
       Beneath& b = pending_[e.parent];
       ++b.calls;
       Transfer t = op.transfer;
@@ -102,15 +105,15 @@ void Hdf5Collector::OnEvents(const ProcessTrace& process, const EventBatch& batc
         ++b.writes;
         b.write_bytes += BytesMoved(e);
       }
-      continue;
+      return;
     }
-    if (layer != Layer::kHdf5) continue;
+    if (layer != Layer::kHdf5) return;
     Beneath b;
     if (auto it = pending_.find(e.aux); it != pending_.end()) {
       b = it->second;
       pending_.erase(it);
     }
-    if (e.file == 0 || process.Name(e.file).kind != InternedString::KIND_DATASET) continue;
+    if (e.file == 0 || process.Name(e.file).kind != InternedString::KIND_DATASET) return;
     DatasetStats& d = current_[e.file];
     bool failed = e.result < 0;  // HDF5's errno is not a verdict: see Op in trace.proto
     if (failed) ++d.failed_calls;

@@ -79,6 +79,8 @@ class Hdf5Collector {
  public:
   void OnProcess(const ProcessTrace& process);
   void OnEvents(const ProcessTrace& process, const EventBatch& batch);
+  // One event of a batch (OnEvents, for a caller that walks the batch itself).
+  void OnEvent(const ProcessTrace& process, const Event& e, const OpTraits& op);
   void OnPacket(const ProcessTrace& process, const Packet& packet);
   void OnFileEnd(const ProcessTrace& process);
 

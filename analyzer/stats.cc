@@ -179,13 +179,27 @@ FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
 }
 
 void StatsCollector::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
-  hdf5_.OnEvents(process, batch);
-  tfrecord_.OnEvents(process, batch);
+  // One pass over the batch for every layer's collector.
   for (const Event& e : batch.events) {
     const OpTraits& op = TraitsOf(e.op);
-    if (op.layer == Layer::kCuda) cuda_.Add(e);
-    if (op.layer != Layer::kPosix && op.layer != Layer::kStdio && op.layer != Layer::kGds) {
-      continue;
+    switch (op.layer) {
+      case Layer::kPosix:
+      case Layer::kStdio:
+        if (e.parent != 0) hdf5_.OnEvent(process, e, op);  // beneath an HDF5 call
+        break;
+      case Layer::kGds:
+        break;
+      case Layer::kHdf5:
+        hdf5_.OnEvent(process, e, op);
+        continue;
+      case Layer::kTfRecord:
+        tfrecord_.OnRecord(e);
+        continue;
+      case Layer::kCuda:
+        cuda_.Add(e);
+        continue;
+      default:
+        continue;
     }
     uint64_t bytes = BytesMoved(e);
     if (op.transfer == Transfer::kRead) {

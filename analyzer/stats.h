@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/node_hash_map.h"
 #include "analyzer/cuda_stats.h"
 #include "analyzer/hdf5_stats.h"
 #include "analyzer/tfrecord_stats.h"
@@ -128,7 +129,7 @@ class StatsCollector : public TraceVisitor {
 
   // By path: a hash table (nodes stay put for by_id_) finds a path in one
   // comparison; Finish orders the files.
-  std::unordered_map<std::string, Entry> files_;
+  absl::node_hash_map<std::string, Entry> files_;
   std::map<int, Entry> ipc_;  // by InternedString::Kind
   std::vector<ProcessStats> processes_;
   // Per trace file being read: string id -> entry; and the file's number,
