@@ -150,9 +150,15 @@ FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
   switch (name.kind) {
     case InternedString::KIND_PATH:
     case InternedString::KIND_DEVICE: {
-      auto [it, inserted] = files_.try_emplace(name.value);
-      Entry& f = it->second;
-      if (inserted) f.stats.path = name.value;
+      auto it = file_index_.find(name.value);
+      if (it == file_index_.end()) {
+        Entry& added = files_.emplace_back();
+        added.stats.path = name.value;
+        // Keyed by the entry's own copy of the path: this process's names
+        // go when its file has been read.
+        it = file_index_.emplace(added.stats.path, &added).first;
+      }
+      Entry& f = *it->second;
       f.stats.kind = name.kind;
       slot = &f;
       break;
@@ -239,7 +245,7 @@ StatsReport StatsCollector::Finish(std::vector<ReadIssue> issues) {
   r.events = events_;
   r.dropped_events = dropped_;
   r.files.reserve(files_.size());
-  for (auto& [path, f] : files_) r.files.push_back(f.stats);
+  for (const Entry& f : files_) r.files.push_back(f.stats);
   // Most bytes first; equal ones by path.
   std::sort(r.files.begin(), r.files.end(), [](const FileStats& a, const FileStats& b) {
     uint64_t a_bytes = a.read_bytes + a.write_bytes;
@@ -256,9 +262,9 @@ StatsReport StatsCollector::Finish(std::vector<ReadIssue> issues) {
   r.datasets = hdf5_.Finish();
   r.tfrecord_files = tfrecord_.Finish();
   for (TfRecordFileStats& t : r.tfrecord_files) {
-    if (auto it = files_.find(t.path); it != files_.end()) {
-      t.reads = it->second.stats.reads;
-      t.read_bytes = it->second.stats.read_bytes;
+    if (auto it = file_index_.find(t.path); it != file_index_.end()) {
+      t.reads = it->second->stats.reads;
+      t.read_bytes = it->second->stats.read_bytes;
     }
   }
   r.issues = std::move(issues);

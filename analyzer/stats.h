@@ -40,12 +40,13 @@
 #define IOTAP_ANALYZER_STATS_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <unordered_map>
 #include <string>
 #include <vector>
 
-#include "absl/container/node_hash_map.h"
+#include "absl/container/flat_hash_map.h"
 #include "analyzer/cuda_stats.h"
 #include "analyzer/hdf5_stats.h"
 #include "analyzer/tfrecord_stats.h"
@@ -127,9 +128,12 @@ class StatsCollector : public TraceVisitor {
 
   FileStats* Slot(const ProcessTrace& process, uint32_t id);
 
-  // By path: a hash table (nodes stay put for by_id_) finds a path in one
-  // comparison; Finish orders the files.
-  absl::node_hash_map<std::string, Entry> files_;
+  // The files, in a deque (entries stay put for by_id_ and for the index's
+  // keys, which are their paths), and an index by path whose keys sit in
+  // the table itself: a lookup that finds its path touches the table and
+  // the entry, nothing more. Finish orders the files.
+  std::deque<Entry> files_;
+  absl::flat_hash_map<std::string_view, Entry*> file_index_;
   std::map<int, Entry> ipc_;  // by InternedString::Kind
   std::vector<ProcessStats> processes_;
   // Per trace file being read: string id -> entry; and the file's number,
