@@ -53,8 +53,9 @@ void AccessPattern::ToProto(report::AccessPattern* out) const {
 }
 
 void ByteRanges::Add(int64_t offset, uint64_t bytes) {
-  if (bytes == 0) return;
-  int64_t end = offset + static_cast<int64_t>(bytes);
+  // No byte of a file lies before offset 0 (only a damaged trace says so).
+  if (bytes == 0 || offset < 0) return;
+  int64_t end = RangeEnd(offset, bytes);
   if (ranges_.empty()) {
     if (!solo_) {
       solo_ = true;

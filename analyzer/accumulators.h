@@ -86,6 +86,16 @@ struct AccessPattern {
   void ToProto(report::AccessPattern* out) const;
 };
 
+// offset + bytes without overflow: at most INT64_MAX (a damaged trace may
+// hold any offset and size).
+inline int64_t RangeEnd(int64_t offset, uint64_t bytes) {
+  const uint64_t max = static_cast<uint64_t>(INT64_MAX);
+  bytes = std::min(bytes, max);
+  if (offset < 0) return offset + static_cast<int64_t>(bytes);
+  return bytes >= max - static_cast<uint64_t>(offset) ? INT64_MAX
+                                                       : offset + static_cast<int64_t>(bytes);
+}
+
 // Classifies the accesses of one thread to one file, in the order it made
 // them (see report.proto, AccessPattern).
 class AccessPatternTracker {
@@ -94,13 +104,17 @@ class AccessPatternTracker {
   AccessKind Add(int64_t offset, uint64_t bytes) {
     AccessKind kind = AccessKind::kFirst;
     if (has_previous_) {
-      int64_t gap = offset - previous_end_;
+      // Wrapping: both may be anything in a damaged trace.
+      auto gap = static_cast<int64_t>(static_cast<uint64_t>(offset) -
+                                      static_cast<uint64_t>(previous_end_));
       if (gap == 0) {
         kind = AccessKind::kConsecutive;
       } else if (has_gap_ && gap == previous_gap_) {
         kind = AccessKind::kStrided;
       } else if (gap > 0 &&
-                 gap <= std::max<int64_t>(kReadAheadBytes, 4 * static_cast<int64_t>(bytes))) {
+                 gap <= std::max<int64_t>(kReadAheadBytes,
+                                          bytes > (uint64_t{1} << 60) ? INT64_MAX
+                                                                      : 4 * static_cast<int64_t>(bytes))) {
         kind = AccessKind::kSequential;
       } else {
         kind = AccessKind::kRandom;
@@ -109,7 +123,7 @@ class AccessPatternTracker {
       has_gap_ = true;
     }
     has_previous_ = true;
-    previous_end_ = offset + static_cast<int64_t>(bytes);
+    previous_end_ = RangeEnd(offset, bytes);
     return kind;
   }
 

@@ -56,16 +56,16 @@ absl::Status ExpandRecordGroups(EventBatch* batch) {
     }
     bool index_known = (e.flags & FLAG_TFRECORD_INDEX_UNKNOWN) == 0;
     uint64_t lengths[2] = {e.requested, static_cast<uint64_t>(e.result)};
-    int64_t offset = e.offset;
+    uint64_t offset = static_cast<uint64_t>(e.offset);  // wraps, as in Assemble
     for (uint64_t k = 0; k < count; ++k) {
       Event r = e;
       r.op = OP_TFRECORD_RECORD;
-      r.offset = offset;
+      r.offset = static_cast<int64_t>(offset);
       r.requested = (lengths[k / 4] >> (16 * (k % 4))) & 0xffff;
       r.result = 1;
       r.aux = index_known ? (e.aux & ((uint64_t{1} << 56) - 1)) + k : 0;
       out.push_back(r);
-      offset += 16 + static_cast<int64_t>(r.requested);
+      offset += 16 + r.requested;
     }
   }
   batch->events = std::move(out);
@@ -100,32 +100,44 @@ absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch)
   batch->tid = h.tid;
   batch->dropped_before = h.dropped_before;
   batch->events.resize(n);
-  int64_t end_units = static_cast<int64_t>(h.base_time_ns) / unit;
-  int64_t offset = 0;
+  // Deltas add up modulo 2^64, as two's complement: a damaged chunk may
+  // hold any values, and signed overflow would be undefined.
+  uint64_t end_units = static_cast<uint64_t>(static_cast<int64_t>(h.base_time_ns) / unit);
+  uint64_t offset = 0;
   bool groups = false;
+  // Times past 2^62 ns (146 years of CLOCK_MONOTONIC), or ending before they
+  // start, are damage: the analysis adds wall-clock offsets to them.
+  const uint64_t max_units = (uint64_t{1} << 62) / static_cast<uint64_t>(unit);
+  bool times_ok = true;
   Event* events = batch->events.data();
   for (int i = 0; i < n; ++i) {
     const ColumnValues v = next(i);
     Event& e = events[i];
-    int64_t start_units = end_units + static_cast<int64_t>(v.gap);
-    end_units = start_units + static_cast<int64_t>(v.duration);
+    uint64_t start_units = end_units + v.gap;
+    end_units = start_units + v.duration;
     e.seq = h.first_seq + static_cast<uint64_t>(i);
-    e.start_ns = start_units * unit;
-    e.end_ns = end_units * unit;
+    times_ok &= start_units <= max_units && end_units <= max_units && start_units <= end_units;
+    e.start_ns = static_cast<int64_t>(start_units * static_cast<uint64_t>(unit));
+    e.end_ns = static_cast<int64_t>(end_units * static_cast<uint64_t>(unit));
     uint32_t o = static_cast<uint32_t>(v.op);
     e.op = o < kKnownOps.size() && kKnownOps[o] ? static_cast<Op>(o) : OP_UNSPECIFIED;
     groups |= e.op == OP_TFRECORD_RECORDS;
     e.file = static_cast<uint32_t>(v.file);
     e.flags = static_cast<uint32_t>(v.flags);
     bool has_offset = (e.flags & FLAG_HAS_OFFSET) != 0;
-    offset += has_offset ? static_cast<int64_t>(v.offset_delta) : 0;
-    e.offset = has_offset ? offset : 0;
+    offset += has_offset ? v.offset_delta : 0;
+    e.offset = has_offset ? static_cast<int64_t>(offset) : 0;
     e.requested = v.requested;
     e.result = static_cast<int64_t>(v.result);
     e.error = static_cast<uint32_t>(v.error);
     e.parent = v.parent;
     e.aux = v.aux;
     e.tid = h.tid;
+  }
+  if (!times_ok) {
+    batch->events.clear();
+    return absl::DataLossError(absl::StrCat(
+        "event chunk of thread ", h.tid, " has event times out of range"));
   }
   return groups ? ExpandRecordGroups(batch) : absl::OkStatus();
 }

@@ -57,6 +57,34 @@ TEST(DecodeChunkTest, RecordGroupOfImpossibleSizeIsDamage) {
   EXPECT_FALSE(DecodeChunk(GroupChunk(1), &batch).ok());
 }
 
+TEST(DecodeChunkTest, TimesOutOfRangeAreDamage) {
+  // Whatever a damaged chunk holds, times stay where wall-clock offsets can
+  // be added to them without overflow.
+  auto chunk = [](uint64_t base, int64_t gap, uint64_t duration, uint32_t unit) {
+    EventChunk c;
+    c.set_tid(3);
+    c.set_base_time_ns(base);
+    c.set_time_unit_ns(unit);
+    c.add_op(OP_READ);
+    c.add_start_gap(gap);
+    c.add_duration(duration);
+    return c;
+  };
+  EventBatch batch;
+  EXPECT_TRUE(DecodeChunk(chunk(1'000'000, 5, 10, 1), &batch).ok());
+  EXPECT_EQ(batch.events[0].end_ns, 1'000'015);
+  const uint64_t limit = uint64_t{1} << 62;
+  EXPECT_TRUE(DecodeChunk(chunk(limit - 10, 0, 10, 1), &batch).ok());
+  for (const EventChunk& bad :
+       {chunk(limit - 10, 0, 11, 1), chunk(1000, 0, UINT64_MAX, 1), chunk(1000, -2000, 1, 1),
+        chunk(UINT64_MAX, 0, 1, 1), chunk(limit + 1000, 0, 0, 1000)}) {
+    absl::Status s = DecodeChunk(bad, &batch);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(std::string(s.message()).find("times out of range"), std::string::npos) << s;
+    EXPECT_TRUE(batch.events.empty());
+  }
+}
+
 // Random chunks, some long enough that a column passes 255 blocks of 16
 // bytes, with values of every varint length; some with a column one value
 // short or long. The wire-level decoder must agree with libprotobuf's
