@@ -105,9 +105,9 @@ absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch)
   uint64_t end_units = static_cast<uint64_t>(static_cast<int64_t>(h.base_time_ns) / unit);
   uint64_t offset = 0;
   bool groups = false;
-  // Times past 2^62 ns (146 years of CLOCK_MONOTONIC), or ending before they
-  // start, are damage: the analysis adds wall-clock offsets to them.
-  const uint64_t max_units = (uint64_t{1} << 62) / static_cast<uint64_t>(unit);
+  // Times past kMaxMonotonicNs, or ending before they start, are damage:
+  // the analysis adds wall-clock offsets to them.
+  const uint64_t max_units = static_cast<uint64_t>(kMaxMonotonicNs) / static_cast<uint64_t>(unit);
   bool times_ok = true;
   Event* events = batch->events.data();
   for (int i = 0; i < n; ++i) {

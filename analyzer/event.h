@@ -18,6 +18,13 @@
 
 namespace iotap::analyzer {
 
+// The largest times a trace may hold, in ns: CLOCK_MONOTONIC (time since
+// boot) below 2^61 (73 years), the wall clock below 2^62 (the year 2116).
+// The reader takes anything past them for damage, so that the differences
+// of wall-clock times the analysis derives from them cannot overflow.
+inline constexpr int64_t kMaxMonotonicNs = int64_t{1} << 61;
+inline constexpr int64_t kMaxRealtimeNs = int64_t{1} << 62;
+
 struct Event {
   uint64_t seq = 0;       // position in the thread's event sequence
   int64_t start_ns = 0;   // CLOCK_MONOTONIC

@@ -73,7 +73,7 @@ TEST(DecodeChunkTest, TimesOutOfRangeAreDamage) {
   EventBatch batch;
   EXPECT_TRUE(DecodeChunk(chunk(1'000'000, 5, 10, 1), &batch).ok());
   EXPECT_EQ(batch.events[0].end_ns, 1'000'015);
-  const uint64_t limit = uint64_t{1} << 62;
+  const uint64_t limit = static_cast<uint64_t>(kMaxMonotonicNs);
   EXPECT_TRUE(DecodeChunk(chunk(limit - 10, 0, 10, 1), &batch).ok());
   for (const EventChunk& bad :
        {chunk(limit - 10, 0, 11, 1), chunk(1000, 0, UINT64_MAX, 1), chunk(1000, -2000, 1, 1),

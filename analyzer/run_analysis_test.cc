@@ -330,5 +330,34 @@ TEST(FileCategoryTest, DatasetsAreDataAndTheInterpreterIsNot) {
   }
 }
 
+// Damaged or hostile clocks (any uint64 in the header, the snapshots, the
+// end record) must not overflow anything: the asan preset runs this under
+// UndefinedBehaviorSanitizer.
+TEST_F(RunAnalysisTest, AbsurdClocksOverflowNothing) {
+  const uint64_t absurd[] = {UINT64_MAX, uint64_t{1} << 63, (uint64_t{1} << 62) + 1, 0};
+  int pid = 500;
+  for (uint64_t realtime : absurd) {
+    for (uint64_t monotonic : absurd) {
+      SyntheticProcess p(pid, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
+      p.header().set_start_realtime_ns(realtime);
+      p.header().set_start_monotonic_ns(monotonic);
+      uint32_t f = p.Path("/data/a.bin");
+      p.Read(OP_PREAD, kT0 + kMs, kT0 + 2 * kMs, f, 0, 4096);
+      Packet clock;
+      clock.mutable_clock()->set_monotonic_ns(monotonic);
+      clock.mutable_clock()->set_realtime_ns(realtime);
+      p.TimedPacket(clock, kT0 + kMs);
+      p.Marker(OP_STEP_BEGIN, kT0 + kMs, kT0 + kMs, 0);
+      p.Marker(OP_STEP_END, kT0 + 3 * kMs, kT0 + 3 * kMs, 0);
+      p.End(EndOfTrace::REASON_EXIT, 0, kT0 + 4 * kMs, static_cast<int64_t>(realtime >> 1));
+      p.WriteTo(File("p" + std::to_string(pid) + ".iotap"));
+      ++pid;
+    }
+  }
+  absl::StatusOr<report::Report> r = AnalyzeRun(dir_.string(), AnalysisOptions());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->processes_size(), 16);
+}
+
 }  // namespace
 }  // namespace iotap::analyzer

@@ -174,6 +174,49 @@ bool ParseInternedString(const uint8_t* p, const uint8_t* end, StringEntry* out)
   return true;
 }
 
+// Zeroes clock values no real trace holds (kMaxMonotonicNs, kMaxRealtimeNs;
+// CPU times are bounded as monotonic ones); true if there were any.
+bool ClearImpossibleClocks(Packet* p) {
+  bool cleared = false;
+  auto check = [&](uint64_t value, int64_t max, auto clear) {
+    if (value >= static_cast<uint64_t>(max)) {
+      clear();
+      cleared = true;
+    }
+  };
+  switch (p->payload_case()) {
+    case Packet::kProcess: {
+      ProcessHeader* h = p->mutable_process();
+      check(h->start_monotonic_ns(), kMaxMonotonicNs, [&] { h->set_start_monotonic_ns(0); });
+      check(h->start_realtime_ns(), kMaxRealtimeNs, [&] { h->set_start_realtime_ns(0); });
+      break;
+    }
+    case Packet::kClock: {
+      ClockSnapshot* c = p->mutable_clock();
+      check(c->monotonic_ns(), kMaxMonotonicNs, [&] { c->set_monotonic_ns(0); });
+      check(c->realtime_ns(), kMaxRealtimeNs, [&] { c->set_realtime_ns(0); });
+      break;
+    }
+    case Packet::kEnd: {
+      EndOfTrace* e = p->mutable_end();
+      check(e->monotonic_ns(), kMaxMonotonicNs, [&] { e->set_monotonic_ns(0); });
+      check(e->realtime_ns(), kMaxRealtimeNs, [&] { e->set_realtime_ns(0); });
+      break;
+    }
+    case Packet::kResources: {
+      ResourceSample* r = p->mutable_resources();
+      check(r->monotonic_ns(), kMaxMonotonicNs, [&] { r->set_monotonic_ns(0); });
+      check(r->user_cpu_ns(), kMaxMonotonicNs, [&] { r->set_user_cpu_ns(0); });
+      check(r->system_cpu_ns(), kMaxMonotonicNs, [&] { r->set_system_cpu_ns(0); });
+      check(r->run_queue_ns(), kMaxMonotonicNs, [&] { r->set_run_queue_ns(0); });
+      break;
+    }
+    default:
+      break;
+  }
+  return cleared;
+}
+
 struct DctxDeleter {
   void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
 };
@@ -427,6 +470,12 @@ void Reader::Packets(const uint8_t* data, size_t size, uint64_t frame_offset, bo
       Issue(frame_offset, 0, false,
             absl::StrFormat("a packet at byte %u of the frame does not parse; skipped it", i));
     } else {
+      if (ClearImpossibleClocks(&memory_->packet)) {
+        Issue(frame_offset, 0, false,
+              absl::StrFormat("a packet at byte %u of the frame holds impossible clock values "
+                              "(damaged?); they were read as 0",
+                              i));
+      }
       Deliver(memory_->packet);
     }
     i = j + len;
