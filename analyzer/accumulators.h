@@ -145,41 +145,17 @@ class AccessPatternTracker {
 class ByteRanges {
  public:
   ByteRanges() = default;
-  // Copies forget where the last read ended (an iterator into the original).
-  ByteRanges(const ByteRanges& o)
-      : ranges_(o.ranges_),
-        solo_start_(o.solo_start_),
-        solo_end_(o.solo_end_),
-        solo_(o.solo_),
-        covered_(o.covered_),
-        approximate_(o.approximate_) {}
+  // Copies and moves forget where the last read ended (an iterator into
+  // the original's tree).
+  ByteRanges(const ByteRanges& o) { *this = o; }
+  ByteRanges(ByteRanges&& o) noexcept { *this = std::move(o); }
   ByteRanges& operator=(const ByteRanges& o) {
     ranges_ = o.ranges_;
-    last_ = ranges_.end();
-    solo_start_ = o.solo_start_;
-    solo_end_ = o.solo_end_;
-    solo_ = o.solo_;
-    covered_ = o.covered_;
-    approximate_ = o.approximate_;
-    return *this;
+    return TakeScalars(o);
   }
-  // Moves too (the tree's nodes stay where they are, but not its end).
-  ByteRanges(ByteRanges&& o) noexcept
-      : ranges_(std::move(o.ranges_)),
-        solo_start_(o.solo_start_),
-        solo_end_(o.solo_end_),
-        solo_(o.solo_),
-        covered_(o.covered_),
-        approximate_(o.approximate_) {}
   ByteRanges& operator=(ByteRanges&& o) noexcept {
     ranges_ = std::move(o.ranges_);
-    last_ = ranges_.end();
-    solo_start_ = o.solo_start_;
-    solo_end_ = o.solo_end_;
-    solo_ = o.solo_;
-    covered_ = o.covered_;
-    approximate_ = o.approximate_;
-    return *this;
+    return TakeScalars(o);
   }
 
   void Add(int64_t offset, uint64_t bytes);
@@ -191,6 +167,16 @@ class ByteRanges {
   static constexpr size_t kMaxRanges = 1 << 14;
   void AddSlow(int64_t start, int64_t end);
   void Shrink();
+  // Everything but the tree from `o`; the last range is forgotten.
+  ByteRanges& TakeScalars(const ByteRanges& o) {
+    last_ = ranges_.end();
+    solo_start_ = o.solo_start_;
+    solo_end_ = o.solo_end_;
+    solo_ = o.solo_;
+    covered_ = o.covered_;
+    approximate_ = o.approximate_;
+    return *this;
+  }
   std::map<int64_t, int64_t> ranges_;  // start -> end, disjoint
   // The range the previous read ended in: sequential reads extend it.
   std::map<int64_t, int64_t>::iterator last_ = ranges_.end();

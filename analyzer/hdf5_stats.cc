@@ -91,83 +91,81 @@ void Hdf5Collector::OnEvents(const ProcessTrace& process, const EventBatch& batc
 }
 
 void Hdf5Collector::OnEvent(const ProcessTrace& process, const Event& e, const OpTraits& op) {
-  {
-    Layer layer = op.layer;
-    if (layer == Layer::kPosix || layer == Layer::kStdio) {
-      if (e.parent == 0) return;
-      Beneath& b = pending_[e.parent];
-      ++b.calls;
-      Transfer t = op.transfer;
-      if (t == Transfer::kRead) {
-        ++b.reads;
-        b.read_bytes += BytesMoved(e);
-      } else if (t == Transfer::kWrite) {
-        ++b.writes;
-        b.write_bytes += BytesMoved(e);
+  Layer layer = op.layer;
+  if (layer == Layer::kPosix || layer == Layer::kStdio) {
+    if (e.parent == 0) return;
+    Beneath& b = pending_[e.parent];
+    ++b.calls;
+    Transfer t = op.transfer;
+    if (t == Transfer::kRead) {
+      ++b.reads;
+      b.read_bytes += BytesMoved(e);
+    } else if (t == Transfer::kWrite) {
+      ++b.writes;
+      b.write_bytes += BytesMoved(e);
+    }
+    return;
+  }
+  if (layer != Layer::kHdf5) return;
+  Beneath b;
+  if (auto it = pending_.find(e.aux); it != pending_.end()) {
+    b = it->second;
+    pending_.erase(it);
+  }
+  if (e.file == 0 || process.Name(e.file).kind != InternedString::KIND_DATASET) return;
+  DatasetStats& d = current_[e.file];
+  bool failed = e.result < 0;  // HDF5's errno is not a verdict: see Op in trace.proto
+  if (failed) ++d.failed_calls;
+  if (e.parent != 0) ++d.nested_calls;
+  switch (e.op) {
+    case OP_H5D_OPEN:
+    case OP_H5D_CREATE:
+    case OP_H5O_OPEN:
+      ++d.opens;
+      d.posix_other += b.calls;
+      break;
+    case OP_H5D_CLOSE:
+    case OP_H5O_CLOSE:
+      ++d.closes;
+      d.posix_other += b.calls;
+      break;
+    case OP_H5D_READ:
+      d.min_posix_reads_per_read =
+          d.reads == 0 ? b.reads : std::min(d.min_posix_reads_per_read, b.reads);
+      d.max_posix_reads_per_read = std::max(d.max_posix_reads_per_read, b.reads);
+      ++d.reads;
+      if (!failed) {
+        d.read_elements += static_cast<uint64_t>(e.result);
+        d.read_bytes += e.requested;
       }
-      return;
-    }
-    if (layer != Layer::kHdf5) return;
-    Beneath b;
-    if (auto it = pending_.find(e.aux); it != pending_.end()) {
-      b = it->second;
-      pending_.erase(it);
-    }
-    if (e.file == 0 || process.Name(e.file).kind != InternedString::KIND_DATASET) return;
-    DatasetStats& d = current_[e.file];
-    bool failed = e.result < 0;  // HDF5's errno is not a verdict: see Op in trace.proto
-    if (failed) ++d.failed_calls;
-    if (e.parent != 0) ++d.nested_calls;
-    switch (e.op) {
-      case OP_H5D_OPEN:
-      case OP_H5D_CREATE:
-      case OP_H5O_OPEN:
-        ++d.opens;
-        d.posix_other += b.calls;
-        break;
-      case OP_H5D_CLOSE:
-      case OP_H5O_CLOSE:
-        ++d.closes;
-        d.posix_other += b.calls;
-        break;
-      case OP_H5D_READ:
-        d.min_posix_reads_per_read =
-            d.reads == 0 ? b.reads : std::min(d.min_posix_reads_per_read, b.reads);
-        d.max_posix_reads_per_read = std::max(d.max_posix_reads_per_read, b.reads);
-        ++d.reads;
-        if (!failed) {
-          d.read_elements += static_cast<uint64_t>(e.result);
-          d.read_bytes += e.requested;
-        }
-        d.read_ns += e.duration_ns();
-        d.posix_reads += b.reads;
-        d.posix_read_bytes += b.read_bytes;
-        break;
-      case OP_H5D_READ_CHUNK:
-        ++d.chunk_reads;
-        d.chunk_read_bytes += e.requested;
-        d.posix_reads += b.reads;
-        d.posix_read_bytes += b.read_bytes;
-        break;
-      case OP_H5D_WRITE:
-        ++d.writes;
-        if (!failed) {
-          d.write_elements += static_cast<uint64_t>(e.result);
-          d.write_bytes += e.requested;
-        }
-        d.write_ns += e.duration_ns();
-        d.posix_writes += b.writes;
-        d.posix_write_bytes += b.write_bytes;
-        break;
-      case OP_H5D_WRITE_CHUNK:
-        ++d.chunk_writes;
-        d.chunk_write_bytes += e.requested;
-        d.posix_writes += b.writes;
-        d.posix_write_bytes += b.write_bytes;
-        break;
-      default:
-        break;
-    }
+      d.read_ns += e.duration_ns();
+      d.posix_reads += b.reads;
+      d.posix_read_bytes += b.read_bytes;
+      break;
+    case OP_H5D_READ_CHUNK:
+      ++d.chunk_reads;
+      d.chunk_read_bytes += e.requested;
+      d.posix_reads += b.reads;
+      d.posix_read_bytes += b.read_bytes;
+      break;
+    case OP_H5D_WRITE:
+      ++d.writes;
+      if (!failed) {
+        d.write_elements += static_cast<uint64_t>(e.result);
+        d.write_bytes += e.requested;
+      }
+      d.write_ns += e.duration_ns();
+      d.posix_writes += b.writes;
+      d.posix_write_bytes += b.write_bytes;
+      break;
+    case OP_H5D_WRITE_CHUNK:
+      ++d.chunk_writes;
+      d.chunk_write_bytes += e.requested;
+      d.posix_writes += b.writes;
+      d.posix_write_bytes += b.write_bytes;
+      break;
+    default:
+      break;
   }
 }
 
