@@ -101,7 +101,7 @@ void SyntheticProcess::End(EndOfTrace::Reason reason, int code, int64_t at_ns,
 }
 
 std::string SyntheticProcess::Bytes(size_t events_per_frame) const {
-  // The shim's limit on the events of one chunk (interpose/recorder.cc).
+  // The shim's limit on the events of one chunk (interpose/file/writer.cc).
   constexpr size_t kMaxChunkEvents = 4096;
   const int64_t unit = time_unit_ns_;
   std::string out;
