@@ -24,7 +24,8 @@ struct LayerNameEntry {
 };
 constexpr LayerNameEntry kLayerNames[] = {
     {"posix", kLayerPosix},       {"stdio", kLayerStdio}, {"hdf5", kLayerHdf5},
-    {"tfrecord", kLayerTfRecord}, {"cuda", kLayerCuda},
+    {"tfrecord", kLayerTfRecord}, {"cuda", kLayerCuda}, {"mapped", kLayerMapped},
+    {"uring", kLayerUring},
 };
 
 uint32_t ParseLayers(const char* s) {
@@ -93,6 +94,7 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
   const char* clock = getenv("IOTAP_CLOCK");
   config->allow_tsc = clock == nullptr || strcmp(clock, "monotonic") != 0;
   config->cupti = IsOne(getenv("IOTAP_CUPTI"));
+  config->no_perf = IsOne(getenv("IOTAP_TEST_NO_PERF"));
   return true;
 }
 

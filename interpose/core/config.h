@@ -5,7 +5,8 @@
 //                             everything older than this)
 //   IOTAP_BUFFER_EVENTS       events per thread buffer, power of two, default 4096
 //   IOTAP_SAMPLE_INTERVAL_MS  CPU-use sampling period, default 100
-//   IOTAP_LAYERS              comma list of posix,stdio,hdf5,tfrecord,cuda; default all
+//   IOTAP_LAYERS              comma list of posix,stdio,hdf5,tfrecord,cuda,mapped,uring;
+//                             default all
 //   IOTAP_SESSION             job identifier, set by `iotap run`
 //   IOTAP_CLOCK               "monotonic" to avoid the TSC
 //   IOTAP_ZSTD_LEVEL          compression level, default 1
@@ -13,6 +14,8 @@
 //   IOTAP_QUIET               "1" to silence the shim's warnings
 //   IOTAP_CUPTI               "1" to collect CUDA device-side activity
 //   IOTAP_DISABLE             "1" to load but record nothing
+//   IOTAP_TEST_NO_PERF        "1": act as if perf_event_open were refused (tests of
+//                             the page-fault counters' fallback)
 
 #ifndef IOTAP_INTERPOSE_CORE_CONFIG_H_
 #define IOTAP_INTERPOSE_CORE_CONFIG_H_
@@ -28,7 +31,9 @@ enum Layer : uint32_t {
   kLayerHdf5 = 1u << 2,
   kLayerTfRecord = 1u << 3,
   kLayerCuda = 1u << 4,
-  kLayerAll = 0x1f,
+  kLayerMapped = 1u << 5,  // reads through file mappings (page faults)
+  kLayerUring = 1u << 6,   // io_uring submissions and completions
+  kLayerAll = 0x7f,
 };
 
 struct Config {
@@ -43,6 +48,7 @@ struct Config {
   bool allow_tsc = true;
   bool quiet = false;
   bool cupti = false;
+  bool no_perf = false;  // IOTAP_TEST_NO_PERF
 };
 
 // Fills `config` from the environment. `cwd` makes a relative IOTAP_DIR

@@ -240,9 +240,11 @@ bool EncodeChunk(WireWriter* w, const Ring& ring, uint64_t first, uint32_t count
   // Each event's start and end in time units, converted once: the
   // conversion and the division are most of the cost of a chunk. Raw time
   // stamps become CLOCK_MONOTONIC ns here, off the hot path; times a caller
-  // gave (iotap_span) already are, and pass unchanged.
+  // gave (iotap_span) and the kernel's sample times already are, and pass
+  // unchanged.
   auto monotonic = [&](const RawEvent& e, uint64_t raw) {
-    return (e.flags & kFlagExplicitTimes) ? raw : clock.ToMonotonicNs(raw);
+    return ring.monotonic_times || (e.flags & kFlagExplicitTimes) ? raw
+                                                                  : clock.ToMonotonicNs(raw);
   };
   int64_t* starts = scratch->times;
   int64_t* ends = scratch->times + count;

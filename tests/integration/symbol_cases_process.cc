@@ -120,6 +120,20 @@ void AddProcessSpecs(SpecTable* specs) {
   s["posix_spawn"] = {{kBefore, kTried, {"spawn", {}}}, 0, 0, Spawns("missing-program", "@self")};
   s["posix_spawnp"] = {
       {kBefore, kTried, {"spawn", {}}}, 0, 0, Spawns("no-such-program-iotap", "symbol_caller")};
+
+  s["pthread_create"].cases = {{"ok", {}}};
+  // io_uring's system calls through syscall(): SETUP requested = entries,
+  // result = the ring's descriptor; ENTER requested = requests submitted,
+  // aux = completions waited for; REGISTER aux = the opcode.
+  const std::string kRing = "anon_inode:[io_uring]";
+  s["syscall"].cases = {
+      {"other", {}},
+      {"uring_setup", {E(OP_URING_SETUP, kRing).Req(4).Ret()}},
+      {"uring_enter", {E(OP_URING_ENTER, kRing).Res(0)}},
+      {"uring_enter_ebadf", {E(OP_URING_ENTER).Fail(EBADF)}},
+      {"uring_register_ebadf", {E(OP_URING_REGISTER).Fail(EBADF).Aux(2)}},
+      {"close", {E(OP_CLOSE, kRing).Res(0)}},
+  };
 }
 
 const SpecTable& AllSpecs() {
