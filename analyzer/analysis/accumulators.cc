@@ -1,4 +1,4 @@
-#include "analyzer/accumulators.h"
+#include "analyzer/analysis/accumulators.h"
 
 #include <algorithm>
 #include <bit>

@@ -6,8 +6,8 @@
 // AdaptiveSeries: a time series that halves its resolution when it would
 // grow past a fixed number of bins, so memory does not grow with run length.
 
-#ifndef IOTAP_ANALYZER_ACCUMULATORS_H_
-#define IOTAP_ANALYZER_ACCUMULATORS_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_ACCUMULATORS_H_
+#define IOTAP_ANALYZER_ANALYSIS_ACCUMULATORS_H_
 
 #include <algorithm>
 #include <array>
@@ -263,4 +263,4 @@ class AdaptiveSeries {
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_ACCUMULATORS_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_ACCUMULATORS_H_

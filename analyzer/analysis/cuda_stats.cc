@@ -1,10 +1,10 @@
-#include "analyzer/cuda_stats.h"
+#include "analyzer/analysis/cuda_stats.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzer/text.h"
+#include "analyzer/base/text.h"
 
 namespace iotap::analyzer {
 

@@ -11,8 +11,8 @@
 // its time is not the transfer's: CUPTI's device-side records (IOTAP_CUPTI=1)
 // give that.
 
-#ifndef IOTAP_ANALYZER_CUDA_STATS_H_
-#define IOTAP_ANALYZER_CUDA_STATS_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_CUDA_STATS_H_
+#define IOTAP_ANALYZER_ANALYSIS_CUDA_STATS_H_
 
 #include <cstdint>
 #include <map>
@@ -20,8 +20,8 @@
 #include <tuple>
 #include <vector>
 
-#include "analyzer/event.h"
-#include "analyzer/json_writer.h"
+#include "analyzer/base/json_writer.h"
+#include "analyzer/read/event.h"
 
 namespace iotap::analyzer {
 
@@ -80,4 +80,4 @@ std::string CudaToText(const CudaReport& report);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_CUDA_STATS_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_CUDA_STATS_H_

@@ -1,11 +1,9 @@
-#include "analyzer/cuda_stats.h"
+#include "analyzer/analysis/cuda_stats.h"
 
-#include <cstdio>
 #include <string>
 
 #include "absl/strings/match.h"
-#include "analyzer/dump.h"
-#include "analyzer/stats.h"
+#include "analyzer/analysis/stats.h"
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
@@ -87,30 +85,6 @@ TEST(CudaStatsTest, JsonCarriesTheCudaSections) {
       << StatsToText(report);
   // No CUDA, no CUDA table.
   EXPECT_FALSE(absl::StrContains(StatsToText(StatsReport()), "CUDA"));
-}
-
-TEST(CudaStatsTest, DumpSaysWhatEachCopyWas) {
-  ProcessTrace process("/trace/p.iotap");
-  EventBatch batch;
-  Event copy = Copy(OP_CUDA_MEMCPY_HTOD, 4096,
-                    FLAG_CUDA_PINNED | FLAG_CUDA_ASYNC | FLAG_CUDA_DRIVER_API, 0, 10);
-  copy.aux = 0x1006;
-  Event alloc = Copy(OP_CUDA_HOST_ALLOC, 65536, FLAG_HAS_OFFSET, 0, 10);
-  alloc.offset = 0x7f0000001000;
-  alloc.aux = 1;
-  batch.events = {copy, alloc};
-  char* text = nullptr;
-  size_t size = 0;
-  std::FILE* out = open_memstream(&text, &size);
-  DumpWriter dump(out);
-  dump.OnEvents(process, batch);
-  std::fclose(out);
-  std::string lines(text, size);
-  free(text);
-  EXPECT_TRUE(absl::StrContains(lines, "cudaMemcpyHtoD")) << lines;
-  EXPECT_TRUE(absl::StrContains(lines, "[pinned, async, stream 0x1006, driver API]")) << lines;
-  EXPECT_TRUE(absl::StrContains(lines, "cudaHostAlloc 0x7f0000001000       65536")) << lines;
-  EXPECT_TRUE(absl::StrContains(lines, "[flags 0x1]")) << lines;
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
-#include "analyzer/hdf5_stats.h"
+#include "analyzer/analysis/hdf5_stats.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analyzer/json_writer.h"
-#include "analyzer/text.h"
+#include "analyzer/base/json_writer.h"
+#include "analyzer/base/text.h"
 
 namespace iotap::analyzer {
 

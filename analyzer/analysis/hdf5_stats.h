@@ -12,8 +12,8 @@
 //   Hdf5Collector hdf5;      // fed by StatsCollector, visitor by visitor
 //   std::vector<DatasetStats> datasets = hdf5.Finish();
 
-#ifndef IOTAP_ANALYZER_HDF5_STATS_H_
-#define IOTAP_ANALYZER_HDF5_STATS_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_HDF5_STATS_H_
+#define IOTAP_ANALYZER_ANALYSIS_HDF5_STATS_H_
 
 #include <cstdint>
 #include <map>
@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "analyzer/trace_reader.h"
+#include "analyzer/read/trace_reader.h"
 
 namespace iotap::analyzer {
 
@@ -108,4 +108,4 @@ std::string DatasetsToText(const std::vector<DatasetStats>& datasets);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_HDF5_STATS_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_HDF5_STATS_H_

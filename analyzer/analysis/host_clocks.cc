@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "analyzer/run_state.h"
-#include "analyzer/text.h"
+#include "analyzer/analysis/run_state.h"
+#include "analyzer/base/text.h"
 
 namespace iotap::analyzer::internal {
 

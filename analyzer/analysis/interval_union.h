@@ -15,8 +15,8 @@
 // late_clipped_ns(), so totals are exact unless a single call outlasts the
 // horizon. Memory is bounded by the segments within one horizon.
 
-#ifndef IOTAP_ANALYZER_INTERVAL_UNION_H_
-#define IOTAP_ANALYZER_INTERVAL_UNION_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_INTERVAL_UNION_H_
+#define IOTAP_ANALYZER_ANALYSIS_INTERVAL_UNION_H_
 
 #include <cstdint>
 #include <functional>
@@ -63,4 +63,4 @@ class IntervalUnion {
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_INTERVAL_UNION_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_INTERVAL_UNION_H_

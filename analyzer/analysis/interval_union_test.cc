@@ -1,4 +1,4 @@
-#include "analyzer/interval_union.h"
+#include "analyzer/analysis/interval_union.h"
 
 #include <algorithm>
 #include <random>

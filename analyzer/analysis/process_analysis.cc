@@ -1,7 +1,6 @@
-#include "analyzer/process_analysis.h"
+#include "analyzer/analysis/process_analysis.h"
 
 #include <algorithm>
-
 
 namespace iotap::analyzer {
 
@@ -13,17 +12,6 @@ namespace {
 constexpr int64_t kUnionHorizonNs = 30'000'000'000;
 // The series start fine and coarsen as the run gets longer.
 constexpr int64_t kInitialBinNs = 1'000'000;
-
-bool EndsWithAny(std::string_view s, std::initializer_list<std::string_view> suffixes) {
-  for (std::string_view x : suffixes) {
-    if (s.ends_with(x)) return true;
-  }
-  return false;
-}
-
-bool Contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
 
 std::string CudaDirection(Op op) {
   switch (op) {
@@ -37,24 +25,6 @@ std::string CudaDirection(Op op) {
 }
 
 }  // namespace
-
-const char* FileCategory(std::string_view path) {
-  if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/") ||
-      Contains(path, "/pymp-")) {
-    return "system";
-  }
-  if (Contains(path, "/site-packages/") || Contains(path, "/dist-packages/") ||
-      Contains(path, "/lib/python") || Contains(path, "/bin/") || Contains(path, "/.pyenv/") ||
-      Contains(path, "/conda") || Contains(path, "/.venv/") || Contains(path, "/venv/") ||
-      path.starts_with("/usr/") || path == "/usr" ||
-      path.starts_with("/lib/") || path.starts_with("/lib64/") || path.starts_with("/bin/") ||
-      path.starts_with("/sbin/") || path.starts_with("/etc/") ||
-      Contains(path, "/__pycache__/") || EndsWithAny(path, {".py", ".pyc", ".so", ".pth"}) ||
-      Contains(path, ".so.")) {
-    return "runtime";
-  }
-  return "data";
-}
 
 void FileAccumulator::Merge(const FileAccumulator& o) {
   if (kind == nullptr) kind = o.kind;

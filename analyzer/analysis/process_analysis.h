@@ -6,15 +6,12 @@
 // markers, CUDA copies). Several ProcessAnalyzers run in parallel, one file
 // each; RunAnalysis merges their results.
 //
-// Files are sorted into categories by path: "system" (/proc, /sys, /dev,
-// and multiprocessing's /tmp/pymp-* sockets and files), "runtime" (the
-// Python installation, shared libraries, site-packages, conda, pyenv and
-// virtual environments, /etc, /usr, any bin/ directory, *.py, *.pyc, *.so) and "data" (everything
-// else). Only data files count towards I/O busy time, overlap and data
-// stalls; every file is in the file table with its category.
+// Files are sorted into categories by path (FileCategory, path_table.h). Only
+// data files count towards I/O busy time, overlap and data stalls; every file
+// is in the file table with its category.
 
-#ifndef IOTAP_ANALYZER_PROCESS_ANALYSIS_H_
-#define IOTAP_ANALYZER_PROCESS_ANALYSIS_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_PROCESS_ANALYSIS_H_
+#define IOTAP_ANALYZER_ANALYSIS_PROCESS_ANALYSIS_H_
 
 #include <array>
 #include <cstdint>
@@ -25,25 +22,22 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "analyzer/accumulators.h"
-#include "analyzer/event.h"
-#include "analyzer/interval_union.h"
-#include "analyzer/path_table.h"
+#include "analyzer/analysis/accumulators.h"
+#include "analyzer/analysis/interval_union.h"
+#include "analyzer/analysis/tfrecord_stats.h"
+#include "analyzer/analysis/time_bitmap.h"
+#include "analyzer/read/event.h"
+#include "analyzer/read/path_table.h"
+#include "analyzer/read/trace_reader.h"
 #include "analyzer/steps/marker_steps.h"
-#include "analyzer/tfrecord_stats.h"
-#include "analyzer/time_bitmap.h"
-#include "analyzer/trace_reader.h"
 #include "iotap/report.pb.h"
 
 namespace iotap::analyzer {
 
-// "data", "runtime" or "system" (see above).
-const char* FileCategory(std::string_view path);
-
 // One file's figures; there may be millions of files, so this stays small.
 struct FileAccumulator {
   const char* kind = nullptr;      // "file", "device"
-  const char* category = nullptr;  // FileCategory()
+  const char* category = nullptr;  // FileCategory() of the path
   uint64_t processes = 0;
   uint64_t opens = 0;
   uint64_t reads = 0;
@@ -236,4 +230,4 @@ class ProcessAnalyzer : public TraceVisitor {
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_PROCESS_ANALYSIS_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_PROCESS_ANALYSIS_H_

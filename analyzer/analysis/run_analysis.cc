@@ -1,4 +1,4 @@
-#include "analyzer/run_analysis.h"
+#include "analyzer/analysis/run_analysis.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzer/findings.h"
-#include "analyzer/run_state.h"
-#include "analyzer/text.h"
-#include "analyzer/trace_set.h"
+#include "analyzer/analysis/run_state.h"
+#include "analyzer/base/text.h"
+#include "analyzer/findings/findings.h"
+#include "analyzer/read/trace_set.h"
 
 namespace iotap::analyzer {
 

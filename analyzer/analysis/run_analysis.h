@@ -22,8 +22,8 @@
 // Memory grows with the number of processes, files and time bins, not with
 // the number of events; files are read in parallel.
 
-#ifndef IOTAP_ANALYZER_RUN_ANALYSIS_H_
-#define IOTAP_ANALYZER_RUN_ANALYSIS_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_RUN_ANALYSIS_H_
+#define IOTAP_ANALYZER_ANALYSIS_RUN_ANALYSIS_H_
 
 #include <functional>
 #include <string>
@@ -56,4 +56,4 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_RUN_ANALYSIS_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_RUN_ANALYSIS_H_

@@ -1,9 +1,9 @@
-#include "analyzer/run_analysis.h"
+#include "analyzer/analysis/run_analysis.h"
 
 #include <filesystem>
 
-#include "analyzer/process_analysis.h"
-#include "analyzer/synthetic_trace.h"
+#include "analyzer/analysis/process_analysis.h"
+#include "analyzer/testing/synthetic_trace.h"
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
@@ -311,23 +311,6 @@ TEST_F(RunAnalysisTest, SessionsAndJobsInOneDirectoryAreNamed) {
   EXPECT_EQ(NotesMentioning(r, report::Note::WARNING,
                             "the traces come from 2 different jobs (4242, 4343)"),
             1);
-}
-
-TEST(FileCategoryTest, DatasetsAreDataAndTheInterpreterIsNot) {
-  for (const char* data : {"/data/imagenet/train/n01440764/x.JPEG", "/scratch/shards/s-0001.tar",
-                           "/home/me/run/images.h5", "/tmp/checkpoint.pt", "/work/condition.csv"}) {
-    EXPECT_STREQ(FileCategory(data), "data") << data;
-  }
-  for (const char* runtime :
-       {"/usr/bin/pybuilddir.txt", "/usr/lib", "/usr/lib/python3.11/os.py",
-        "/root/.pyenv/shims/python3", "/opt/conda/envs/ml/lib/python3.10/site-packages/x.so",
-        "/home/me/.venv/lib/python3.11/site-packages/torch/__init__.py", "/home/me/proj/bin/run",
-        "/etc/ld.so.cache", "/lib/x86_64-linux-gnu/libc.so.6"}) {
-    EXPECT_STREQ(FileCategory(runtime), "runtime") << runtime;
-  }
-  for (const char* system : {"/proc/self/stat", "/dev/shm/torch_123", "/tmp/pymp-abc/listener-x"}) {
-    EXPECT_STREQ(FileCategory(system), "system") << system;
-  }
 }
 
 // Damaged or hostile clocks (any uint64 in the header, the snapshots, the

@@ -2,8 +2,8 @@
 // files are read, and the pieces that turn it into a report. Not part of the
 // analyzer's interface (see run_analysis.h).
 
-#ifndef IOTAP_ANALYZER_RUN_STATE_H_
-#define IOTAP_ANALYZER_RUN_STATE_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_RUN_STATE_H_
+#define IOTAP_ANALYZER_ANALYSIS_RUN_STATE_H_
 
 #include <array>
 #include <deque>
@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/path_table.h"
-#include "analyzer/process_analysis.h"
-#include "analyzer/run_catalog.h"
+#include "analyzer/analysis/process_analysis.h"
+#include "analyzer/analysis/time_bitmap.h"
+#include "analyzer/read/path_table.h"
+#include "analyzer/read/run_catalog.h"
 #include "analyzer/steps/step_log.h"
-#include "analyzer/time_bitmap.h"
 #include "iotap/report.pb.h"
 
 namespace iotap::analyzer::internal {
@@ -99,4 +99,4 @@ void CheckClocks(const RunState& state, report::Report* report);
 
 }  // namespace iotap::analyzer::internal
 
-#endif  // IOTAP_ANALYZER_RUN_STATE_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_RUN_STATE_H_

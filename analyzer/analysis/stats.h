@@ -36,8 +36,8 @@
 //   ReadTraceSet(files, &stats);
 //   std::cout << StatsToJson(stats.report());
 
-#ifndef IOTAP_ANALYZER_STATS_H_
-#define IOTAP_ANALYZER_STATS_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_STATS_H_
+#define IOTAP_ANALYZER_ANALYSIS_STATS_H_
 
 #include <cstdint>
 #include <deque>
@@ -47,10 +47,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "analyzer/cuda_stats.h"
-#include "analyzer/hdf5_stats.h"
-#include "analyzer/tfrecord_stats.h"
-#include "analyzer/trace_reader.h"
+#include "analyzer/analysis/cuda_stats.h"
+#include "analyzer/analysis/hdf5_stats.h"
+#include "analyzer/analysis/tfrecord_stats.h"
+#include "analyzer/read/trace_reader.h"
 
 namespace iotap::analyzer {
 
@@ -153,4 +153,4 @@ std::string StatsToText(const StatsReport& report);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_STATS_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_STATS_H_

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzer/run_state.h"
+#include "analyzer/analysis/run_state.h"
 
 namespace iotap::analyzer::internal {
 

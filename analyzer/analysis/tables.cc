@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analyzer/run_state.h"
-#include "analyzer/text.h"
+#include "analyzer/analysis/run_state.h"
+#include "analyzer/base/text.h"
 
 namespace iotap::analyzer::internal {
 

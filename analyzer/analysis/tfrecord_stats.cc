@@ -1,4 +1,4 @@
-#include "analyzer/tfrecord_stats.h"
+#include "analyzer/analysis/tfrecord_stats.h"
 
 #include <algorithm>
 #include <bit>
@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analyzer/json_writer.h"
-#include "analyzer/text.h"
+#include "analyzer/base/json_writer.h"
+#include "analyzer/base/text.h"
 
 namespace iotap::analyzer {
 

@@ -23,8 +23,8 @@
 //                            // ProcessAnalyzer for `iotap report`
 //   std::vector<TfRecordFileStats> files = tf.Finish();
 
-#ifndef IOTAP_ANALYZER_TFRECORD_STATS_H_
-#define IOTAP_ANALYZER_TFRECORD_STATS_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_TFRECORD_STATS_H_
+#define IOTAP_ANALYZER_ANALYSIS_TFRECORD_STATS_H_
 
 #include <cstdint>
 #include <map>
@@ -32,7 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analyzer/trace_reader.h"
+#include "analyzer/read/trace_reader.h"
 
 namespace iotap::analyzer {
 
@@ -94,4 +94,4 @@ std::string TfRecordFilesToText(const std::vector<TfRecordFileStats>& files);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_TFRECORD_STATS_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_TFRECORD_STATS_H_

@@ -13,8 +13,8 @@
 // resolution per interval. Memory is 8 KiB per 65,536 slots that hold
 // anything (chunks are allocated on first use).
 
-#ifndef IOTAP_ANALYZER_TIME_BITMAP_H_
-#define IOTAP_ANALYZER_TIME_BITMAP_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_TIME_BITMAP_H_
+#define IOTAP_ANALYZER_ANALYSIS_TIME_BITMAP_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -110,4 +110,4 @@ int64_t ChooseResolution(int64_t duration_ns, int64_t max_bytes = int64_t{256} <
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_TIME_BITMAP_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_TIME_BITMAP_H_

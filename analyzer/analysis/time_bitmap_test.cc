@@ -1,4 +1,4 @@
-#include "analyzer/time_bitmap.h"
+#include "analyzer/analysis/time_bitmap.h"
 
 #include "gtest/gtest.h"
 

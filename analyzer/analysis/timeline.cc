@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/run_state.h"
+#include "analyzer/analysis/run_state.h"
 
 namespace iotap::analyzer::internal {
 

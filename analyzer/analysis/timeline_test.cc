@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "analyzer/run_analysis.h"
-#include "analyzer/sample_runs.h"
+#include "analyzer/analysis/run_analysis.h"
+#include "analyzer/testing/sample_runs.h"
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {

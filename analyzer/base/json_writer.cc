@@ -1,10 +1,10 @@
-#include "analyzer/json_writer.h"
+#include "analyzer/base/json_writer.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/text.h"
+#include "analyzer/base/text.h"
 
 namespace iotap::analyzer {
 

@@ -14,8 +14,8 @@
 // stays recognisable and the output is always valid JSON. '<', '>' and '&' are
 // escaped as \u003c, \u003e, \u0026, so the text is inert inside HTML too.
 
-#ifndef IOTAP_ANALYZER_JSON_WRITER_H_
-#define IOTAP_ANALYZER_JSON_WRITER_H_
+#ifndef IOTAP_ANALYZER_BASE_JSON_WRITER_H_
+#define IOTAP_ANALYZER_BASE_JSON_WRITER_H_
 
 #include <cstdint>
 #include <string>
@@ -61,4 +61,4 @@ std::string JsonEscape(std::string_view value);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_JSON_WRITER_H_
+#endif  // IOTAP_ANALYZER_BASE_JSON_WRITER_H_

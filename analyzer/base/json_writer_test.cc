@@ -1,4 +1,4 @@
-#include "analyzer/json_writer.h"
+#include "analyzer/base/json_writer.h"
 
 #include "gtest/gtest.h"
 

@@ -1,8 +1,8 @@
 // Text helpers for every output: safe display of names that come from the
 // user's system, and human units.
 
-#ifndef IOTAP_ANALYZER_TEXT_H_
-#define IOTAP_ANALYZER_TEXT_H_
+#ifndef IOTAP_ANALYZER_BASE_TEXT_H_
+#define IOTAP_ANALYZER_BASE_TEXT_H_
 
 #include <cstdint>
 #include <string>
@@ -45,4 +45,4 @@ std::string HumanRate(double bytes_per_second);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_TEXT_H_
+#endif  // IOTAP_ANALYZER_BASE_TEXT_H_

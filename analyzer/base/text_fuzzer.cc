@@ -21,10 +21,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
-#include "analyzer/internal/json_tokenizer.h"
-#include "analyzer/json_writer.h"
-#include "analyzer/report_output.h"
-#include "analyzer/text.h"
+#include "analyzer/base/json_writer.h"
+#include "analyzer/base/text.h"
+#include "analyzer/output/report_output.h"
+#include "analyzer/steps/json_tokenizer.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace iotap::analyzer {
@@ -97,10 +97,10 @@ std::string UndoMarkdown(std::string_view s) {
 
 // The one JSON string `text` holds, decoded.
 std::string DecodeJsonString(const std::string& text) {
-  internal::JsonTokenizer json(text);
-  internal::JsonToken t, end;
-  FUZZ_CHECK(json.Next(&t).ok() && t.type == internal::JsonToken::kString);
-  FUZZ_CHECK(json.Next(&end).ok() && end.type == internal::JsonToken::kEnd);
+  JsonTokenizer json(text);
+  JsonToken t, end;
+  FUZZ_CHECK(json.Next(&t).ok() && t.type == JsonToken::kString);
+  FUZZ_CHECK(json.Next(&end).ok() && end.type == JsonToken::kEnd);
   return t.text;
 }
 
@@ -138,16 +138,16 @@ void CheckEscapers(std::string_view s) {
   writer.EndObject();
   std::string document = writer.Take();
   CheckJsonText(document);
-  internal::JsonTokenizer json(document);
-  internal::JsonToken t;
+  JsonTokenizer json(document);
+  JsonToken t;
   int strings = 0;
   do {
     FUZZ_CHECK(json.Next(&t).ok());
-    if (t.type == internal::JsonToken::kKey || t.type == internal::JsonToken::kString) {
+    if (t.type == JsonToken::kKey || t.type == JsonToken::kString) {
       FUZZ_CHECK(t.text == valid);
       ++strings;
     }
-  } while (t.type != internal::JsonToken::kEnd);
+  } while (t.type != JsonToken::kEnd);
   FUZZ_CHECK(strings == 2);
 }
 
@@ -242,11 +242,11 @@ void CheckReport(std::string_view s) {
 
   std::string json = ReportToJson(ReportWith(valid));
   FUZZ_CHECK(IsValidUtf8(json));
-  internal::JsonTokenizer tokens(json);
-  internal::JsonToken t;
+  JsonTokenizer tokens(json);
+  JsonToken t;
   do {
     FUZZ_CHECK(tokens.Next(&t).ok());
-  } while (t.type != internal::JsonToken::kEnd);
+  } while (t.type != JsonToken::kEnd);
 }
 
 }  // namespace

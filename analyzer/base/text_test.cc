@@ -1,4 +1,4 @@
-#include "analyzer/text.h"
+#include "analyzer/base/text.h"
 
 #include "gtest/gtest.h"
 

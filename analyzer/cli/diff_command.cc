@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analyzer/analysis/run_analysis.h"
+#include "analyzer/base/text.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
-#include "analyzer/findings.h"
-#include "analyzer/report_diff.h"
-#include "analyzer/report_diff_output.h"
-#include "analyzer/run_analysis.h"
-#include "analyzer/saved_report.h"
-#include "analyzer/text.h"
+#include "analyzer/findings/findings.h"
+#include "analyzer/output/report_diff.h"
+#include "analyzer/output/report_diff_output.h"
+#include "analyzer/output/saved_report.h"
 
 namespace iotap::cli {
 

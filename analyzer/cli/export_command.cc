@@ -5,11 +5,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "analyzer/chrome_json_export.h"
+#include "analyzer/base/text.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
-#include "analyzer/perfetto_export.h"
-#include "analyzer/text.h"
+#include "analyzer/output/export/chrome_json_export.h"
+#include "analyzer/output/export/perfetto_export.h"
 
 namespace iotap::cli {
 

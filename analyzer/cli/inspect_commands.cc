@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analyzer/analysis/stats.h"
+#include "analyzer/base/text.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
-#include "analyzer/dump.h"
-#include "analyzer/stats.h"
-#include "analyzer/text.h"
-#include "analyzer/trace_set.h"
+#include "analyzer/output/export/dump.h"
+#include "analyzer/read/trace_set.h"
 
 namespace iotap::cli {
 

@@ -1,4 +1,4 @@
-#include "analyzer/findings.h"
+#include "analyzer/findings/findings.h"
 
 #include <algorithm>
 #include <fstream>
@@ -6,14 +6,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzer/findings_internal.h"
-#include "analyzer/text.h"
+#include "analyzer/base/text.h"
+#include "analyzer/findings/findings_internal.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
 namespace iotap::analyzer {
 
-// The text of analyzer/findings.textproto, compiled in (findings_rules.cc).
+// The text of analyzer/findings/findings.textproto, compiled in (findings_rules.cc).
 extern const char kDefaultRulesText[];
 
 namespace internal {

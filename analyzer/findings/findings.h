@@ -4,17 +4,17 @@
 //   absl::StatusOr<rules::RuleSet> rules = DefaultRules();
 //   AddFindings(*rules, &report);   // fills report.findings, most important first
 //
-// Each rule in analyzer/findings.textproto (schema proto/iotap/rules.proto)
-// names a function in findings.cc that computes its values from the report;
-// the data file holds the wording and every threshold. Order: causes that
-// matter (WARNING or CRITICAL), then data-stall symptoms, then the rest, each
-// group by the seconds at stake. A cause is alarming only if the job
-// measurably waits for data, or, without step information, if its cost is
-// large on its own. When nothing is alarming, "no_bottleneck" says so with
-// the overlap figure that shows it.
+// Each rule in findings.textproto (schema proto/iotap/rules.proto) names a
+// function (findings_data_rules.cc, findings_run_rules.cc) that computes its
+// values from the report; the data file holds the wording and every
+// threshold. Order: causes that matter (WARNING or CRITICAL), then
+// data-stall symptoms, then the rest, each group by the seconds at stake. A
+// cause is alarming only if the job measurably waits for data, or, without
+// step information, if its cost is large on its own. When nothing is
+// alarming, "no_bottleneck" says so with the overlap figure that shows it.
 
-#ifndef IOTAP_ANALYZER_FINDINGS_H_
-#define IOTAP_ANALYZER_FINDINGS_H_
+#ifndef IOTAP_ANALYZER_FINDINGS_FINDINGS_H_
+#define IOTAP_ANALYZER_FINDINGS_FINDINGS_H_
 
 #include <string>
 
@@ -24,7 +24,7 @@
 
 namespace iotap::analyzer {
 
-// The rules built into iotap (analyzer/findings.textproto).
+// The rules built into iotap (findings.textproto).
 absl::StatusOr<rules::RuleSet> DefaultRules();
 // Rules from a text-format file; errors name the file and the line.
 absl::StatusOr<rules::RuleSet> LoadRules(const std::string& path);
@@ -34,4 +34,4 @@ void AddFindings(const rules::RuleSet& rules, report::Report* report);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_FINDINGS_H_
+#endif  // IOTAP_ANALYZER_FINDINGS_FINDINGS_H_

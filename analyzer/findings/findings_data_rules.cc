@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzer/findings_internal.h"
-#include "analyzer/text.h"
+#include "analyzer/base/text.h"
+#include "analyzer/findings/findings_internal.h"
 
 namespace iotap::analyzer::internal {
 

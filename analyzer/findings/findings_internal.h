@@ -1,8 +1,8 @@
 // Internal to the findings: what a rule computes and the context it reads.
 // Rules are plain functions registered by name (see findings.cc).
 
-#ifndef IOTAP_ANALYZER_FINDINGS_INTERNAL_H_
-#define IOTAP_ANALYZER_FINDINGS_INTERNAL_H_
+#ifndef IOTAP_ANALYZER_FINDINGS_FINDINGS_INTERNAL_H_
+#define IOTAP_ANALYZER_FINDINGS_FINDINGS_INTERNAL_H_
 
 #include <functional>
 #include <map>
@@ -61,4 +61,4 @@ void RegisterRunRules(std::map<std::string, RuleFn>* rules);
 
 }  // namespace iotap::analyzer::internal
 
-#endif  // IOTAP_ANALYZER_FINDINGS_INTERNAL_H_
+#endif  // IOTAP_ANALYZER_FINDINGS_FINDINGS_INTERNAL_H_

@@ -2,7 +2,7 @@
 // is about, stays quiet below its thresholds, takes its thresholds from the
 // rules data, and the order puts alarming causes first.
 
-#include "analyzer/findings.h"
+#include "analyzer/findings/findings.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "analyzer/report_condense.h"
+#include "analyzer/output/report_condense.h"
 
 #include <algorithm>
 #include <cmath>

@@ -17,8 +17,8 @@
 // and end times to 3 more), which no chart can tell apart and which halves
 // the text. Every total (run, layers, overlap, step statistics) is untouched.
 
-#ifndef IOTAP_ANALYZER_REPORT_CONDENSE_H_
-#define IOTAP_ANALYZER_REPORT_CONDENSE_H_
+#ifndef IOTAP_ANALYZER_OUTPUT_REPORT_CONDENSE_H_
+#define IOTAP_ANALYZER_OUTPUT_REPORT_CONDENSE_H_
 
 #include "iotap/report.pb.h"
 
@@ -42,4 +42,4 @@ double RoundSignificant(double value, int digits);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_REPORT_CONDENSE_H_
+#endif  // IOTAP_ANALYZER_OUTPUT_REPORT_CONDENSE_H_

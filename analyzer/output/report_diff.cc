@@ -1,4 +1,4 @@
-#include "analyzer/report_diff.h"
+#include "analyzer/output/report_diff.h"
 
 #include <cmath>
 #include <map>

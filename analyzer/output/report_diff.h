@@ -33,8 +33,8 @@
 // Findings are matched by rule id (the n-th finding of an id in A with the
 // n-th in B), their evidence by name.
 
-#ifndef IOTAP_ANALYZER_REPORT_DIFF_H_
-#define IOTAP_ANALYZER_REPORT_DIFF_H_
+#ifndef IOTAP_ANALYZER_OUTPUT_REPORT_DIFF_H_
+#define IOTAP_ANALYZER_OUTPUT_REPORT_DIFF_H_
 
 #include "iotap/diff.pb.h"
 #include "iotap/report.pb.h"
@@ -52,4 +52,4 @@ report::ReportDiff DiffReports(const report::Report& a, const report::Report& b)
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_REPORT_DIFF_H_
+#endif  // IOTAP_ANALYZER_OUTPUT_REPORT_DIFF_H_

@@ -1,4 +1,4 @@
-#include "analyzer/report_diff_output.h"
+#include "analyzer/output/report_diff_output.h"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analyzer/text.h"
+#include "analyzer/base/text.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace iotap::analyzer {

@@ -5,8 +5,8 @@
 //
 //   std::cout << DiffToText(DiffReports(before, after));
 
-#ifndef IOTAP_ANALYZER_REPORT_DIFF_OUTPUT_H_
-#define IOTAP_ANALYZER_REPORT_DIFF_OUTPUT_H_
+#ifndef IOTAP_ANALYZER_OUTPUT_REPORT_DIFF_OUTPUT_H_
+#define IOTAP_ANALYZER_OUTPUT_REPORT_DIFF_OUTPUT_H_
 
 #include <string>
 
@@ -26,4 +26,4 @@ std::string FormatChange(double change, const std::string& unit);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_REPORT_DIFF_OUTPUT_H_
+#endif  // IOTAP_ANALYZER_OUTPUT_REPORT_DIFF_OUTPUT_H_

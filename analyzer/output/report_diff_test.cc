@@ -1,4 +1,4 @@
-#include "analyzer/report_diff.h"
+#include "analyzer/output/report_diff.h"
 
 #include <string>
 #include <vector>
@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
-#include "analyzer/report_diff_output.h"
+#include "analyzer/output/report_diff_output.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"

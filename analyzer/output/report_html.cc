@@ -1,7 +1,7 @@
-#include "analyzer/report_html.h"
+#include "analyzer/output/report_html.h"
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/viewer_assets.h"
+#include "analyzer/output/viewer_assets.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace iotap::analyzer {

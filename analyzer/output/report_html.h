@@ -15,13 +15,13 @@
 // as text; the page's Content-Security-Policy allows only its own script and
 // style (by hash) and no request to anything.
 
-#ifndef IOTAP_ANALYZER_REPORT_HTML_H_
-#define IOTAP_ANALYZER_REPORT_HTML_H_
+#ifndef IOTAP_ANALYZER_OUTPUT_REPORT_HTML_H_
+#define IOTAP_ANALYZER_OUTPUT_REPORT_HTML_H_
 
 #include <string>
 #include <string_view>
 
-#include "analyzer/report_condense.h"
+#include "analyzer/output/report_condense.h"
 #include "iotap/report.pb.h"
 
 namespace iotap::analyzer {
@@ -37,4 +37,4 @@ std::string EmbeddableJson(std::string_view json);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_REPORT_HTML_H_
+#endif  // IOTAP_ANALYZER_OUTPUT_REPORT_HTML_H_

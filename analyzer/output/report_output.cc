@@ -1,4 +1,4 @@
-#include "analyzer/report_output.h"
+#include "analyzer/output/report_output.h"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analyzer/text.h"
+#include "analyzer/base/text.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace iotap::analyzer {

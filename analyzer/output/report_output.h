@@ -4,8 +4,8 @@
 //
 //   std::cout << ReportToText(report);
 
-#ifndef IOTAP_ANALYZER_REPORT_OUTPUT_H_
-#define IOTAP_ANALYZER_REPORT_OUTPUT_H_
+#ifndef IOTAP_ANALYZER_OUTPUT_REPORT_OUTPUT_H_
+#define IOTAP_ANALYZER_OUTPUT_REPORT_OUTPUT_H_
 
 #include <string>
 
@@ -19,4 +19,4 @@ std::string ReportToJson(const report::Report& report);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_REPORT_OUTPUT_H_
+#endif  // IOTAP_ANALYZER_OUTPUT_REPORT_OUTPUT_H_

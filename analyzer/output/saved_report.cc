@@ -1,4 +1,4 @@
-#include "analyzer/saved_report.h"
+#include "analyzer/output/saved_report.h"
 
 #include <filesystem>
 #include <fstream>

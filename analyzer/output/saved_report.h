@@ -5,8 +5,8 @@
 //     absl::StatusOr<report::Report> r = ReadSavedReport(path);
 //   }
 
-#ifndef IOTAP_ANALYZER_SAVED_REPORT_H_
-#define IOTAP_ANALYZER_SAVED_REPORT_H_
+#ifndef IOTAP_ANALYZER_OUTPUT_SAVED_REPORT_H_
+#define IOTAP_ANALYZER_OUTPUT_SAVED_REPORT_H_
 
 #include <string>
 
@@ -27,4 +27,4 @@ absl::StatusOr<report::Report> ReadSavedReport(const std::string& path);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_SAVED_REPORT_H_
+#endif  // IOTAP_ANALYZER_OUTPUT_SAVED_REPORT_H_

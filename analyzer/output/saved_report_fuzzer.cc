@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <string>
 
-#include "analyzer/report_diff.h"
-#include "analyzer/report_diff_output.h"
-#include "analyzer/saved_report.h"
+#include "analyzer/output/report_diff.h"
+#include "analyzer/output/report_diff_output.h"
+#include "analyzer/output/saved_report.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace iotap::analyzer {

@@ -1,19 +1,22 @@
-#include "analyzer/saved_report.h"
+#include "analyzer/output/saved_report.h"
 
 #include <string>
 
-#include "analyzer/report_output.h"
-#include "analyzer/synthetic_trace.h"
+#include "analyzer/output/report_output.h"
+#include "analyzer/testing/synthetic_trace.h"
+#include "analyzer/testing/test_files.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "tests/integration/testing.h"
 
 namespace iotap::analyzer {
 namespace {
 
-using iotap::testing::TempDir;
-using iotap::testing::WriteFile;
+using testing::TempDirectory;
+using testing::WriteTemp;
+
+// `name` in this test's temporary directory.
+std::string Temp(const std::string& name) { return TempDirectory() + "/" + name; }
 using ::testing::HasSubstr;
 
 report::Report SampleReport() {
@@ -32,10 +35,8 @@ report::Report SampleReport() {
 }
 
 TEST(SavedReportTest, ReadsBackWhatReportWrote) {
-  TempDir dir;
-  std::string path = dir.Sub("report.json");
   report::Report r = SampleReport();
-  WriteFile(path, ReportToJson(r));
+  std::string path = WriteTemp("report.json", ReportToJson(r));
   EXPECT_TRUE(LooksLikeSavedReport(path));
   absl::StatusOr<report::Report> back = ReadSavedReport(path);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -43,23 +44,21 @@ TEST(SavedReportTest, ReadsBackWhatReportWrote) {
 }
 
 TEST(SavedReportTest, TracesAndDirectoriesAreNotSavedReports) {
-  TempDir dir;
   SyntheticProcess p(100, 1, "/usr/bin/python3", {"python3"}, 1'700'000'000'000'000'000);
-  p.WriteTo(dir.Sub("p.iotap"));
-  EXPECT_FALSE(LooksLikeSavedReport(dir.Sub("p.iotap")));
-  EXPECT_FALSE(LooksLikeSavedReport(dir.path()));
-  EXPECT_FALSE(LooksLikeSavedReport(dir.Sub("missing.json")));
-  WriteFile(dir.Sub("blank.json"), " \n\t");
-  EXPECT_FALSE(LooksLikeSavedReport(dir.Sub("blank.json")));
-  WriteFile(dir.Sub("indented.json"), "\n  {}");
-  EXPECT_TRUE(LooksLikeSavedReport(dir.Sub("indented.json")));
+  p.WriteTo(Temp("p.iotap"));
+  EXPECT_FALSE(LooksLikeSavedReport(Temp("p.iotap")));
+  EXPECT_FALSE(LooksLikeSavedReport(TempDirectory()));
+  EXPECT_FALSE(LooksLikeSavedReport(Temp("missing.json")));
+  WriteTemp("blank.json", " \n\t");
+  EXPECT_FALSE(LooksLikeSavedReport(Temp("blank.json")));
+  WriteTemp("indented.json", "\n  {}");
+  EXPECT_TRUE(LooksLikeSavedReport(Temp("indented.json")));
 }
 
 TEST(SavedReportTest, CorruptJsonNamesTheFile) {
-  TempDir dir;
-  std::string path = dir.Sub("cut.json");
+  std::string path = Temp("cut.json");
   std::string json = ReportToJson(SampleReport());
-  WriteFile(path, json.substr(0, json.size() / 2));
+  WriteTemp("cut.json", json.substr(0, json.size() / 2));
   absl::StatusOr<report::Report> r = ReadSavedReport(path);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(),
@@ -69,23 +68,20 @@ TEST(SavedReportTest, CorruptJsonNamesTheFile) {
 }
 
 TEST(SavedReportTest, JsonThatIsNotAReportIsRefused) {
-  TempDir dir;
-  WriteFile(dir.Sub("trace.json"), R"({"traceEvents": [], "displayTimeUnit": "ms"})");
-  absl::StatusOr<report::Report> r = ReadSavedReport(dir.Sub("trace.json"));
+  WriteTemp("trace.json", R"({"traceEvents": [], "displayTimeUnit": "ms"})");
+  absl::StatusOr<report::Report> r = ReadSavedReport(Temp("trace.json"));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(),
-              HasSubstr(dir.Sub("trace.json") + ": JSON, but not an iotap report"));
+              HasSubstr(Temp("trace.json") + ": JSON, but not an iotap report"));
   // A wrongly typed field of the schema is an error, not a zero.
-  WriteFile(dir.Sub("typed.json"), R"({"schema_version": 1, "run": {"steps": "many"}})");
-  EXPECT_FALSE(ReadSavedReport(dir.Sub("typed.json")).ok());
+  WriteTemp("typed.json", R"({"schema_version": 1, "run": {"steps": "many"}})");
+  EXPECT_FALSE(ReadSavedReport(Temp("typed.json")).ok());
 }
 
 TEST(SavedReportTest, FieldsOfANewerIotapAreIgnored) {
-  TempDir dir;
-  WriteFile(
-      dir.Sub("newer.json"),
-      R"({"schema_version": 1, "run": {"steps": 7, "wall_power_w": 300}, "step_buckets": []})");
-  absl::StatusOr<report::Report> r = ReadSavedReport(dir.Sub("newer.json"));
+  WriteTemp("newer.json",
+            R"({"schema_version": 1, "run": {"steps": 7, "wall_power_w": 300}, "step_buckets": []})");
+  absl::StatusOr<report::Report> r = ReadSavedReport(Temp("newer.json"));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->run().steps(), 7);
 }

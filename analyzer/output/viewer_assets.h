@@ -2,8 +2,8 @@
 // viewer/embed.cmake (the generated viewer_assets.cc in the build tree).
 // Internal to report_html.cc and its tests.
 
-#ifndef IOTAP_ANALYZER_VIEWER_ASSETS_H_
-#define IOTAP_ANALYZER_VIEWER_ASSETS_H_
+#ifndef IOTAP_ANALYZER_OUTPUT_VIEWER_ASSETS_H_
+#define IOTAP_ANALYZER_OUTPUT_VIEWER_ASSETS_H_
 
 #include <string_view>
 
@@ -20,4 +20,4 @@ extern const std::string_view kViewerStyleSha256;
 
 }  // namespace iotap::analyzer::internal
 
-#endif  // IOTAP_ANALYZER_VIEWER_ASSETS_H_
+#endif  // IOTAP_ANALYZER_OUTPUT_VIEWER_ASSETS_H_

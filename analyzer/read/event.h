@@ -4,8 +4,8 @@
 // are absolute CLOCK_MONOTONIC nanoseconds and offsets absolute bytes. See
 // `enum Op` in proto/iotap/trace.proto for what each field means per op.
 
-#ifndef IOTAP_ANALYZER_EVENT_H_
-#define IOTAP_ANALYZER_EVENT_H_
+#ifndef IOTAP_ANALYZER_READ_EVENT_H_
+#define IOTAP_ANALYZER_READ_EVENT_H_
 
 #include <array>
 #include <cstdint>
@@ -134,4 +134,4 @@ inline uint64_t BytesMoved(const Event& e) {
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_EVENT_H_
+#endif  // IOTAP_ANALYZER_READ_EVENT_H_

@@ -1,4 +1,4 @@
-#include "analyzer/event.h"
+#include "analyzer/read/event.h"
 
 #include <random>
 

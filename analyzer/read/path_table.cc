@@ -1,11 +1,43 @@
-#include "analyzer/path_table.h"
+#include "analyzer/read/path_table.h"
 
 #include <algorithm>
 
 #include "absl/hash/hash.h"
-#include "analyzer/process_analysis.h"
 
 namespace iotap::analyzer {
+
+namespace {
+
+bool EndsWithAny(std::string_view s, std::initializer_list<std::string_view> suffixes) {
+  for (std::string_view x : suffixes) {
+    if (s.ends_with(x)) return true;
+  }
+  return false;
+}
+
+bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+}  // namespace
+
+const char* FileCategory(std::string_view path) {
+  if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/") ||
+      Contains(path, "/pymp-")) {
+    return "system";
+  }
+  if (Contains(path, "/site-packages/") || Contains(path, "/dist-packages/") ||
+      Contains(path, "/lib/python") || Contains(path, "/bin/") || Contains(path, "/.pyenv/") ||
+      Contains(path, "/conda") || Contains(path, "/.venv/") || Contains(path, "/venv/") ||
+      path.starts_with("/usr/") || path == "/usr" ||
+      path.starts_with("/lib/") || path.starts_with("/lib64/") || path.starts_with("/bin/") ||
+      path.starts_with("/sbin/") || path.starts_with("/etc/") ||
+      Contains(path, "/__pycache__/") || EndsWithAny(path, {".py", ".pyc", ".so", ".pth"}) ||
+      Contains(path, ".so.")) {
+    return "runtime";
+  }
+  return "data";
+}
 
 PathTable::Entry PathTable::Intern(std::string_view path) {
   size_t hash = absl::HashOf(path);

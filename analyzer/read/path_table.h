@@ -16,8 +16,8 @@
 // Intern is safe to call from several threads at once; path() and size()
 // are for after the reading, when no thread interns any more.
 
-#ifndef IOTAP_ANALYZER_PATH_TABLE_H_
-#define IOTAP_ANALYZER_PATH_TABLE_H_
+#ifndef IOTAP_ANALYZER_READ_PATH_TABLE_H_
+#define IOTAP_ANALYZER_READ_PATH_TABLE_H_
 
 #include <array>
 #include <cstdint>
@@ -29,6 +29,12 @@
 #include "absl/container/flat_hash_map.h"
 
 namespace iotap::analyzer {
+
+// A path's category: "system" (/proc, /sys, /dev, and multiprocessing's
+// /tmp/pymp-* sockets and files), "runtime" (the Python installation, shared
+// libraries, site-packages, conda, pyenv and virtual environments, /etc,
+// /usr, any bin/ directory, *.py, *.pyc, *.so) or "data" (everything else).
+const char* FileCategory(std::string_view path);
 
 class PathTable {
  public:
@@ -67,4 +73,4 @@ class PathTable {
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_PATH_TABLE_H_
+#endif  // IOTAP_ANALYZER_READ_PATH_TABLE_H_

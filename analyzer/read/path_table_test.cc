@@ -1,4 +1,4 @@
-#include "analyzer/path_table.h"
+#include "analyzer/read/path_table.h"
 
 #include <string>
 #include <thread>
@@ -8,6 +8,23 @@
 
 namespace iotap::analyzer {
 namespace {
+
+TEST(FileCategoryTest, DatasetsAreDataAndTheInterpreterIsNot) {
+  for (const char* data : {"/data/imagenet/train/n01440764/x.JPEG", "/scratch/shards/s-0001.tar",
+                           "/home/me/run/images.h5", "/tmp/checkpoint.pt", "/work/condition.csv"}) {
+    EXPECT_STREQ(FileCategory(data), "data") << data;
+  }
+  for (const char* runtime :
+       {"/usr/bin/pybuilddir.txt", "/usr/lib", "/usr/lib/python3.11/os.py",
+        "/root/.pyenv/shims/python3", "/opt/conda/envs/ml/lib/python3.10/site-packages/x.so",
+        "/home/me/.venv/lib/python3.11/site-packages/torch/__init__.py", "/home/me/proj/bin/run",
+        "/etc/ld.so.cache", "/lib/x86_64-linux-gnu/libc.so.6"}) {
+    EXPECT_STREQ(FileCategory(runtime), "runtime") << runtime;
+  }
+  for (const char* system : {"/proc/self/stat", "/dev/shm/torch_123", "/tmp/pymp-abc/listener-x"}) {
+    EXPECT_STREQ(FileCategory(system), "system") << system;
+  }
+}
 
 TEST(PathTableTest, OneIdAndCategoryPerPath) {
   PathTable paths;

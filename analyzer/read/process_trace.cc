@@ -1,4 +1,4 @@
-#include "analyzer/process_trace.h"
+#include "analyzer/read/process_trace.h"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
 // What the reader knows about the process a trace file came from: its header,
 // its interned strings, its clocks and how it ended.
 
-#ifndef IOTAP_ANALYZER_PROCESS_TRACE_H_
-#define IOTAP_ANALYZER_PROCESS_TRACE_H_
+#ifndef IOTAP_ANALYZER_READ_PROCESS_TRACE_H_
+#define IOTAP_ANALYZER_READ_PROCESS_TRACE_H_
 
 #include <cstdint>
 #include <optional>
@@ -75,4 +75,4 @@ class ProcessTrace {
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_PROCESS_TRACE_H_
+#endif  // IOTAP_ANALYZER_READ_PROCESS_TRACE_H_

@@ -1,4 +1,4 @@
-#include "analyzer/run_catalog.h"
+#include "analyzer/read/run_catalog.h"
 
 #include <fcntl.h>
 #include <unistd.h>

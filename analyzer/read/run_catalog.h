@@ -15,15 +15,15 @@
 // A loader's trainer is its nearest ancestor that is a trainer. The analysis
 // may promote a process to TRAINER later (it recorded training steps).
 
-#ifndef IOTAP_ANALYZER_RUN_CATALOG_H_
-#define IOTAP_ANALYZER_RUN_CATALOG_H_
+#ifndef IOTAP_ANALYZER_READ_RUN_CATALOG_H_
+#define IOTAP_ANALYZER_READ_RUN_CATALOG_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzer/trace_reader.h"
+#include "analyzer/read/trace_reader.h"
 #include "iotap/report.pb.h"
 #include "iotap/trace.pb.h"
 
@@ -62,4 +62,4 @@ void ClassifyProcesses(RunCatalog* catalog);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_RUN_CATALOG_H_
+#endif  // IOTAP_ANALYZER_READ_RUN_CATALOG_H_

@@ -21,16 +21,16 @@
 //   std::vector<ReadIssue> issues;
 //   absl::Status s = ReadTraceFile("run/host.42.....iotap", &c, &issues);
 
-#ifndef IOTAP_ANALYZER_TRACE_READER_H_
-#define IOTAP_ANALYZER_TRACE_READER_H_
+#ifndef IOTAP_ANALYZER_READ_TRACE_READER_H_
+#define IOTAP_ANALYZER_READ_TRACE_READER_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "analyzer/event.h"
-#include "analyzer/process_trace.h"
+#include "analyzer/read/event.h"
+#include "analyzer/read/process_trace.h"
 #include "iotap/trace.pb.h"
 
 namespace iotap::analyzer {
@@ -77,4 +77,4 @@ absl::Status ReadTraceBytes(const std::string& name, const std::string& bytes,
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_TRACE_READER_H_
+#endif  // IOTAP_ANALYZER_READ_TRACE_READER_H_

@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/dump.h"
-#include "analyzer/internal/json_tokenizer.h"
-#include "analyzer/report_output.h"
-#include "analyzer/run_analysis.h"
-#include "analyzer/stats.h"
-#include "analyzer/trace_reader.h"
+#include "analyzer/analysis/run_analysis.h"
+#include "analyzer/analysis/stats.h"
+#include "analyzer/output/export/dump.h"
+#include "analyzer/output/report_output.h"
+#include "analyzer/read/trace_reader.h"
+#include "analyzer/steps/json_tokenizer.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "zstd.h"
 
@@ -57,11 +57,11 @@ class Tee : public TraceVisitor {
 
 // Whether `text` is exactly one JSON document.
 bool IsJson(const std::string& text) {
-  internal::JsonTokenizer json(text);
-  internal::JsonToken t;
+  JsonTokenizer json(text);
+  JsonToken t;
   do {
     if (!json.Next(&t).ok()) return false;
-  } while (t.type != internal::JsonToken::kEnd);
+  } while (t.type != JsonToken::kEnd);
   return true;
 }
 

@@ -1,4 +1,4 @@
-#include "analyzer/trace_reader.h"
+#include "analyzer/read/trace_reader.h"
 
 #include <string>
 #include <vector>

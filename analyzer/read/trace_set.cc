@@ -1,11 +1,11 @@
-#include "analyzer/trace_set.h"
+#include "analyzer/read/trace_set.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace iotap::analyzer {
 

@@ -5,8 +5,8 @@
 //   TraceSetResult r = ReadTraceSet(*files, &visitor);
 //   for (const ReadIssue& i : r.issues) std::cerr << i.ToString() << "\n";
 
-#ifndef IOTAP_ANALYZER_TRACE_SET_H_
-#define IOTAP_ANALYZER_TRACE_SET_H_
+#ifndef IOTAP_ANALYZER_READ_TRACE_SET_H_
+#define IOTAP_ANALYZER_READ_TRACE_SET_H_
 
 #include <cstdint>
 #include <functional>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzer/trace_reader.h"
+#include "analyzer/read/trace_reader.h"
 
 namespace iotap::analyzer {
 
@@ -36,4 +36,4 @@ TraceSetResult ReadTraceSet(const std::vector<std::string>& files, TraceVisitor*
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_TRACE_SET_H_
+#endif  // IOTAP_ANALYZER_READ_TRACE_SET_H_

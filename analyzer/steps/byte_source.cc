@@ -1,4 +1,4 @@
-#include "analyzer/internal/byte_source.h"
+#include "analyzer/steps/byte_source.h"
 
 #include <zlib.h>
 
@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer {
 
 absl::StatusOr<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) {
   // zlib reads a file that is not gzip as it is ("transparent" mode).
@@ -60,4 +60,4 @@ absl::StatusOr<size_t> ByteSource::Read(char* buffer, size_t size) {
   return done;
 }
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer

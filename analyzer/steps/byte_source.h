@@ -13,8 +13,8 @@
 //     if (*n == 0) break;
 //   }
 
-#ifndef IOTAP_ANALYZER_INTERNAL_BYTE_SOURCE_H_
-#define IOTAP_ANALYZER_INTERNAL_BYTE_SOURCE_H_
+#ifndef IOTAP_ANALYZER_STEPS_BYTE_SOURCE_H_
+#define IOTAP_ANALYZER_STEPS_BYTE_SOURCE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +23,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer {
 
 class ByteSource {
  public:
@@ -54,6 +54,6 @@ class ByteSource {
   uint64_t offset_ = 0;
 };
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_INTERNAL_BYTE_SOURCE_H_
+#endif  // IOTAP_ANALYZER_STEPS_BYTE_SOURCE_H_

@@ -1,17 +1,17 @@
-#include "analyzer/internal/byte_source.h"
+#include "analyzer/steps/byte_source.h"
 
 #include <unistd.h>
-#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "analyzer/testing/test_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer {
 namespace {
 
 using ::testing::HasSubstr;
@@ -34,19 +34,8 @@ class ByteSourceTest : public ::testing::Test {
   std::vector<std::string> written_;
 };
 
-std::string Compress(const std::string& data) {
-  z_stream z = {};
-  deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, data.size()) + 32, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
+// `data` gzipped as tightly as zlib can.
+std::string Compress(const std::string& data) { return testing::Gzip(data, 9); }
 
 // Everything the source gives, and the error that ended it (if any).
 std::pair<std::string, absl::Status> Drain(ByteSource* in, size_t chunk) {
@@ -112,4 +101,4 @@ TEST_F(ByteSourceTest, MissingFile) {
 }
 
 }  // namespace
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer

@@ -1,9 +1,9 @@
-#include "analyzer/internal/decimal.h"
+#include "analyzer/steps/decimal.h"
 
 #include <limits>
 #include <string>
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer {
 
 namespace {
 
@@ -72,4 +72,4 @@ std::optional<int64_t> ScaleDecimal(std::string_view text, int scale) {
   return negative ? -result : result;
 }
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer

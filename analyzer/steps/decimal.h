@@ -5,14 +5,14 @@
 //   std::optional<int64_t> ns = ScaleDecimal("1212075529876.817", 3);  // us -> ns
 //   // *ns == 1212075529876817
 
-#ifndef IOTAP_ANALYZER_INTERNAL_DECIMAL_H_
-#define IOTAP_ANALYZER_INTERNAL_DECIMAL_H_
+#ifndef IOTAP_ANALYZER_STEPS_DECIMAL_H_
+#define IOTAP_ANALYZER_STEPS_DECIMAL_H_
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer {
 
 // The number written in `text` (JSON number syntax: sign, digits, fraction,
 // exponent) times 10^`scale`, rounded to the nearest integer, halves to even.
@@ -20,6 +20,6 @@ namespace iotap::analyzer::internal {
 // result does not fit in an int64.
 std::optional<int64_t> ScaleDecimal(std::string_view text, int scale);
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_INTERNAL_DECIMAL_H_
+#endif  // IOTAP_ANALYZER_STEPS_DECIMAL_H_

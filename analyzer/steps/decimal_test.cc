@@ -1,10 +1,10 @@
-#include "analyzer/internal/decimal.h"
+#include "analyzer/steps/decimal.h"
 
 #include <limits>
 
 #include "gtest/gtest.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer {
 namespace {
 
 TEST(ScaleDecimalTest, MicrosecondsToNanoseconds) {
@@ -56,4 +56,4 @@ TEST(ScaleDecimalTest, RefusesWhatIsNotANumber) {
 }
 
 }  // namespace
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer

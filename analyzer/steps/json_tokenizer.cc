@@ -1,11 +1,11 @@
-#include "analyzer/internal/json_tokenizer.h"
+#include "analyzer/steps/json_tokenizer.h"
 
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer {
 
 namespace {
 
@@ -358,4 +358,4 @@ absl::Status JsonTokenizer::SkipValue(const JsonToken& first) {
   return absl::OkStatus();
 }
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer

@@ -17,8 +17,8 @@
 // Infinity and -Infinity are accepted (as kNumber tokens with that text), and
 // with `allow_many` a sequence of top-level values is one input (JSON lines).
 
-#ifndef IOTAP_ANALYZER_INTERNAL_JSON_TOKENIZER_H_
-#define IOTAP_ANALYZER_INTERNAL_JSON_TOKENIZER_H_
+#ifndef IOTAP_ANALYZER_STEPS_JSON_TOKENIZER_H_
+#define IOTAP_ANALYZER_STEPS_JSON_TOKENIZER_H_
 
 #include <cstdint>
 #include <string>
@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "analyzer/internal/byte_source.h"
+#include "analyzer/steps/byte_source.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer {
 
 struct JsonToken {
   enum Type {
@@ -118,6 +118,6 @@ class JsonTokenizer {
   bool allow_many_ = false;
 };
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_INTERNAL_JSON_TOKENIZER_H_
+#endif  // IOTAP_ANALYZER_STEPS_JSON_TOKENIZER_H_

@@ -1,4 +1,4 @@
-#include "analyzer/internal/json_tokenizer.h"
+#include "analyzer/steps/json_tokenizer.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer {
 namespace {
 
 // Every token of `json` as "type:text", or the error as "error:message".
@@ -157,4 +157,4 @@ TEST(JsonTokenizerTest, TokensAcrossBufferRefills) {
 }
 
 }  // namespace
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer

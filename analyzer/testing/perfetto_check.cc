@@ -1,4 +1,4 @@
-#include "analyzer/perfetto_check.h"
+#include "analyzer/testing/perfetto_check.h"
 
 #include "absl/strings/str_cat.h"
 

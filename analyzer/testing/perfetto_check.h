@@ -14,8 +14,8 @@
 // slice that begins ends, ends match begins (proper nesting), and no slice
 // is left open; counters only on counter tracks, slices never on them.
 
-#ifndef IOTAP_ANALYZER_PERFETTO_CHECK_H_
-#define IOTAP_ANALYZER_PERFETTO_CHECK_H_
+#ifndef IOTAP_ANALYZER_TESTING_PERFETTO_CHECK_H_
+#define IOTAP_ANALYZER_TESTING_PERFETTO_CHECK_H_
 
 #include <cstdint>
 #include <map>
@@ -46,4 +46,4 @@ DecodedTrace DecodePerfettoTrace(const std::string& bytes);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_PERFETTO_CHECK_H_
+#endif  // IOTAP_ANALYZER_TESTING_PERFETTO_CHECK_H_

@@ -1,7 +1,7 @@
-#include "analyzer/sample_runs.h"
+#include "analyzer/testing/sample_runs.h"
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/synthetic_trace.h"
+#include "analyzer/testing/synthetic_trace.h"
 
 namespace iotap::analyzer {
 

@@ -5,8 +5,8 @@
 //   WriteHostileRun(dir);            // then: iotap report DIR --html out.html
 //   for (const std::string& name : HostileNames()) ...   // what must stay inert
 
-#ifndef IOTAP_ANALYZER_SAMPLE_RUNS_H_
-#define IOTAP_ANALYZER_SAMPLE_RUNS_H_
+#ifndef IOTAP_ANALYZER_TESTING_SAMPLE_RUNS_H_
+#define IOTAP_ANALYZER_TESTING_SAMPLE_RUNS_H_
 
 #include <cstdint>
 #include <string>
@@ -38,4 +38,4 @@ void WriteManyStepRun(const std::string& dir, int trainers, int loaders, int ste
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_SAMPLE_RUNS_H_
+#endif  // IOTAP_ANALYZER_TESTING_SAMPLE_RUNS_H_

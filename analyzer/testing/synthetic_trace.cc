@@ -1,4 +1,4 @@
-#include "analyzer/synthetic_trace.h"
+#include "analyzer/testing/synthetic_trace.h"
 
 #include <algorithm>
 #include <fstream>

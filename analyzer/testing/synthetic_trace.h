@@ -11,8 +11,8 @@
 // Times are wall-clock ns; the process's monotonic clock equals its wall
 // clock, so what a test writes is what the analysis sees.
 
-#ifndef IOTAP_ANALYZER_SYNTHETIC_TRACE_H_
-#define IOTAP_ANALYZER_SYNTHETIC_TRACE_H_
+#ifndef IOTAP_ANALYZER_TESTING_SYNTHETIC_TRACE_H_
+#define IOTAP_ANALYZER_TESTING_SYNTHETIC_TRACE_H_
 
 #include <cstdint>
 #include <map>
@@ -93,4 +93,4 @@ class SyntheticProcess {
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_SYNTHETIC_TRACE_H_
+#endif  // IOTAP_ANALYZER_TESTING_SYNTHETIC_TRACE_H_

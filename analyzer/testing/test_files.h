@@ -1,9 +1,9 @@
-// Files for the step-log tests: the shared third-party fixtures, temporary
-// files, and gzip streams (whole, or laid out so that a cut falls at a known
-// byte of the uncompressed data).
+// Files for the analyzer's unit tests: the shared third-party fixtures (the
+// step-log tests read them), temporary files, and gzip streams (whole, or
+// laid out so that a cut falls at a known byte of the uncompressed data).
 
-#ifndef IOTAP_ANALYZER_STEPS_STEP_TEST_UTIL_H_
-#define IOTAP_ANALYZER_STEPS_STEP_TEST_UTIL_H_
+#ifndef IOTAP_ANALYZER_TESTING_TEST_FILES_H_
+#define IOTAP_ANALYZER_TESTING_TEST_FILES_H_
 
 #include <unistd.h>
 #include <zlib.h>
@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "analyzer/testing/sample_runs.h"
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer::testing {
@@ -56,7 +57,7 @@ inline std::string ReadBytes(const std::string& path) {
 // A directory of this test process's own, removed when it exits.
 inline const std::string& TempDirectory() {
   static const struct Directory {
-    std::string path = ::testing::TempDir() + "iotap-steps-" + std::to_string(getpid());
+    std::string path = ::testing::TempDir() + "iotap-test-" + std::to_string(getpid());
     Directory() { std::filesystem::create_directories(path); }
     ~Directory() {
       std::error_code ec;
@@ -66,6 +67,27 @@ inline const std::string& TempDirectory() {
   return directory.path;
 }
 
+// How many times `needle` occurs in `haystack` (overlaps counted).
+inline int Occurrences(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// The sample run of hostile names (sample_runs.h), written once into
+// TempDirectory().
+inline const std::string& HostileRunDirectory() {
+  static const std::string dir = [] {
+    std::string d = TempDirectory() + "/hostile-run";
+    std::filesystem::create_directories(d);
+    WriteHostileRun(d);
+    return d;
+  }();
+  return dir;
+}
+
 // Writes `bytes` to a fresh file called `name` and returns its path.
 inline std::string WriteTemp(const std::string& name, const std::string& bytes) {
   std::string path = TempDirectory() + "/" + name;
@@ -73,10 +95,10 @@ inline std::string WriteTemp(const std::string& name, const std::string& bytes) 
   return path;
 }
 
-// `data` as a gzip file, compressed.
-inline std::string Gzip(const std::string& data) {
+// `data` as a gzip file, compressed at `level` (1-9).
+inline std::string Gzip(const std::string& data, int level = 6) {
   z_stream z = {};
-  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
   std::string out(deflateBound(&z, data.size()) + 32, '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
   z.avail_in = static_cast<uInt>(data.size());
@@ -112,4 +134,4 @@ inline std::string GzipStored(const std::string& data) {
 
 }  // namespace iotap::analyzer::testing
 
-#endif  // IOTAP_ANALYZER_STEPS_STEP_TEST_UTIL_H_
+#endif  // IOTAP_ANALYZER_TESTING_TEST_FILES_H_

@@ -1,4 +1,4 @@
-#include "analyzer/chrome_json_export.h"
+#include "analyzer/output/export/chrome_json_export.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzer/json_writer.h"
-#include "analyzer/text.h"
+#include "analyzer/base/json_writer.h"
+#include "analyzer/base/text.h"
 
 namespace iotap::analyzer {
 

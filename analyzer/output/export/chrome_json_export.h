@@ -12,15 +12,15 @@
 // with an error that gives the count and suggests --perfetto; 0 means no
 // limit.
 
-#ifndef IOTAP_ANALYZER_CHROME_JSON_EXPORT_H_
-#define IOTAP_ANALYZER_CHROME_JSON_EXPORT_H_
+#ifndef IOTAP_ANALYZER_OUTPUT_EXPORT_CHROME_JSON_EXPORT_H_
+#define IOTAP_ANALYZER_OUTPUT_EXPORT_CHROME_JSON_EXPORT_H_
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
-#include "analyzer/export_model.h"
-#include "analyzer/perfetto_export.h"
+#include "analyzer/output/export/export_model.h"
+#include "analyzer/output/export/perfetto_export.h"
 
 namespace iotap::analyzer {
 
@@ -32,4 +32,4 @@ absl::Status ExportChromeJson(const std::string& run_path, const std::string& ou
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_CHROME_JSON_EXPORT_H_
+#endif  // IOTAP_ANALYZER_OUTPUT_EXPORT_CHROME_JSON_EXPORT_H_

@@ -1,4 +1,4 @@
-#include "analyzer/dump.h"
+#include "analyzer/output/export/dump.h"
 
 #include <cstring>
 #include <ctime>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analyzer/text.h"
+#include "analyzer/base/text.h"
 
 namespace iotap::analyzer {
 

@@ -18,12 +18,12 @@
 // and TFRecord file descriptions appear as "# dataset ..." and "# tfrecord
 // ..." lines where the trace holds them.
 
-#ifndef IOTAP_ANALYZER_DUMP_H_
-#define IOTAP_ANALYZER_DUMP_H_
+#ifndef IOTAP_ANALYZER_OUTPUT_EXPORT_DUMP_H_
+#define IOTAP_ANALYZER_OUTPUT_EXPORT_DUMP_H_
 
 #include <cstdio>
 
-#include "analyzer/trace_reader.h"
+#include "analyzer/read/trace_reader.h"
 
 namespace iotap::analyzer {
 
@@ -43,4 +43,4 @@ class DumpWriter : public TraceVisitor {
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_DUMP_H_
+#endif  // IOTAP_ANALYZER_OUTPUT_EXPORT_DUMP_H_

@@ -1,4 +1,4 @@
-#include "analyzer/export_model.h"
+#include "analyzer/output/export/export_model.h"
 
 #include <algorithm>
 #include <map>
@@ -6,11 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "analyzer/run_analysis.h"
-#include "analyzer/run_catalog.h"
-#include "analyzer/text.h"
-#include "analyzer/trace_reader.h"
-#include "analyzer/trace_set.h"
+#include "analyzer/analysis/run_analysis.h"
+#include "analyzer/base/text.h"
+#include "analyzer/read/run_catalog.h"
+#include "analyzer/read/trace_reader.h"
+#include "analyzer/read/trace_set.h"
 
 namespace iotap::analyzer {
 

@@ -19,8 +19,8 @@
 // the wall clock the analysis aligns every process to. Memory holds one
 // process's events at a time (about 64 bytes each), never the whole run's.
 
-#ifndef IOTAP_ANALYZER_EXPORT_MODEL_H_
-#define IOTAP_ANALYZER_EXPORT_MODEL_H_
+#ifndef IOTAP_ANALYZER_OUTPUT_EXPORT_EXPORT_MODEL_H_
+#define IOTAP_ANALYZER_OUTPUT_EXPORT_EXPORT_MODEL_H_
 
 #include <cstdint>
 #include <map>
@@ -133,4 +133,4 @@ uint64_t NestSlices(std::vector<ExportSlice>* slices);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_EXPORT_MODEL_H_
+#endif  // IOTAP_ANALYZER_OUTPUT_EXPORT_EXPORT_MODEL_H_

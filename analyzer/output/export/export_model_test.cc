@@ -1,4 +1,4 @@
-#include "analyzer/export_model.h"
+#include "analyzer/output/export/export_model.h"
 
 #include "gtest/gtest.h"
 

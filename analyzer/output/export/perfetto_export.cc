@@ -1,4 +1,4 @@
-#include "analyzer/perfetto_export.h"
+#include "analyzer/output/export/perfetto_export.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/text.h"
+#include "analyzer/base/text.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "perfetto/trace.pb.h"
 

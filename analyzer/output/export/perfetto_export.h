@@ -25,14 +25,14 @@
 // The format's fields are those of proto/perfetto/trace.proto, a minimal
 // copy of Perfetto's schema with its field numbers.
 
-#ifndef IOTAP_ANALYZER_PERFETTO_EXPORT_H_
-#define IOTAP_ANALYZER_PERFETTO_EXPORT_H_
+#ifndef IOTAP_ANALYZER_OUTPUT_EXPORT_PERFETTO_EXPORT_H_
+#define IOTAP_ANALYZER_OUTPUT_EXPORT_PERFETTO_EXPORT_H_
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
-#include "analyzer/export_model.h"
+#include "analyzer/output/export/export_model.h"
 
 namespace iotap::analyzer {
 
@@ -51,4 +51,4 @@ absl::Status ExportPerfetto(const std::string& run_path, const std::string& out_
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_PERFETTO_EXPORT_H_
+#endif  // IOTAP_ANALYZER_OUTPUT_EXPORT_PERFETTO_EXPORT_H_

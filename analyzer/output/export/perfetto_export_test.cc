@@ -4,7 +4,7 @@
 // slice begun and ended on its track in time order; then the exact slices of
 // known synthetic runs. Also the Chrome JSON export of the same runs.
 
-#include "analyzer/perfetto_export.h"
+#include "analyzer/output/export/perfetto_export.h"
 
 #include <unistd.h>
 
@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/chrome_json_export.h"
-#include "analyzer/perfetto_check.h"
-#include "analyzer/sample_runs.h"
+#include "analyzer/output/export/chrome_json_export.h"
+#include "analyzer/testing/perfetto_check.h"
+#include "analyzer/testing/sample_runs.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
