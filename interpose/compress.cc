@@ -6,6 +6,8 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
+#include "proto/wire/little_endian.h"
+
 namespace iotap::interpose {
 
 namespace {
@@ -16,10 +18,6 @@ constexpr size_t kMaxRawBlock = 128 * 1024;
 // the workspace small.
 constexpr int kWindowLog = 20;
 
-void PutLe(uint8_t* p, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
 }  // namespace
 
 size_t WriteStoredFrame(const uint8_t* in, size_t n, uint8_t* out, size_t cap) {
@@ -28,18 +26,21 @@ size_t WriteStoredFrame(const uint8_t* in, size_t n, uint8_t* out, size_t cap) {
   size_t need = 4 + 1 + 4 + blocks * 3 + n;
   if (cap < need || n > UINT32_MAX) return 0;
   uint8_t* p = out;
-  PutLe(p, kZstdMagic, 4);
+  wire::StoreLe32(p, kZstdMagic);
   p += 4;
   // Frame header descriptor: single segment, 4-byte content size.
   *p++ = (2u << 6) | (1u << 5);
-  PutLe(p, n, 4);
+  wire::StoreLe32(p, static_cast<uint32_t>(n));
   p += 4;
   size_t done = 0;
   do {
     size_t len = n - done < kMaxRawBlock ? n - done : kMaxRawBlock;
     bool last = done + len == n;
     uint32_t header = (last ? 1u : 0u) | (0u << 1) | (static_cast<uint32_t>(len) << 3);
-    PutLe(p, header, 3);
+    // Block header: 3 bytes, little-endian.
+    p[0] = static_cast<uint8_t>(header);
+    p[1] = static_cast<uint8_t>(header >> 8);
+    p[2] = static_cast<uint8_t>(header >> 16);
     p += 3;
     if (len != 0) memcpy(p, in + done, len);
     p += len;

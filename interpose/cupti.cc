@@ -142,25 +142,6 @@ uint16_t HostFlag(const CUpti_ActivityMemcpy6& m) {
                                                        : 0;
 }
 
-// Writes `n` packed varints of `value(i)` as field `field`, unless all zero.
-template <typename ValueFn>
-void Column(WireWriter* w, uint32_t field, uint32_t n, ValueFn value) {
-  uint8_t* p = g_column;
-  uint64_t any = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    uint64_t v = value(i);
-    any |= v;
-    p = PutVarint(p, v);
-  }
-  if (any == 0) return;
-  size_t bytes = static_cast<size_t>(p - g_column);
-  w->PackedHeader(field, bytes);
-  if (uint8_t* dst = w->Claim(bytes)) {
-    memcpy(dst, g_column, bytes);
-    w->Commit(dst + bytes);
-  }
-}
-
 // One EventChunk of device events (see OP_CUPTI_MEMCPY in trace.proto).
 // Caller holds g_encode_lock.
 void WriteChunk(const DeviceEvent* events, uint32_t n) {
@@ -177,18 +158,19 @@ void WriteChunk(const DeviceEvent* events, uint32_t n) {
   w.Varint(2, static_cast<uint64_t>(base * unit));
   w.Varint(3, static_cast<uint64_t>(unit));
   w.VarintIfNonZero(4, g_next_seq);
-  Column(&w, 10, n, [&](uint32_t i) { return events[i].op; });
+  w.PackedVarints(10, n, g_column, [&](uint32_t i) { return events[i].op; });
   int64_t previous_end = base;
-  Column(&w, 11, n, [&](uint32_t i) {
+  w.PackedVarints(11, n, g_column, [&](uint32_t i) {
     int64_t gap = start(i) - previous_end;
     previous_end = end(i);
-    return ZigZag(gap);
+    return wire::ZigZag(gap);
   });
-  Column(&w, 12, n, [&](uint32_t i) { return static_cast<uint64_t>(end(i) - start(i)); });
-  Column(&w, 15, n, [&](uint32_t i) { return events[i].bytes; });
-  Column(&w, 16, n, [&](uint32_t i) { return ZigZag(events[i].result); });
-  Column(&w, 18, n, [&](uint32_t i) { return events[i].flags; });
-  Column(&w, 20, n, [&](uint32_t i) { return events[i].stream; });
+  w.PackedVarints(12, n, g_column,
+                  [&](uint32_t i) { return static_cast<uint64_t>(end(i) - start(i)); });
+  w.PackedVarints(15, n, g_column, [&](uint32_t i) { return events[i].bytes; });
+  w.PackedVarints(16, n, g_column, [&](uint32_t i) { return wire::ZigZag(events[i].result); });
+  w.PackedVarints(18, n, g_column, [&](uint32_t i) { return events[i].flags; });
+  w.PackedVarints(20, n, g_column, [&](uint32_t i) { return events[i].stream; });
   w.EndNested(chunk);
   w.EndNested(p);
   if (!w.overflow()) WritePackets(g_packet, w.size());

@@ -225,31 +225,6 @@ void EncodeExecNotice(WireWriter* w, const char* path, bool spawn) {
   w->EndNested(packet);
 }
 
-namespace {
-
-// Writes one packed column produced by `value(i)` for i in [0, count),
-// omitting it when every value is zero.
-template <typename ValueFn>
-void PutColumn(WireWriter* w, uint32_t field, uint32_t count, ChunkScratch* scratch,
-               ValueFn value) {
-  uint8_t* p = scratch->column;
-  uint64_t any = 0;
-  for (uint32_t i = 0; i < count; ++i) {
-    uint64_t v = value(i);
-    any |= v;
-    p = PutVarint(p, v);
-  }
-  if (any == 0) return;
-  size_t bytes = static_cast<size_t>(p - scratch->column);
-  w->PackedHeader(field, bytes);
-  uint8_t* dst = w->Claim(bytes);
-  if (dst == nullptr) return;
-  memcpy(dst, scratch->column, bytes);
-  w->Commit(dst + bytes);
-}
-
-}  // namespace
-
 bool EncodeChunk(WireWriter* w, const Ring& ring, uint64_t first, uint32_t count,
                  uint64_t first_seq, uint64_t dropped_before,
                  const ClockConverter& clock, ChunkScratch* scratch) {
@@ -285,30 +260,31 @@ bool EncodeChunk(WireWriter* w, const Ring& ring, uint64_t first, uint32_t count
   w->VarintIfNonZero(4, first_seq);
   w->VarintIfNonZero(5, dropped_before);
 
-  PutColumn(w, 10, count, scratch, [&](uint32_t i) { return at(i).op; });
+  uint8_t* column = scratch->column;
+  w->PackedVarints(10, count, column, [&](uint32_t i) { return at(i).op; });
   int64_t previous_end = base;
-  PutColumn(w, 11, count, scratch, [&](uint32_t i) {
+  w->PackedVarints(11, count, column, [&](uint32_t i) {
     int64_t gap = starts[i] - previous_end;
     previous_end = ends[i];
-    return ZigZag(gap);
+    return wire::ZigZag(gap);
   });
-  PutColumn(w, 12, count, scratch,
-            [&](uint32_t i) { return static_cast<uint64_t>(ends[i] - starts[i]); });
-  PutColumn(w, 13, count, scratch, [&](uint32_t i) { return at(i).file; });
+  w->PackedVarints(12, count, column,
+                   [&](uint32_t i) { return static_cast<uint64_t>(ends[i] - starts[i]); });
+  w->PackedVarints(13, count, column, [&](uint32_t i) { return at(i).file; });
   int64_t previous_offset = 0;
-  PutColumn(w, 14, count, scratch, [&](uint32_t i) {
+  w->PackedVarints(14, count, column, [&](uint32_t i) {
     const RawEvent& e = at(i);
     if (!(e.flags & kFlagHasOffset)) return uint64_t{0};
     int64_t d = e.offset - previous_offset;
     previous_offset = e.offset;
-    return ZigZag(d);
+    return wire::ZigZag(d);
   });
-  PutColumn(w, 15, count, scratch, [&](uint32_t i) { return at(i).requested; });
-  PutColumn(w, 16, count, scratch, [&](uint32_t i) { return ZigZag(at(i).result); });
-  PutColumn(w, 17, count, scratch, [&](uint32_t i) { return at(i).error; });
-  PutColumn(w, 18, count, scratch, [&](uint32_t i) { return at(i).flags; });
-  PutColumn(w, 19, count, scratch, [&](uint32_t i) { return at(i).parent; });
-  PutColumn(w, 20, count, scratch, [&](uint32_t i) { return at(i).aux; });
+  w->PackedVarints(15, count, column, [&](uint32_t i) { return at(i).requested; });
+  w->PackedVarints(16, count, column, [&](uint32_t i) { return wire::ZigZag(at(i).result); });
+  w->PackedVarints(17, count, column, [&](uint32_t i) { return at(i).error; });
+  w->PackedVarints(18, count, column, [&](uint32_t i) { return at(i).flags; });
+  w->PackedVarints(19, count, column, [&](uint32_t i) { return at(i).parent; });
+  w->PackedVarints(20, count, column, [&](uint32_t i) { return at(i).aux; });
   w->EndNested(chunk);
   w->EndNested(packet);
   return !w->overflow();

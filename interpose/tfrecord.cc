@@ -6,7 +6,6 @@
 
 #include <new>
 
-#include "interpose/crc32c.h"
 #include "interpose/once_set.h"
 #include "interpose/recorder.h"
 #include "interpose/tfrecord_parser.h"

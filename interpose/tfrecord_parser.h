@@ -32,13 +32,20 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "interpose/crc32c.h"
+#include "proto/wire/crc32c.h"
+#include "proto/wire/little_endian.h"
 
 namespace iotap::interpose {
 
 // Bytes of framing around a record's data.
 inline constexpr uint64_t kTfHeaderBytes = 12;
 inline constexpr uint64_t kTfFooterBytes = 4;
+
+// Whether the 12 bytes at `header` are a TFRecord header: a length and the
+// masked CRC32C of that length.
+inline bool ValidTfRecordLength(const uint8_t* header) {
+  return wire::MaskCrc32c(wire::Crc32cU64(wire::LoadLe64(header))) == wire::LoadLe32(header + 8);
+}
 
 // A record whose data has been read.
 struct TfRecordInfo {
@@ -76,7 +83,7 @@ class TfRecordParser {
         // The common case of buffered reads: whole records in view, each
         // handled in one step.
         while (n >= kTfHeaderBytes + kTfFooterBytes) {
-          uint64_t len = LoadLe64(p);
+          uint64_t len = wire::LoadLe64(p);
           if (len > n - kTfHeaderBytes - kTfFooterBytes) break;
           if (!ValidTfRecordLength(p)) {
             memcpy(header_, p, kTfHeaderBytes);
@@ -165,7 +172,7 @@ class TfRecordParser {
       return;
     }
     ++valid_headers_;
-    length_ = LoadLe64(header_);
+    length_ = wire::LoadLe64(header_);
     data_left_ = length_;
     state_ = kData;
     if (data_left_ == 0) EndData(sink);

@@ -17,8 +17,9 @@
 #include <cstring>
 #include <vector>
 
-#include "interpose/crc32c.h"
 #include "interpose/tfrecord_parser.h"
+#include "proto/wire/crc32c.h"
+#include "proto/wire/little_endian.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {
@@ -26,6 +27,10 @@ namespace {
 using iotap::interpose::kTfFooterBytes;
 using iotap::interpose::kTfHeaderBytes;
 using iotap::interpose::TfRecordInfo;
+using iotap::wire::Crc32cU64;
+using iotap::wire::LoadLe64;
+using iotap::wire::MaskCrc32c;
+using iotap::wire::StoreLe32;
 
 uint64_t Next(uint64_t* state) {  // splitmix64
   uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
@@ -55,10 +60,8 @@ void FixHeaders(std::vector<uint8_t>* file) {
   size_t pos = 0;
   while (pos + kTfHeaderBytes <= file->size()) {
     uint8_t* h = file->data() + pos;
-    uint32_t crc =
-        iotap::interpose::MaskCrc32c(iotap::interpose::Crc32cU64(iotap::interpose::LoadLe64(h)));
-    std::memcpy(h + 8, &crc, 4);
-    uint64_t len = iotap::interpose::LoadLe64(h);
+    uint64_t len = LoadLe64(h);
+    StoreLe32(h + 8, MaskCrc32c(Crc32cU64(len)));
     if (len > file->size() - pos - kTfHeaderBytes) break;
     pos += kTfHeaderBytes + len;
     if (kTfFooterBytes > file->size() - pos) break;
@@ -74,7 +77,7 @@ std::vector<TfRecordInfo> Walk(const std::vector<uint8_t>& file) {
   for (uint64_t index = 0; pos + kTfHeaderBytes <= file.size(); ++index) {
     const uint8_t* h = file.data() + pos;
     if (!iotap::interpose::ValidTfRecordLength(h)) break;
-    uint64_t len = iotap::interpose::LoadLe64(h);
+    uint64_t len = LoadLe64(h);
     if (len > file.size() - pos - kTfHeaderBytes) break;
     out.push_back(TfRecordInfo{static_cast<int64_t>(pos), len, index, 0, true});
     pos += kTfHeaderBytes + len;
@@ -93,8 +96,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::memcpy(&state, data + 1, 8);
   std::vector<uint8_t> file(data + 9, data + size);
   if (mode & 1) FixHeaders(&file);
-  FUZZ_CHECK(iotap::interpose::Crc32c(file.data(), file.size()) ==
-             iotap::interpose::Crc32cPortable(file.data(), file.size()));
+  FUZZ_CHECK(iotap::wire::Crc32c(file.data(), file.size()) ==
+             iotap::wire::Crc32cPortable(file.data(), file.size()));
 
   bool jumps = (mode & 2) != 0;
   iotap::interpose::TfRecordParser parser;

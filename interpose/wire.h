@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "proto/wire/varint.h"
+
 namespace iotap::interpose {
 
 // Wire types of the protobuf encoding.
@@ -34,21 +36,6 @@ inline constexpr uint32_t kWireLengthDelimited = 2;
 
 // Bytes a nested message's length takes: the largest varint of 32 bits.
 inline constexpr size_t kNestedLengthBytes = 5;
-
-inline uint64_t ZigZag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
-
-// Writes `v` as a varint at `p`, returns the byte after it. `p` must have room
-// for 10 bytes.
-inline uint8_t* PutVarint(uint8_t* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<uint8_t>(v) | 0x80;
-    v >>= 7;
-  }
-  *p++ = static_cast<uint8_t>(v);
-  return p;
-}
 
 class WireWriter {
  public:
@@ -68,20 +55,20 @@ class WireWriter {
 
   void Varint(uint32_t field, uint64_t v) {
     if (!Reserve(20)) return;
-    pos_ = PutVarint(pos_, Tag(field, kWireVarint));
-    pos_ = PutVarint(pos_, v);
+    pos_ = wire::PutVarint(pos_, Tag(field, kWireVarint));
+    pos_ = wire::PutVarint(pos_, v);
   }
   // Omits the field when it is zero, as proto3 does.
   void VarintIfNonZero(uint32_t field, uint64_t v) {
     if (v != 0) Varint(field, v);
   }
-  void Sint(uint32_t field, int64_t v) { Varint(field, ZigZag(v)); }
+  void Sint(uint32_t field, int64_t v) { Varint(field, wire::ZigZag(v)); }
   void Bool(uint32_t field, bool v) { Varint(field, v ? 1 : 0); }
 
   void Bytes(uint32_t field, const void* data, size_t n) {
     if (!Reserve(n + 20)) return;
-    pos_ = PutVarint(pos_, Tag(field, kWireLengthDelimited));
-    pos_ = PutVarint(pos_, n);
+    pos_ = wire::PutVarint(pos_, Tag(field, kWireLengthDelimited));
+    pos_ = wire::PutVarint(pos_, n);
     if (n != 0) memcpy(pos_, data, n);
     pos_ += n;
   }
@@ -93,7 +80,7 @@ class WireWriter {
   // for EndNested.
   size_t BeginNested(uint32_t field) {
     if (!Reserve(10 + kNestedLengthBytes)) return 0;
-    pos_ = PutVarint(pos_, Tag(field, kWireLengthDelimited));
+    pos_ = wire::PutVarint(pos_, Tag(field, kWireLengthDelimited));
     size_t token = size();
     pos_ += kNestedLengthBytes;
     return token;
@@ -117,8 +104,29 @@ class WireWriter {
   // Writes a packed column header for `payload_bytes` of varints.
   void PackedHeader(uint32_t field, size_t payload_bytes) {
     if (!Reserve(20)) return;
-    pos_ = PutVarint(pos_, Tag(field, kWireLengthDelimited));
-    pos_ = PutVarint(pos_, payload_bytes);
+    pos_ = wire::PutVarint(pos_, Tag(field, kWireLengthDelimited));
+    pos_ = wire::PutVarint(pos_, payload_bytes);
+  }
+
+  // Writes `value(i)` for i in [0, n) as the packed varint field `field`,
+  // encoded first in `scratch` (room for n * wire::kMaxVarintBytes), and
+  // omits the field when every value is zero, as proto3 does.
+  template <typename ValueFn>
+  void PackedVarints(uint32_t field, uint32_t n, uint8_t* scratch, ValueFn value) {
+    uint8_t* p = scratch;
+    uint64_t any = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t v = value(i);
+      any |= v;
+      p = wire::PutVarint(p, v);
+    }
+    if (any == 0) return;
+    size_t bytes = static_cast<size_t>(p - scratch);
+    PackedHeader(field, bytes);
+    if (uint8_t* dst = Claim(bytes)) {
+      memcpy(dst, scratch, bytes);
+      Commit(dst + bytes);
+    }
   }
 
  private:

@@ -14,34 +14,10 @@
 namespace iotap::interpose {
 namespace {
 
-std::vector<uint8_t> VarintBytes(uint64_t v) {
-  uint8_t buf[10];
-  return std::vector<uint8_t>(buf, PutVarint(buf, v));
-}
-
 Trace Parse(const WireWriter& w) {
   Trace trace;
   EXPECT_TRUE(trace.ParseFromArray(w.data(), static_cast<int>(w.size())));
   return trace;
-}
-
-TEST(WireTest, ZigZag) {
-  EXPECT_EQ(ZigZag(0), 0u);
-  EXPECT_EQ(ZigZag(-1), 1u);
-  EXPECT_EQ(ZigZag(1), 2u);
-  EXPECT_EQ(ZigZag(-2), 3u);
-  EXPECT_EQ(ZigZag(std::numeric_limits<int64_t>::max()), std::numeric_limits<uint64_t>::max() - 1);
-  EXPECT_EQ(ZigZag(std::numeric_limits<int64_t>::min()), std::numeric_limits<uint64_t>::max());
-}
-
-TEST(WireTest, Varints) {
-  EXPECT_EQ(VarintBytes(0), (std::vector<uint8_t>{0x00}));
-  EXPECT_EQ(VarintBytes(127), (std::vector<uint8_t>{0x7f}));
-  EXPECT_EQ(VarintBytes(128), (std::vector<uint8_t>{0x80, 0x01}));
-  EXPECT_EQ(VarintBytes(300), (std::vector<uint8_t>{0xac, 0x02}));
-  std::vector<uint8_t> max(9, 0xff);
-  max.push_back(0x01);
-  EXPECT_EQ(VarintBytes(std::numeric_limits<uint64_t>::max()), max);
 }
 
 // Trace.packet { clock { ... } }: two nested messages, each with a 5-byte
@@ -130,7 +106,7 @@ TEST(WireTest, PackedColumnParses) {
   w.PackedHeader(10, 4);
   uint8_t* p = w.Claim(4);
   ASSERT_NE(p, nullptr);
-  for (uint64_t op : ops) p = PutVarint(p, op);
+  for (uint64_t op : ops) p = wire::PutVarint(p, op);
   w.Commit(p);
   w.EndNested(chunk);
   w.EndNested(packet);
@@ -141,6 +117,37 @@ TEST(WireTest, PackedColumnParses) {
   EXPECT_EQ(c.op(0), 1u);
   EXPECT_EQ(c.op(1), 10u);
   EXPECT_EQ(c.op(2), 300u);
+}
+
+// PackedVarints: the column EncodeChunk writes, and none where every value
+// is zero.
+TEST(WireTest, PackedVarintsParse) {
+  const std::vector<int64_t> results = {-1, 0, 4096, std::numeric_limits<int64_t>::min()};
+  uint8_t scratch[4 * wire::kMaxVarintBytes];
+  uint8_t buf[128];
+  WireWriter w(buf, sizeof(buf));
+  size_t packet = w.BeginNested(1);
+  size_t chunk = w.BeginNested(4);
+  w.PackedVarints(10, 4, scratch, [](uint32_t i) { return uint64_t{i} * 100; });
+  w.PackedVarints(16, 4, scratch, [&](uint32_t i) { return wire::ZigZag(results[i]); });
+  const size_t before_zeros = w.size();
+  w.PackedVarints(13, 4, scratch, [](uint32_t) { return uint64_t{0}; });
+  EXPECT_EQ(w.size(), before_zeros);
+  w.EndNested(chunk);
+  w.EndNested(packet);
+  ASSERT_FALSE(w.overflow());
+  // Tag and length of each message (1 + 5 twice); the ops 0, 100, 200 and
+  // 300 (1 + 1 + 2 + 2 bytes) behind a 1-byte tag and length; the results
+  // (1 + 1 + 2 + 10 bytes) behind a 2-byte tag (field 16) and a length.
+  EXPECT_EQ(w.size(), 12u + (2 + 6) + (3 + 14));
+  Trace trace = Parse(w);
+  ASSERT_EQ(trace.packet_size(), 1);
+  const EventChunk& c = trace.packet(0).events();
+  ASSERT_EQ(c.op_size(), 4);
+  EXPECT_EQ(c.op(3), 300u);
+  ASSERT_EQ(c.result_size(), 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(c.result(i), results[i]) << i;
+  EXPECT_EQ(c.file_size(), 0);
 }
 
 // A nested length takes four of its five bytes (3 MB, past 2^21).

@@ -1,17 +1,13 @@
 #include "analyzer/read/event.h"
 
-#include <algorithm>
 #include <array>
-#include <bit>
 #include <cstring>
+#include <utility>
 #include <vector>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "proto/wire/varint.h"
 
 namespace iotap::analyzer {
 
@@ -142,121 +138,6 @@ absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch)
   return groups ? ExpandRecordGroups(batch) : absl::OkStatus();
 }
 
-// Reads a varint at `*p` (before `end`); false if it does not end there or
-// takes more than 10 bytes.
-bool ReadVarint(const uint8_t** p, const uint8_t* end, uint64_t* value) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 70 && *p < end; shift += 7) {
-    uint8_t b = *(*p)++;
-    v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (b < 0x80) {
-      *value = v;
-      return true;
-    }
-  }
-  return false;
-}
-
-// Packs the 7-bit groups of a varint's `bits` / 8 bytes (1 to 8) in `x`,
-// whose bytes past them may hold anything.
-struct ShiftPacker {
-  static uint64_t Pack(uint64_t x, int bits) {
-    // Pairs of bytes, then 16-bit and 32-bit halves, without a branch on
-    // the length.
-    uint64_t v = x & (~uint64_t{0} >> (64 - bits));
-    v = ((v & 0x7f007f007f007f00ull) >> 1) | (v & 0x007f007f007f007full);
-    v = ((v & 0x3fff00003fff0000ull) >> 2) | (v & 0x00003fff00003fffull);
-    return ((v & 0x0fffffff00000000ull) >> 4) | (v & 0x000000000fffffffull);
-  }
-};
-
-#if defined(__x86_64__)
-// The same in one instruction, BMI2's PEXT, where the processor has it and
-// runs it fast. Written as assembly so that the rest of the build keeps the
-// baseline instruction set; used only after a check (UsePext).
-struct PextPacker {
-  static uint64_t Pack(uint64_t x, int bits) {
-    uint64_t mask = 0x7f7f7f7f7f7f7f7full >> (64 - bits);
-    uint64_t v;
-    asm("pextq %2, %1, %0" : "=r"(v) : "r"(x), "r"(mask));
-    return v;
-  }
-};
-
-bool UsePext() {
-  __builtin_cpu_init();
-  // AMD's Zen 1 and 2 run PEXT in microcode, slower than the shifts.
-  return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1") &&
-         !__builtin_cpu_is("znver2");
-}
-#endif
-
-// Reads the varint at `p` and moves past it. The bytes after it must be
-// readable up to p + 8 (ChunkDecoder pads its columns). One that takes more
-// than 10 bytes, which libprotobuf rejects, clears `ok` and leaves `p`
-// where it is.
-template <typename Packer>
-inline uint64_t NextVarint(const uint8_t*& p, bool& ok) {
-  static_assert(std::endian::native == std::endian::little);
-  uint64_t x;
-  std::memcpy(&x, p, 8);
-  uint64_t stops = ~x & 0x8080808080808080ull;
-  if (stops != 0) [[likely]] {
-    // Up to 8 bytes: those up to the first without a continuation bit.
-    int bits = std::countr_zero(stops) + 1;
-    p += bits >> 3;
-    return Packer::Pack(x, bits);
-  }
-  uint64_t v = 0;
-  for (int k = 0; k < 10; ++k) {
-    uint64_t b = p[k];
-    v |= (b & 0x7f) << (7 * k);
-    if (b < 0x80) {
-      p += k + 1;
-      return v;
-    }
-  }
-  ok = false;
-  return 0;
-}
-
-inline uint64_t Unzigzag(uint64_t v) { return (v >> 1) ^ (~(v & 1) + 1); }
-
-// Varints in a packed column: bytes without the continuation bit, or -1 if
-// the last varint is cut.
-int64_t CountVarints(const uint8_t* p, size_t size) {
-  if (size > 0 && p[size - 1] >= 0x80) return -1;
-  int64_t n = 0;
-  size_t i = 0;
-#if defined(__SSE2__)
-  // Sixteen bytes at a time (SSE2 is in every x86-64): a byte with the top
-  // bit set is negative, and its comparison's -1 counts it as a
-  // continuation; the byte lanes are summed every 255 blocks, before they
-  // can overflow.
-  const __m128i zero = _mm_setzero_si128();
-  while (i + 16 <= size) {
-    __m128i continuations = zero;
-    size_t blocks = std::min<size_t>((size - i) / 16, 255);
-    for (size_t b = 0; b < blocks; ++b, i += 16) {
-      __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-      continuations = _mm_sub_epi8(continuations, _mm_cmplt_epi8(x, zero));
-    }
-    __m128i sums = _mm_sad_epu8(continuations, zero);  // two 64-bit lane sums
-    int64_t counted = _mm_cvtsi128_si64(sums) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums));
-    n += static_cast<int64_t>(blocks * 16) - counted;
-  }
-#endif
-  // Eight bytes at a time: a 1 per byte whose top bit is clear, summed into
-  // the word's top byte by one multiplication (the sum is at most 8).
-  for (; i + 8 <= size; i += 8) {
-    uint64_t x;
-    std::memcpy(&x, p + i, 8);
-    n += static_cast<int64_t>((((~x & 0x8080808080808080ull) >> 7) * 0x0101010101010101ull) >> 56);
-  }
-  for (; i < size; ++i) n += p[i] < 0x80;
-  return n;
-}
-
 // Decodes `n` events from padded columns (ChunkDecoder::Decode); nullopt
 // if a varint takes more than 10 bytes.
 template <typename Packer>
@@ -267,17 +148,20 @@ std::optional<absl::Status> DecodeColumns(const ChunkHeader& h, int n,
       h, n,
       [&](int) {
         ColumnValues v;
-        v.op = NextVarint<Packer>(column[0], ok);
-        v.gap = Unzigzag(NextVarint<Packer>(column[1], ok));
-        v.duration = NextVarint<Packer>(column[2], ok);
-        v.file = NextVarint<Packer>(column[3], ok);
-        v.offset_delta = Unzigzag(NextVarint<Packer>(column[4], ok));
-        v.requested = NextVarint<Packer>(column[5], ok);
-        v.result = Unzigzag(NextVarint<Packer>(column[6], ok));
-        v.error = NextVarint<Packer>(column[7], ok);
-        v.flags = NextVarint<Packer>(column[8], ok);
-        v.parent = NextVarint<Packer>(column[9], ok);
-        v.aux = NextVarint<Packer>(column[10], ok);
+        v.op = wire::NextPaddedVarint<Packer>(column[0], ok);
+        v.gap =
+            static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[1], ok)));
+        v.duration = wire::NextPaddedVarint<Packer>(column[2], ok);
+        v.file = wire::NextPaddedVarint<Packer>(column[3], ok);
+        v.offset_delta =
+            static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[4], ok)));
+        v.requested = wire::NextPaddedVarint<Packer>(column[5], ok);
+        v.result =
+            static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[6], ok)));
+        v.error = wire::NextPaddedVarint<Packer>(column[7], ok);
+        v.flags = wire::NextPaddedVarint<Packer>(column[8], ok);
+        v.parent = wire::NextPaddedVarint<Packer>(column[9], ok);
+        v.aux = wire::NextPaddedVarint<Packer>(column[10], ok);
         return v;
       },
       batch);
@@ -342,13 +226,13 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
   const uint8_t* end = data + size;
   while (p < end) {
     uint64_t tag;
-    if (!ReadVarint(&p, end, &tag) || tag > UINT32_MAX) return std::nullopt;
+    if (!wire::ReadVarint(&p, end, &tag) || tag > UINT32_MAX) return std::nullopt;
     const uint64_t field = tag >> 3;
     const int wire = static_cast<int>(tag & 7);
     if (field == 0) return std::nullopt;
     if (field >= 1 && field <= 5) {
       uint64_t v;
-      if (wire != 0 || !ReadVarint(&p, end, &v)) return std::nullopt;
+      if (wire != 0 || !wire::ReadVarint(&p, end, &v)) return std::nullopt;
       switch (field) {
         case 1: h.tid = static_cast<uint32_t>(v); break;
         case 2: h.base_time_ns = v; break;
@@ -361,7 +245,7 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
     if (field >= kFirstColumn && field < kFirstColumn + kColumns) {
       uint64_t length;
       Span& span = spans[field - kFirstColumn];
-      if (wire != 2 || span.seen || !ReadVarint(&p, end, &length) ||
+      if (wire != 2 || span.seen || !wire::ReadVarint(&p, end, &length) ||
           length > static_cast<uint64_t>(end - p)) {
         return std::nullopt;  // unpacked, given twice, or cut
       }
@@ -373,12 +257,12 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
     uint64_t length = 0;
     switch (wire) {
       case 0:
-        if (!ReadVarint(&p, end, &length)) return std::nullopt;
+        if (!wire::ReadVarint(&p, end, &length)) return std::nullopt;
         length = 0;
         break;
       case 1: length = 8; break;
       case 2:
-        if (!ReadVarint(&p, end, &length)) return std::nullopt;
+        if (!wire::ReadVarint(&p, end, &length)) return std::nullopt;
         break;
       case 5: length = 4; break;
       default: return std::nullopt;  // groups and invalid wire types
@@ -390,7 +274,7 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
   // cut varint, columns of different lengths) libprotobuf judges.
   int64_t n = 0;
   for (int c = 0; c < kColumns; ++c) {
-    int64_t count = CountVarints(spans[c].data, spans[c].size);
+    int64_t count = wire::CountVarints(spans[c].data, spans[c].size);
     if (count < 0 || (c > 0 && count != 0 && count != n)) return std::nullopt;
     if (c == 0) n = count;
   }
@@ -419,10 +303,10 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
   // One varint of every column per event: the columns' reads do not wait
   // for one another, so they overlap.
 #if defined(__x86_64__)
-  static const bool pext = UsePext();
-  if (pext) return DecodeColumns<PextPacker>(h, static_cast<int>(n), column, batch);
+  static const bool pext = wire::PextIsFast();
+  if (pext) return DecodeColumns<wire::PextPacker>(h, static_cast<int>(n), column, batch);
 #endif
-  return DecodeColumns<ShiftPacker>(h, static_cast<int>(n), column, batch);
+  return DecodeColumns<wire::ShiftPacker>(h, static_cast<int>(n), column, batch);
 }
 
 Layer LayerOf(Op op) {

@@ -12,6 +12,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "proto/wire/little_endian.h"
+#include "proto/wire/varint.h"
 #include "zstd.h"
 
 namespace iotap::analyzer {
@@ -28,28 +30,17 @@ constexpr size_t kMaxFrameBytes = 64u << 20;
 constexpr size_t kReadBlock = 4u << 20;
 constexpr size_t kSalvageBytes = 1u << 20;
 
-uint32_t Le32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
-         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
-}
-
-// Reads the varint at data[*at] (as libprotobuf reads a length: at most 64
-// bits' worth of 7-bit groups); false if `size` ends first.
+// Reads the varint at data[*at] (as libprotobuf reads a length) and moves
+// `*at` past it; false if `size` ends first.
 bool ReadLength(const uint8_t* data, size_t size, size_t* at, uint64_t* value) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 64 && *at < size; shift += 7) {
-    uint8_t b = data[(*at)++];
-    v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      *value = v;
-      return true;
-    }
-  }
-  return false;
+  const uint8_t* p = data + *at;
+  bool ok = wire::ReadVarint(&p, data + size, value);
+  *at = static_cast<size_t>(p - data);
+  return ok;
 }
 
 bool IsFrameStart(const uint8_t* p) {
-  uint32_t m = Le32(p);
+  uint32_t m = wire::LoadLe32(p);
   return m == kZstdMagic || (m & kSkippableMask) == kSkippableMagic;
 }
 
@@ -522,7 +513,7 @@ absl::Status Reader::Run() {
   if (Available() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(name_, ": empty file, not an iotap trace"));
   }
-  if (Available() < 4 || Le32(Here()) != kZstdMagic) {
+  if (Available() < 4 || wire::LoadLe32(Here()) != kZstdMagic) {
     return absl::InvalidArgumentError(absl::StrCat(
         name_, ": not an iotap trace (it does not start with a zstd frame)"));
   }
@@ -555,7 +546,7 @@ absl::Status Reader::Run() {
       if (absl::Status s = Resync("a frame too large or malformed"); !s.ok()) return s;
       continue;
     }
-    if ((Le32(Here()) & kSkippableMask) == kSkippableMagic) {
+    if ((wire::LoadLe32(Here()) & kSkippableMask) == kSkippableMagic) {
       Advance(frame_size);
       continue;
     }

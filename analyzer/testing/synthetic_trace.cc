@@ -4,6 +4,7 @@
 #include <fstream>
 #include <memory>
 
+#include "proto/wire/varint.h"
 #include "zstd.h"
 
 namespace iotap::analyzer {
@@ -12,13 +13,9 @@ namespace {
 
 void AppendPacket(const iotap::Packet& p, std::string* out) {
   std::string body = p.SerializeAsString();
-  *out += '\x0a';
-  uint64_t n = body.size();
-  while (n >= 0x80) {
-    *out += static_cast<char>((n & 0x7f) | 0x80);
-    n >>= 7;
-  }
-  *out += static_cast<char>(n);
+  uint8_t head[1 + wire::kMaxVarintBytes] = {0x0a};  // Trace.packet, length-delimited
+  uint8_t* end = wire::PutVarint(head + 1, body.size());
+  out->append(reinterpret_cast<const char*>(head), end - head);
   *out += body;
 }
 

@@ -1,34 +1,43 @@
-#include "interpose/crc32c.h"
+#include "proto/wire/crc32c.h"
 
 #include <atomic>
+
+#include "proto/wire/little_endian.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <nmmintrin.h>
 #endif
 
-namespace iotap::interpose {
+namespace iotap::wire {
 
 namespace {
 
 // The reflected Castagnoli polynomial.
 constexpr uint32_t kPolynomial = 0x82f63b78u;
 
-struct Table {
-  uint32_t entry[256];
+// Slicing-by-8 tables: entry[k][b] is the CRC of byte b followed by k zero
+// bytes, so eight input bytes take eight lookups and no data-dependent loop.
+struct Tables {
+  uint32_t entry[8][256];
 };
 
-constexpr Table MakeTable() {
-  Table t{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
+constexpr Tables MakeTables() {
+  Tables t{};
+  for (uint32_t b = 0; b < 256; ++b) {
+    uint32_t c = b;
     for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ kPolynomial : c >> 1;
-    t.entry[i] = c;
+    t.entry[0][b] = c;
+  }
+  for (int k = 1; k < 8; ++k) {
+    for (uint32_t b = 0; b < 256; ++b) {
+      t.entry[k][b] = (t.entry[k - 1][b] >> 8) ^ t.entry[0][t.entry[k - 1][b] & 0xff];
+    }
   }
   return t;
 }
 
-constinit const Table kTable = MakeTable();
+constinit const Tables kTables = MakeTables();
 
 #if defined(__x86_64__)
 // 0 = not checked yet, 1 = the CPU has SSE4.2, 2 = it has not.
@@ -43,14 +52,9 @@ bool HasSse42() {
   return yes;
 }
 
-__attribute__((target("sse4.2"))) uint32_t Crc32cSse42(const uint8_t* p, size_t n,
-                                                       uint32_t crc) {
+__attribute__((target("sse4.2"))) uint32_t Crc32cSse42(const uint8_t* p, size_t n, uint32_t crc) {
   uint64_t c = ~crc;
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    c = _mm_crc32_u64(c, v);
-  }
+  for (; n >= 8; n -= 8, p += 8) c = _mm_crc32_u64(c, LoadLe64(p));
   uint32_t c32 = static_cast<uint32_t>(c);
   for (; n > 0; --n, ++p) c32 = _mm_crc32_u8(c32, *p);
   return ~c32;
@@ -64,8 +68,14 @@ __attribute__((target("sse4.2"))) uint32_t Crc32cSse42U64(uint64_t v) {
 
 uint32_t Crc32cPortable(const void* data, size_t n, uint32_t crc) {
   const uint8_t* p = static_cast<const uint8_t*>(data);
+  const auto& t = kTables.entry;
   uint32_t c = ~crc;
-  for (size_t i = 0; i < n; ++i) c = kTable.entry[(c ^ p[i]) & 0xff] ^ (c >> 8);
+  for (; n >= 8; n -= 8, p += 8) {
+    uint32_t lo = c ^ LoadLe32(p);
+    c = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
+        t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+  }
+  for (; n > 0; --n, ++p) c = t[0][(c ^ *p) & 0xff] ^ (c >> 8);
   return ~c;
 }
 
@@ -83,4 +93,4 @@ uint32_t Crc32c(const void* data, size_t n, uint32_t crc) {
   return Crc32cPortable(data, n, crc);
 }
 
-}  // namespace iotap::interpose
+}  // namespace iotap::wire
