@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 
 namespace iotap::analyzer {
@@ -120,7 +121,7 @@ void WriteCudaJson(JsonWriter& j, const CudaReport& r) {
     j.Key("bytes");
     j.Uint(s.bytes);
     j.Key("seconds");
-    j.Double(s.ns / 1e9);
+    j.Double(Seconds(s.ns));
     j.EndObject();
   }
   j.EndArray();
@@ -139,14 +140,14 @@ void WriteCudaJson(JsonWriter& j, const CudaReport& r) {
     j.Key("bytes");
     j.Uint(s.bytes);
     j.Key("seconds");
-    j.Double(s.ns / 1e9);
+    j.Double(Seconds(s.ns));
     j.EndObject();
   }
   j.EndArray();
   j.Key("kernels");
   j.Uint(r.kernels);
   j.Key("kernel_seconds");
-  j.Double(r.kernel_ns / 1e9);
+  j.Double(Seconds(r.kernel_ns));
   j.EndObject();
   j.Key("cuda_pinned");
   j.BeginObject();
@@ -167,7 +168,7 @@ std::string CudaToText(const CudaReport& r) {
     uint64_t ok = s.calls - s.failed_calls;
     absl::StrAppendFormat(&out, "  %-9s %-9s %-6s %8d %7d %12s %10s %12s\n", s.direction,
                           s.host_memory, s.mode, s.calls, s.failed_calls, HumanBytes(s.bytes),
-                          HumanDuration(s.ns / 1e9),
+                          HumanDuration(Seconds(s.ns)),
                           ok == 0 ? "-" : HumanBytes(static_cast<double>(s.bytes) / ok));
   }
   absl::StrAppendFormat(&out, "  pinned host memory: %d allocations or registrations, %s\n",
@@ -176,10 +177,10 @@ std::string CudaToText(const CudaReport& r) {
     out += "CUDA on the device (CUPTI: bytes, device time):\n";
     for (const CudaDeviceCopyStats& s : r.device_copies) {
       absl::StrAppendFormat(&out, "  %-9s %-9s %8d copies %12s %10s\n", s.direction, s.host_memory,
-                            s.copies, HumanBytes(s.bytes), HumanDuration(s.ns / 1e9));
+                            s.copies, HumanBytes(s.bytes), HumanDuration(Seconds(s.ns)));
     }
     absl::StrAppendFormat(&out, "  kernels   %8d, %s\n", r.kernels,
-                          HumanDuration(r.kernel_ns / 1e9));
+                          HumanDuration(Seconds(r.kernel_ns)));
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzer/base/json_writer.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 
 namespace iotap::analyzer {
@@ -68,8 +69,6 @@ void Merge(DatasetStats* into, const DatasetStats& d) {
 std::string Dims(const std::vector<uint64_t>& dims) {
   return dims.empty() ? "scalar" : absl::StrJoin(dims, " x ");
 }
-
-double Ratio(double a, double b) { return b == 0 ? 0 : a / b; }
 
 }  // namespace
 
@@ -250,7 +249,7 @@ void DatasetsToJson(const std::vector<DatasetStats>& datasets, JsonWriter& j) {
     uint("read_elements", d.read_elements);
     uint("read_logical_bytes", d.read_bytes);
     j.Key("read_seconds");
-    j.Double(d.read_ns / 1e9);
+    j.Double(Seconds(d.read_ns));
     uint("posix_reads", d.posix_reads);
     uint("posix_read_bytes", d.posix_read_bytes);
     j.Key("posix_reads_per_read");
@@ -263,7 +262,7 @@ void DatasetsToJson(const std::vector<DatasetStats>& datasets, JsonWriter& j) {
     uint("write_elements", d.write_elements);
     uint("write_logical_bytes", d.write_bytes);
     j.Key("write_seconds");
-    j.Double(d.write_ns / 1e9);
+    j.Double(Seconds(d.write_ns));
     uint("posix_writes", d.posix_writes);
     uint("posix_write_bytes", d.posix_write_bytes);
     uint("chunk_reads", d.chunk_reads);
@@ -302,7 +301,7 @@ std::string DatasetsToText(const std::vector<DatasetStats>& datasets) {
       absl::StrAppendFormat(&out,
                             "    H5Dread: %d calls, %s logical in %s; beneath them %d POSIX reads"
                             " of %s\n",
-                            d.reads, HumanBytes(d.read_bytes), HumanDuration(d.read_ns / 1e9),
+                            d.reads, HumanBytes(d.read_bytes), HumanDuration(Seconds(d.read_ns)),
                             d.posix_reads, HumanBytes(d.posix_read_bytes));
       absl::StrAppendFormat(
           &out,
@@ -316,7 +315,7 @@ std::string DatasetsToText(const std::vector<DatasetStats>& datasets) {
       absl::StrAppendFormat(&out,
                             "    H5Dwrite: %d calls, %s logical in %s; beneath them %d POSIX"
                             " writes of %s\n",
-                            d.writes, HumanBytes(d.write_bytes), HumanDuration(d.write_ns / 1e9),
+                            d.writes, HumanBytes(d.write_bytes), HumanDuration(Seconds(d.write_ns)),
                             d.posix_writes, HumanBytes(d.posix_write_bytes));
     }
     if (d.chunk_reads + d.chunk_writes > 0) {

@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_format.h"
 #include "analyzer/analysis/run_state.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 
 namespace iotap::analyzer::internal {
@@ -34,15 +35,6 @@ constexpr double kMinSkewS = 0.005;
 // A skew counts when it is this many times the spread of the gaps.
 constexpr double kSkewOverSpread = 3;
 constexpr int kMinCommonSteps = 5;
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  double m = v[mid];
-  if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), v.begin() + mid)) / 2;
-  return m;
-}
 
 void WallClockSteps(const RunState& s, report::Report* r) {
   // One note per host: its largest step.
@@ -60,7 +52,7 @@ void WallClockSteps(const RunState& s, report::Report* r) {
         "settimeofday); each process's own times are unaffected, but processes that started "
         "on either side of the step are misaligned by that much",
         host, e->wall_clock_step_ns > 0 ? "forward" : "back",
-        HumanDuration(std::fabs(static_cast<double>(e->wall_clock_step_ns)) / 1e9),
+        HumanDuration(Seconds(std::fabs(static_cast<double>(e->wall_clock_step_ns)))),
         e->header.pid())));
   }
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "analyzer/base/numbers.h"
+
 namespace iotap::analyzer {
 
 namespace {
@@ -307,8 +309,8 @@ void ProcessAnalyzer::OnResources(const ResourceSample& sample, const ProcessTra
   last_cpu_ns_ = cpu;
   last_run_queue_ns_ = run_queue;
   last_cpu_at_ = at;
-  result_.summary.set_cpu_user_s(static_cast<double>(sample.user_cpu_ns()) / 1e9);
-  result_.summary.set_cpu_system_s(static_cast<double>(sample.system_cpu_ns()) / 1e9);
+  result_.summary.set_cpu_user_s(Seconds(sample.user_cpu_ns()));
+  result_.summary.set_cpu_system_s(Seconds(sample.system_cpu_ns()));
 }
 
 void ProcessAnalyzer::OnPacket(const ProcessTrace& process, const Packet& packet) {
@@ -335,7 +337,7 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
   report::Process& s = result_.summary;
   s.set_events(static_cast<double>(result_.events));
   s.set_dropped_events(static_cast<double>(process.dropped()));
-  s.set_io_busy_s(static_cast<double>(result_.io_busy_ns) / 1e9);
+  s.set_io_busy_s(Seconds(result_.io_busy_ns));
   s.set_reads(static_cast<double>(result_.reads));
   s.set_read_bytes(static_cast<double>(result_.read_bytes));
   s.set_writes(static_cast<double>(result_.write_calls));

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzer/analysis/run_state.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 #include "analyzer/findings/findings.h"
 #include "analyzer/read/trace_set.h"
@@ -186,9 +187,9 @@ void FillProcesses(RunState& s, report::Report* r) {
     p.set_trainer_pid(e.trainer >= 0 ? s.catalog.entries[e.trainer].header.pid() : 0);
     p.set_executable(ValidUtf8(e.header.executable()));
     for (const std::string& a : e.header.argv()) p.add_argv(ValidUtf8(a));
-    p.set_start_s(static_cast<double>(e.start_unix_ns - s.origin_ns) / 1e9);
+    p.set_start_s(Seconds(e.start_unix_ns - s.origin_ns));
     int64_t last = std::max(s.processes[i].last_unix_ns, e.start_unix_ns);
-    p.set_end_s(static_cast<double>(last - s.origin_ns) / 1e9);
+    p.set_end_s(Seconds(last - s.origin_ns));
     p.set_trace_file(ValidUtf8(e.path));
     if (!s.read_ok[i]) p.set_end("unreadable trace");
     *r->add_processes() = std::move(p);

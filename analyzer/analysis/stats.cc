@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzer/base/json_writer.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 
 namespace iotap::analyzer {
@@ -118,11 +119,11 @@ void WriteFile(JsonWriter& j, const FileStats& f, bool with_path) {
   j.Key("errors");
   j.Uint(f.errors);
   j.Key("read_seconds");
-  j.Double(f.read_ns / 1e9);
+  j.Double(Seconds(f.read_ns));
   j.Key("write_seconds");
-  j.Double(f.write_ns / 1e9);
+  j.Double(Seconds(f.write_ns));
   j.Key("metadata_seconds");
-  j.Double(f.metadata_ns / 1e9);
+  j.Double(Seconds(f.metadata_ns));
   j.Key("processes");
   j.Uint(f.processes);
   j.EndObject();

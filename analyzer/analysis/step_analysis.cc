@@ -7,19 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzer/analysis/run_state.h"
+#include "analyzer/base/numbers.h"
 
 namespace iotap::analyzer::internal {
 
 namespace {
-
-double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 double Quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -195,8 +187,8 @@ report::Step ComputeStep(const RunState& s, const TrainerGroup& g, const StepSpa
   }
   out.set_data_wait_s(Seconds(wait));
   out.set_fetch_s(Seconds(fetch));
-  out.set_prep_s(prep / 1e9);
-  out.set_other_s(Seconds(wait - fetch) - prep / 1e9);
+  out.set_prep_s(Seconds(prep));
+  out.set_other_s(Seconds(wait - fetch) - Seconds(prep));
   out.set_exposed_io_s(Seconds(fetch));
   out.set_hidden_io_s(Seconds(io_busy - fetch));
   overlap->set_wait_s(overlap->wait_s() + Seconds(wait));
@@ -273,7 +265,7 @@ void Statistics(const std::vector<report::Step>& steps, size_t skipped,
   }
   st->set_median_data_wait_s(Median(waits));
   st->set_total_data_wait_s(total_wait);
-  st->set_data_stall_share(total > 0 ? total_wait / total : 0);
+  st->set_data_stall_share(Ratio(total_wait, total));
   if (total_wait > 0) {
     st->set_fetch_share(fetch / total_wait);
     st->set_prep_share(prep / total_wait);
@@ -309,7 +301,7 @@ void Workers(const RunState& s, report::Report* r) {
   w->set_loaders(loaders);
   w->set_max_over_mean_bytes(worst_bytes);
   w->set_max_over_mean_busy(worst_busy);
-  w->set_excess_busy_s(excess_ns / 1e9);
+  w->set_excess_busy_s(Seconds(excess_ns));
 }
 
 void Epochs(const RunState& s, const std::vector<report::Step>& steps, report::Report* r) {
@@ -323,8 +315,8 @@ void Epochs(const RunState& s, const std::vector<report::Step>& steps, report::R
       e->set_read_bytes(g.read_bytes->SumOver(w.start_ns, w.end_ns));
       double calls = g.read_calls->SumOver(w.start_ns, w.end_ns);
       double read_ns = g.read_ns->SumOver(w.start_ns, w.end_ns);
-      e->set_read_time_s(read_ns / 1e9);
-      e->set_mean_read_latency_s(calls > 0 ? read_ns / calls / 1e9 : 0);
+      e->set_read_time_s(Seconds(read_ns));
+      e->set_mean_read_latency_s(Seconds(Ratio(read_ns, calls)));
       std::vector<double> durations;
       for (const report::Step& st : steps) {
         if (st.epoch() == static_cast<double>(k)) durations.push_back(st.duration_s());
@@ -376,7 +368,7 @@ void BuildSteps(RunState& s, report::Report* r) {
   overlap->set_io_busy_s(Seconds(group_io));
   overlap->set_outside_steps_io_s(Seconds(group_io - in_steps_io));
   double hidden = overlap->hidden_io_s(), exposed = overlap->exposed_io_s();
-  overlap->set_hidden_share(hidden + exposed > 0 ? hidden / (hidden + exposed) : 0);
+  overlap->set_hidden_share(Ratio(hidden, hidden + exposed));
   Statistics(counted, skipped, r->mutable_step_statistics());
   CpuUse(s, r->mutable_step_statistics());
   Workers(s, r);

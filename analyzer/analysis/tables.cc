@@ -9,13 +9,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzer/analysis/run_state.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 
 namespace iotap::analyzer::internal {
 
 namespace {
-
-double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 double RereadBytes(const FileAccumulator& f) {
   return std::max(0.0, static_cast<double>(f.read_bytes) - static_cast<double>(f.read_ranges.covered()));
@@ -100,7 +99,7 @@ void DataFileSummary(const RunState& s, report::Report* r) {
     report::File& into = dirs[dir];
     AddInto(&into, f);
   }
-  d->set_mean_read_latency_s(d->reads() > 0 ? d->read_time_s() / d->reads() : 0);
+  d->set_mean_read_latency_s(Ratio(d->read_time_s(), d->reads()));
   if (!per_file.empty()) {
     std::nth_element(per_file.begin(), per_file.begin() + per_file.size() / 2, per_file.end());
     d->set_median_file_bytes(per_file[per_file.size() / 2]);
@@ -192,12 +191,8 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
     out->set_posix_reads(static_cast<double>(d.posix_reads));
     out->set_posix_bytes(static_cast<double>(d.posix_bytes));
     out->set_read_time_s(Seconds(d.read_ns));
-    out->set_byte_amplification(d.logical_bytes > 0 ? static_cast<double>(d.posix_bytes) /
-                                                          static_cast<double>(d.logical_bytes)
-                                                    : 0);
-    out->set_reads_per_call(d.reads > 0 ? static_cast<double>(d.posix_reads) /
-                                              static_cast<double>(d.reads)
-                                        : 0);
+    out->set_byte_amplification(Ratio(d.posix_bytes, d.logical_bytes));
+    out->set_reads_per_call(Ratio(d.posix_reads, d.reads));
   }
   for (const TfRecordFileStats& t : s.tfrecords.Finish()) {
     report::TfRecordFile* out = r->add_tfrecord_files();
@@ -209,7 +204,7 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
     auto file = s.files.find(t.path);
     double reads = file == s.files.end() ? 0 : static_cast<double>(file->second.reads);
     out->set_posix_reads(reads);
-    out->set_records_per_read(reads > 0 ? static_cast<double>(t.records) / reads : 0);
+    out->set_records_per_read(Ratio(t.records, reads));
     out->set_order(t.Order());
     out->set_in_order(t.Order() == "in order");
     out->set_reads_completing_records(static_cast<double>(t.reads_completing_records));
@@ -264,7 +259,7 @@ void BuildRunSummary(RunState& s, report::Report* r) {
   for (const auto& [index, g] : s.groups) ranks.push_back(s.catalog.entries[index].header.rank());
   std::sort(ranks.begin(), ranks.end());
   run->set_ranks(static_cast<double>(std::unique(ranks.begin(), ranks.end()) - ranks.begin()));
-  run->set_start_unix_s(static_cast<double>(s.origin_ns) / 1e9);
+  run->set_start_unix_s(Seconds(s.origin_ns));
   run->set_duration_s(Seconds(s.end_ns - s.origin_ns));
   run->set_steps(r->step_statistics().steps() + r->step_statistics().warmup_steps_skipped());
   double read = 0, written = 0;
@@ -276,7 +271,7 @@ void BuildRunSummary(RunState& s, report::Report* r) {
   }
   run->set_bytes_read(read);
   run->set_bytes_written(written);
-  run->set_read_throughput_bytes_per_s(run->duration_s() > 0 ? read / run->duration_s() : 0);
+  run->set_read_throughput_bytes_per_s(Ratio(read, run->duration_s()));
   run->set_data_stall_share(r->step_statistics().data_stall_share());
   if (r->steps_size() == 0) run->set_data_stall_share(-1);
   run->set_io_busy_s(Seconds(s.all_io->Total()));

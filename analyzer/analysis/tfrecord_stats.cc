@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzer/base/json_writer.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 
 namespace iotap::analyzer {
@@ -48,8 +49,6 @@ void Merge(TfRecordFileStats* into, const TfRecordFileStats& f) {
   // A process's own stats count as one; stats merged before carry theirs.
   into->processes += std::max<uint64_t>(f.processes, 1);
 }
-
-double Ratio(double a, double b) { return b == 0 ? 0 : a / b; }
 
 std::string Bucket(int k) {
   if (k < 0) return "empty";

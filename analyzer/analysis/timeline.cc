@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzer/analysis/run_state.h"
+#include "analyzer/base/numbers.h"
 
 namespace iotap::analyzer::internal {
 
@@ -21,7 +22,7 @@ report::Series* AddSeries(report::Timeline* t, std::string name, std::string gro
 }
 
 std::vector<double> PerSecond(std::vector<double> v, int64_t width_ns) {
-  for (double& x : v) x /= static_cast<double>(width_ns) / 1e9;
+  for (double& x : v) x /= Seconds(width_ns);
   return v;
 }
 
@@ -39,7 +40,7 @@ void BuildTimeline(RunState& s, int bins, report::Report* r) {
   bins = std::max(1, bins);
   int64_t width = std::max<int64_t>(1, (duration + bins - 1) / bins);
   t->set_start_s(0);
-  t->set_bin_width_s(static_cast<double>(width) / 1e9);
+  t->set_bin_width_s(Seconds(width));
   t->set_bins(bins);
   for (int i = 0; i < kLayerCount; ++i) {
     if (s.layers[i].reads == 0) continue;
@@ -75,16 +76,16 @@ void BuildTimeline(RunState& s, int bins, report::Report* r) {
       span->set_pid(pid);
       span->set_rank(step.rank);
       span->set_step(static_cast<double>(step.step));
-      span->set_start_s(static_cast<double>(step.start_ns - s.origin_ns) / 1e9);
-      span->set_end_s(static_cast<double>(step.end_ns - s.origin_ns) / 1e9);
+      span->set_start_s(Seconds(step.start_ns - s.origin_ns));
+      span->set_end_s(Seconds(step.end_ns - s.origin_ns));
       for (const TimeWindow& w : step.data_waits) {
         report::Span* ws = t->add_spans();
         ws->set_kind("data_wait");
         ws->set_pid(pid);
         ws->set_rank(step.rank);
         ws->set_step(static_cast<double>(step.step));
-        ws->set_start_s(static_cast<double>(w.start_ns - s.origin_ns) / 1e9);
-        ws->set_end_s(static_cast<double>(w.end_ns - s.origin_ns) / 1e9);
+        ws->set_start_s(Seconds(w.start_ns - s.origin_ns));
+        ws->set_end_s(Seconds(w.end_ns - s.origin_ns));
         for (int64_t k = std::max<int64_t>(0, (w.start_ns - s.origin_ns) / width);
              k < bins && s.origin_ns + k * width < w.end_ns; ++k) {
           int64_t bs = s.origin_ns + k * width, be = bs + width;

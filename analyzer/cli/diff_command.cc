@@ -83,13 +83,7 @@ int Load(const char* label, const std::string& path, bool saved,
 }  // namespace
 
 int DiffCommand(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kDiffHelp, stdout);
-      return kExitOk;
-    }
-  }
+  if (ShowHelpIfAsked(argc, argv, kDiffHelp)) return kExitOk;
   auto args = Args::Parse(argc, argv,
                           {{"", "--steps-a", true},
                            {"", "--steps-b", true},

@@ -50,13 +50,7 @@ void Summarize(const std::string& path, const analyzer::ExportStats& s) {
 }  // namespace
 
 int ExportCommand(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kExportHelp, stdout);
-      return kExitOk;
-    }
-  }
+  if (ShowHelpIfAsked(argc, argv, kExportHelp)) return kExitOk;
   auto args = Args::Parse(
       argc, argv,
       {{"", "--perfetto", true}, {"", "--chrome-json", true}, {"", "--max-events", true}});

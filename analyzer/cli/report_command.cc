@@ -50,13 +50,7 @@ bool WriteFile(const std::string& path, const std::string& contents) {
 }  // namespace
 
 int ReportCommand(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kReportHelp, stdout);
-      return kExitOk;
-    }
-  }
+  if (ShowHelpIfAsked(argc, argv, kReportHelp)) return kExitOk;
   auto args = Args::Parse(argc, argv,
                           {{"", "--steps", true},
                            {"", "--format", true},

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 #include "analyzer/findings/findings_internal.h"
 #include "google/protobuf/io/tokenizer.h"
@@ -26,8 +27,7 @@ double Context::T(const std::string& name, double fallback) const {
 double Context::run_s() const { return std::max(1e-9, r_.run().duration_s()); }
 
 Finding::Severity Context::Impact(double seconds, double share_of_run) const {
-  double share = steps_known() ? (total_step_s() > 0 ? seconds / total_step_s() : 0)
-                               : share_of_run;
+  double share = steps_known() ? Ratio(seconds, total_step_s()) : share_of_run;
   if (share >= T("critical_share", 0.30)) return Finding::CRITICAL;
   if (share >= T("warning_share", 0.10)) return Finding::WARNING;
   return Finding::INFO;

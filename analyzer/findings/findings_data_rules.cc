@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 #include "analyzer/findings/findings_internal.h"
 
@@ -109,7 +110,7 @@ std::optional<Result> Hdf5Amplification(const Context& c) {
 std::optional<Result> ManySmallFiles(const Context& c) {
   const report::DataFiles& d = c.report().data_files();
   double io = d.metadata_s() + d.read_time_s();
-  double meta_share = io > 0 ? d.metadata_s() / io : 0;
+  double meta_share = Ratio(d.metadata_s(), io);
   if (d.read_files() < c.T("min_files", 500) ||
       d.median_file_bytes() > c.T("max_file_bytes", 1048576) ||
       meta_share < c.T("metadata_share", 0.3)) {
@@ -159,7 +160,7 @@ std::optional<Result> RandomSmallReads(const Context& c) {
   const report::DataFiles& d = c.report().data_files();
   const report::AccessPattern& p = d.read_pattern();
   double total = p.consecutive() + p.sequential() + p.strided() + p.random();
-  double random = total > 0 ? p.random() / total : 0;
+  double random = Ratio(p.random(), total);
   if (d.reads() < c.T("min_reads", 1000) || random < c.T("random_share", 0.5) ||
       d.median_read_bytes() >= c.T("max_read_bytes", 65536) ||
       d.hdf5_posix_reads() * 2 > d.reads()) {

@@ -6,19 +6,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 #include "analyzer/findings/findings_internal.h"
 
 namespace iotap::analyzer::internal {
 
 namespace {
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::optional<Result> IoInTrainer(const Context& c) {
   const Report& r = c.report();
@@ -146,7 +140,7 @@ std::optional<Result> PageableHtoD(const Context& c) {
   }
   Result res;
   res.score = in_steps;
-  double step_share = c.total_step_s() > 0 ? in_steps / c.total_step_s() : 0;
+  double step_share = Ratio(in_steps, c.total_step_s());
   res.severity = step_share >= c.T("step_share", 0.02) ? Finding::WARNING : Finding::INFO;
   res.values = {{"pageable_share", Pct(pageable / total)},
                 {"bytes", HumanBytes(total)},
@@ -161,7 +155,7 @@ std::optional<Result> SyncCopies(const Context& c) {
   for (const report::CudaCopies& k : c.report().cuda_copies()) {
     if (k.direction() == "HtoD" && !k.async()) in_steps += k.in_steps_s();
   }
-  double share = c.total_step_s() > 0 ? in_steps / c.total_step_s() : 0;
+  double share = Ratio(in_steps, c.total_step_s());
   if (share < c.T("step_share", 0.05)) return std::nullopt;
   Result res;
   res.score = in_steps;
@@ -184,7 +178,7 @@ std::optional<Result> CheckpointStall(const Context& c) {
   }
   if (writing.empty() || other.empty()) return std::nullopt;
   double slow = Median(writing), normal = Median(other);
-  double share = c.total_step_s() > 0 ? write_time / c.total_step_s() : 0;
+  double share = Ratio(write_time, c.total_step_s());
   if (normal <= 0 || slow / normal < c.T("slowdown", 1.5) || share < c.T("step_share", 0.02)) {
     return std::nullopt;
   }

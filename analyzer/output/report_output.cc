@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -153,8 +154,8 @@ std::string ReportToText(const Report& r) {
       absl::StrAppendFormat(
           &out, "  %s:%s (%s): %d reads of %s each became %.1f POSIX reads of %s (%.2fx bytes)\n",
           DisplayName(d.file()), DisplayName(d.name()), d.layout(), static_cast<int64_t>(d.reads()),
-          HumanBytes(d.reads() > 0 ? d.logical_bytes() / d.reads() : 0), d.reads_per_call(),
-          HumanBytes(d.posix_reads() > 0 ? d.posix_bytes() / d.posix_reads() : 0),
+          HumanBytes(Ratio(d.logical_bytes(), d.reads())), d.reads_per_call(),
+          HumanBytes(Ratio(d.posix_bytes(), d.posix_reads())),
           d.byte_amplification());
     }
   }
@@ -169,7 +170,7 @@ std::string ReportToText(const Report& r) {
       absl::StrAppendFormat(
           &out, "  %s: %d records of %s (mean) in %d reads, %.2f records per read, %s\n",
           DisplayName(t.path()), static_cast<int64_t>(t.records()),
-          HumanBytes(t.records() > 0 ? t.record_bytes() / t.records() : 0),
+          HumanBytes(Ratio(t.record_bytes(), t.records())),
           static_cast<int64_t>(t.posix_reads()), t.records_per_read(),
           t.order().empty() ? "order unknown" : t.order());
     }
@@ -281,7 +282,7 @@ std::string ReportToMarkdown(const Report& r) {
                             MarkdownText(absl::StrCat(d.file(), ":", d.name())), MarkdownText(d.layout()),
                             d.chunk_bytes() > 0 ? HumanBytes(d.chunk_bytes()) : "",
                             static_cast<int64_t>(d.reads()),
-                            HumanBytes(d.reads() > 0 ? d.logical_bytes() / d.reads() : 0),
+                            HumanBytes(Ratio(d.logical_bytes(), d.reads())),
                             d.reads_per_call(), d.byte_amplification());
     }
   }
@@ -292,7 +293,7 @@ std::string ReportToMarkdown(const Report& r) {
     for (const report::TfRecordFile& t : r.tfrecord_files()) {
       absl::StrAppendFormat(&out, "| %s | %s | %d | %s | %d | %.2f | %s |\n", MarkdownText(t.path()),
                             MarkdownText(t.compression()), static_cast<int64_t>(t.records()),
-                            HumanBytes(t.records() > 0 ? t.record_bytes() / t.records() : 0),
+                            HumanBytes(Ratio(t.record_bytes(), t.records())),
                             static_cast<int64_t>(t.posix_reads()), t.records_per_read(),
                             MarkdownText(t.note().empty() ? t.order() : t.note()));
     }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 
 namespace iotap::analyzer {
@@ -173,7 +174,7 @@ void DumpWriter::OnProcess(const ProcessTrace& process) {
   absl::FPrintF(out_, "# executable: %s\n", DisplayName(h.executable()));
   absl::FPrintF(out_, "# argv: %s\n", absl::StrJoin(argv, " "));
   absl::FPrintF(out_, "# start: %s (CLOCK_MONOTONIC %.9f s)\n", Utc(h.start_realtime_ns()),
-                h.start_monotonic_ns() / 1e9);
+                Seconds(h.start_monotonic_ns()));
   absl::FPrintF(out_, "# %11s %9s %6s %6s %-8s %-12s %12s %11s %11s %-7s %s\n", "time_s",
                 "dur_us", "pid", "tid", "layer", "op", "offset", "requested", "result", "error",
                 "file");
@@ -191,7 +192,7 @@ void DumpWriter::OnEvents(const ProcessTrace& process, const EventBatch& batch) 
       offset = address ? absl::StrFormat("0x%x", e.offset) : absl::StrCat(e.offset);
     }
     absl::FPrintF(out_, "  %11.6f %9.3f %6d %6d %-8s %-12s %12s %11d %11d %-7s %s%s\n",
-                  (e.start_ns - origin_ns_) / 1e9, e.duration_ns() / 1e3, process.pid(), e.tid,
+                  Seconds(e.start_ns - origin_ns_), e.duration_ns() / 1e3, process.pid(), e.tid,
                   LayerName(LayerOf(e.op)), OpName(e.op), offset, e.requested, e.result,
                   ErrorName(e.error), DisplayName(process.Text(e.file)), Details(process, e));
   }
