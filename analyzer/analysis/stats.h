@@ -33,8 +33,8 @@
 // DatasetsToJson and TfRecordFilesToJson write them.
 //
 //   StatsCollector stats;
-//   ReadTraceSet(files, &stats);
-//   std::cout << StatsToJson(stats.report());
+//   TraceSetResult read = ReadTraceSet(files, &stats);
+//   std::cout << StatsToJson(stats.Finish(std::move(read.issues)));
 
 #ifndef IOTAP_ANALYZER_ANALYSIS_STATS_H_
 #define IOTAP_ANALYZER_ANALYSIS_STATS_H_

@@ -11,7 +11,7 @@
 //   before the cut;
 // - anything that is not a trace at all is an error naming the file.
 //
-//   class Counter : public TraceVisitor {
+//   struct Counter : public TraceVisitor {
 //     void OnEvents(const ProcessTrace& p, const EventBatch& b) override {
 //       events += b.size();
 //     }
@@ -20,6 +20,7 @@
 //   Counter c;
 //   std::vector<ReadIssue> issues;
 //   absl::Status s = ReadTraceFile("run/host.42.....iotap", &c, &issues);
+//   // c.events: the events of the file that could be read
 
 #ifndef IOTAP_ANALYZER_READ_TRACE_READER_H_
 #define IOTAP_ANALYZER_READ_TRACE_READER_H_

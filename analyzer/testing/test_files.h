@@ -1,6 +1,10 @@
 // Files for the analyzer's unit tests: the shared third-party fixtures (the
 // step-log tests read them), temporary files, and gzip streams (whole, or
 // laid out so that a cut falls at a known byte of the uncompressed data).
+//
+//   std::string path = WriteTemp("steps.jsonl", R"({"step": 1, "start": 1, "end": 2})");
+//   std::string bytes = ReadBytes(path);
+//   std::string fixture = SharedFixture("README.md");    // ../shared/fixtures/README.md
 
 #ifndef IOTAP_ANALYZER_TESTING_TEST_FILES_H_
 #define IOTAP_ANALYZER_TESTING_TEST_FILES_H_

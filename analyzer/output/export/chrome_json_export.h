@@ -4,7 +4,7 @@
 // process and thread names ("M").
 //
 //   ExportStats stats;
-//   absl::Status s = ExportChromeJson("run/", "run.json", {}, &stats);
+//   absl::Status s = ExportChromeJson("run/", "run.json", {}, kDefaultChromeJsonMaxEvents, &stats);
 //
 // JSON repeats every name and path in every event, about 150 bytes each, and
 // viewers load the whole file into memory: it is meant for small runs. A run
