@@ -274,6 +274,8 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
       case Layer::kPosix:
       case Layer::kStdio:
       case Layer::kGds:
+      case Layer::kMapped:  // a major fault's time is a read's wait
+      case Layer::kUring:
         OnIo(process, e, op, start, end);
         break;
       case Layer::kHdf5:

@@ -137,11 +137,13 @@ void StatsCollector::OnProcess(const ProcessTrace& process) {
   current_ = ProcessStats();
   hdf5_.OnProcess(process);
   tfrecord_.OnProcess(process);
+  mapped_.OnProcess(process);
 }
 
 void StatsCollector::OnPacket(const ProcessTrace& process, const Packet& packet) {
   hdf5_.OnPacket(process, packet);
   tfrecord_.OnPacket(process, packet);
+  mapped_.OnPacket(process, packet);
 }
 
 FileStats* StatsCollector::Slot(const ProcessTrace& process, uint32_t id) {
@@ -194,6 +196,10 @@ void StatsCollector::OnEvents(const ProcessTrace& process, const EventBatch& bat
       case Layer::kStdio:
         if (e.parent != 0) hdf5_.OnEvent(process, e, op);  // beneath an HDF5 call
         break;
+      case Layer::kMapped:
+      case Layer::kUring:
+        mapped_.OnEvent(process, e);
+        break;
       case Layer::kGds:
         break;
       case Layer::kHdf5:
@@ -223,6 +229,7 @@ void StatsCollector::OnEvents(const ProcessTrace& process, const EventBatch& bat
 void StatsCollector::OnFileEnd(const ProcessTrace& process) {
   hdf5_.OnFileEnd(process);
   tfrecord_.OnFileEnd(process);
+  mapped_.OnFileEnd(process);
   const ProcessHeader& h = process.header();
   current_.trace_file = process.path();
   current_.pid = h.pid();
@@ -260,6 +267,7 @@ StatsReport StatsCollector::Finish(std::vector<ReadIssue> issues) {
               return a.hostname != b.hostname ? a.hostname < b.hostname : a.pid < b.pid;
             });
   r.cuda = cuda_.Finish();
+  r.mapped = mapped_.Finish();
   r.datasets = hdf5_.Finish();
   r.tfrecord_files = tfrecord_.Finish();
   for (TfRecordFileStats& t : r.tfrecord_files) {
@@ -290,6 +298,7 @@ std::string StatsToJson(const StatsReport& r) {
   for (const FileStats& f : r.ipc) WriteFile(j, f, false);
   j.EndArray();
   WriteCudaJson(j, r.cuda);
+  WriteMappedJson(j, r.mapped);
   j.Key("process_list");
   j.BeginArray();
   for (const ProcessStats& p : r.process_list) {
@@ -390,6 +399,8 @@ std::string StatsToText(const StatsReport& r) {
   }
   std::string cuda = CudaToText(r.cuda);
   if (!cuda.empty()) absl::StrAppend(&out, "\n", cuda);
+  std::string mapped = MappedToText(r.mapped);
+  if (!mapped.empty()) absl::StrAppend(&out, "\n", mapped);
   if (!r.datasets.empty()) absl::StrAppend(&out, "\n", DatasetsToText(r.datasets));
   if (!r.tfrecord_files.empty()) {
     absl::StrAppend(&out, "\n", TfRecordFilesToText(r.tfrecord_files));

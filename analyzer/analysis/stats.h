@@ -23,6 +23,13 @@
 //                   "bytes", "seconds"}], "kernels": N, "kernel_seconds": S}
 //     what CUPTI measured on the device (IOTAP_CUPTI=1), summed device time.
 //   "cuda_pinned": {"allocations": N, "bytes": N}
+// Mapped reads and io_uring (mapped_stats.h), in the JSON:
+//   "mapped_reads": {"processes_sampled", "processes_counted", "lost_faults",
+//     "counted_minor_faults", "counted_major_faults", "counted_read_bytes",
+//     "notes": [...], "files": [{"path", "faults", "major_faults", "span_bytes",
+//     "touched_bytes", "estimated_spans", "major_s"}]}
+//   "io_uring": {"calls", "files": [{"path", "reads", "read_bytes", "writes",
+//     "write_bytes", "other", "failed", "incomplete", "read_s"}]}
 //     pinned allocations and registrations that succeeded.
 // Two more layers have their own sections: `datasets` (JSON) / "HDF5
 // datasets" (text), one entry per HDF5 dataset with its calls and the POSIX
@@ -48,6 +55,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analyzer/analysis/cuda_stats.h"
+#include "analyzer/analysis/mapped_stats.h"
 #include "analyzer/analysis/hdf5_stats.h"
 #include "analyzer/analysis/tfrecord_stats.h"
 #include "analyzer/read/trace_reader.h"
@@ -103,6 +111,7 @@ struct StatsReport {
   std::vector<FileStats> ipc;          // pipes, sockets, anonymous: one entry per kind
   std::vector<ProcessStats> process_list;
   CudaReport cuda;
+  MappedReport mapped;  // mapped reads and io_uring (mapped_stats.h)
   std::vector<DatasetStats> datasets;            // most logical bytes first
   std::vector<TfRecordFileStats> tfrecord_files; // most records first
   std::vector<ReadIssue> issues;
@@ -142,6 +151,7 @@ class StatsCollector : public TraceVisitor {
   uint64_t process_number_ = 0;
   ProcessStats current_;
   CudaStats cuda_;
+  MappedCollector mapped_;
   Hdf5Collector hdf5_;
   TfRecordCollector tfrecord_;
   uint64_t events_ = 0;

@@ -311,6 +311,8 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
 
 Layer LayerOf(Op op) {
   int v = static_cast<int>(op);
+  if (v == OP_MAPPED_READ || v == OP_MREMAP) return Layer::kMapped;
+  if (v >= OP_URING_SETUP && v < 100) return Layer::kUring;
   if (v >= 1 && v < 100) return Layer::kPosix;
   if (v >= 100 && v < 150) return Layer::kStdio;
   if (v >= 150 && v < 200) return Layer::kHdf5;
@@ -330,6 +332,8 @@ const char* LayerName(Layer layer) {
     case Layer::kCuda: return "CUDA";
     case Layer::kGds: return "GDS";
     case Layer::kMarker: return "MARK";
+    case Layer::kMapped: return "MAPPED";
+    case Layer::kUring: return "URING";
     case Layer::kOther: return "OTHER";
   }
   return "OTHER";
@@ -388,6 +392,8 @@ Transfer TransferOf(Op op) {
     case OP_FGETS:
     case OP_FGETC:
     case OP_CUFILE_READ:
+    case OP_MAPPED_READ:
+    case OP_URING_READ:
       return Transfer::kRead;
     case OP_WRITE:
     case OP_PWRITE:
@@ -401,6 +407,7 @@ Transfer TransferOf(Op op) {
     case OP_FPUTS:
     case OP_FPRINTF:
     case OP_CUFILE_WRITE:
+    case OP_URING_WRITE:
       return Transfer::kWrite;
     default:
       return Transfer::kNone;
@@ -415,6 +422,7 @@ bool IsOpen(Op op) {
     case OP_MKSTEMP:
     case OP_FOPEN:
     case OP_FREOPEN:
+    case OP_URING_OPENAT:
       return true;
     default:
       return false;
@@ -447,6 +455,9 @@ bool IsMetadata(Op op) {
     case OP_FCLOSE:
     case OP_FSEEK:
     case OP_FTELL:
+    case OP_URING_OPENAT:
+    case OP_URING_CLOSE:
+    case OP_URING_STATX:
       return true;
     default:
       return false;

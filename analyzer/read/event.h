@@ -84,7 +84,9 @@ class ChunkDecoder {
 };
 
 // The layer an op belongs to.
-enum class Layer { kPosix, kStdio, kHdf5, kTfRecord, kCuda, kGds, kMarker, kOther };
+// kMapped: reads through file mappings (page faults, OP_MAPPED_READ and
+// OP_MREMAP); kUring: io_uring's calls and requests (OP_URING_*).
+enum class Layer { kPosix, kStdio, kHdf5, kTfRecord, kCuda, kGds, kMarker, kMapped, kUring, kOther };
 Layer LayerOf(Op op);
 const char* LayerName(Layer layer);
 
