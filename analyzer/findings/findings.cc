@@ -141,6 +141,7 @@ void AddFindings(const rules::RuleSet& rules, report::Report* report) {
   std::map<std::string, internal::RuleFn> fns;
   internal::RegisterDataRules(&fns);
   internal::RegisterRunRules(&fns);
+  internal::RegisterMappedRules(&fns);
   struct Found {
     const rules::Rule* rule;
     Result result;

@@ -46,6 +46,13 @@ std::optional<Result> DataStall(const Context& c, const std::string& component) 
 std::optional<Result> StorageSlow(const Context& c) {
   const report::DataFiles& d = c.report().data_files();
   bool bypass = d.direct_opens() > 0 || d.dontneed_advice() > 0;
+  // Reads that are mostly page faults are mapped_reads_storage's (its advice
+  // is for mappings).
+  for (const report::Layer& l : c.report().layers()) {
+    if (l.name() == "MAPPED" && l.time_s() >= 0.5 * d.read_time_s() && l.time_s() > 0) {
+      return std::nullopt;
+    }
+  }
   if (d.reads() < c.T("min_reads", 100) ||
       (d.mean_read_latency_s() < c.T("latency_s", 0.0005) && !bypass)) {
     return std::nullopt;

@@ -58,6 +58,7 @@ double FetchSeconds(const Report& r);
 // Rule functions by id.
 void RegisterDataRules(std::map<std::string, RuleFn>* rules);
 void RegisterRunRules(std::map<std::string, RuleFn>* rules);
+void RegisterMappedRules(std::map<std::string, RuleFn>* rules);
 
 }  // namespace iotap::analyzer::internal
 

@@ -4,11 +4,11 @@
 #
 #   examples/planted/run.sh CASE WORKDIR
 #
-# CASE is prep-bound, fetch-bound, tiny-chunks, small-files or clean. The
+# CASE is prep-bound, fetch-bound, memmap-cold, tiny-chunks, small-files or clean. The
 # data is generated once under WORKDIR/data-CASE; each run writes
 # WORKDIR/trace-CASE/ and WORKDIR/report-CASE.{txt,json}, prints the text
 # report and exits with iotap report's status. Exit 77: the case cannot run
-# here (fetch-bound and small-files without FUSE or python3-fusepy), with the reason on stderr.
+# here (fetch-bound, memmap-cold and small-files without FUSE or python3-fusepy), with the reason on stderr.
 #
 # IOTAP (default: build/bin/iotap of this checkout, else `iotap` on PATH) and
 # PYTHON (default /usr/bin/python3, which must have torch, torchvision and
@@ -102,6 +102,16 @@ case $case_name in
     mount_slow "$data/shards" 1
     job=("$examples/shards/train.py" --data "$mnt" --evict --epochs 2)
     ;;
+  memmap-cold)
+    # (f) The fetch-bound shards read through numpy.memmap instead of pread
+    # (--mmap), on the same slow storage, evicted before each epoch: every
+    # sample is read by page faults that wait for the server, and no system
+    # call shows them (issue 15: mapped reads).
+    generate "$examples/shards/train.py" --data "$data/shards" --generate-only \
+      --shards 4 --samples 1024
+    mount_slow "$data/shards" 1
+    job=("$examples/shards/train.py" --data "$mnt" --mmap --evict --epochs 2)
+    ;;
   tiny-chunks)
     # (c) An HDF5 dataset of 3x64x64 images in chunks of 64 bytes: each
     # sample's H5Dread becomes some two hundred small reads of the file.
@@ -127,7 +137,7 @@ case $case_name in
          --compute-cost heavy --image-size 64)
     ;;
   *)
-    echo "run.sh: unknown case '$case_name' (prep-bound, fetch-bound, tiny-chunks, small-files, clean)" >&2
+    echo "run.sh: unknown case '$case_name' (prep-bound, fetch-bound, memmap-cold, tiny-chunks, small-files, clean)" >&2
     exit 2
     ;;
 esac
