@@ -343,6 +343,13 @@ void WritePackets(const uint8_t* data, size_t size) {
 
 void SetPolledSources(const PolledSources& sources) { g_polled = sources; }
 
+void RunUnderWriterLock(void (*fn)()) {
+  if (!Recording()) return;
+  LockShim(&g_writer.lock);
+  fn();
+  UnlockShim(&g_writer.lock);
+}
+
 void WriteSampledChunk(uint32_t tid, RawEvent* events, uint32_t count, uint64_t first_seq) {
   Writer& w = g_writer;
   EmitStrings();

@@ -64,6 +64,9 @@ struct PolledSources {
   void (*before_end)();
 };
 void SetPolledSources(const PolledSources& sources);
+// Runs `fn` on the calling thread holding the writer lock (a polled source
+// that must write now, as its state changes), if the process is recording.
+void RunUnderWriterLock(void (*fn)());
 
 // For PolledSources, under the writer lock: an EventChunk of `count` events
 // of thread `tid` whose times are CLOCK_MONOTONIC ns already, numbered from

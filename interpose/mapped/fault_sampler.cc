@@ -198,6 +198,17 @@ void CloseAllIfUnmapped(uint64_t now) {
   pthread_mutex_unlock(&g_sampler.lock);
 }
 
+// Writes every thread's counters now, on the calling thread (which is busy:
+// the mmap wrapper's), so that faults right after the mapping count.
+void CountFaultsNow() {
+  int saved = errno;
+  RunUnderWriterLock([] {
+    WriteStatus();
+    WriteFaultCounters(MonotonicNs(), WriterThreadId());
+  });
+  errno = saved;
+}
+
 }  // namespace
 
 namespace faults {
@@ -217,7 +228,13 @@ void WatchFaults() {
   uint64_t now = MonotonicNs();
   g_sampler.last_mapped_ns.store(now, std::memory_order_relaxed);
   uint32_t mode = g_sampler.mode.load();
-  if (mode == kSampling || mode == kCounters) return;
+  if (mode == kSampling) return;
+  if (mode == kCounters) {
+    // The process's first data mapping (again): the counters as they stand,
+    // the base their growth is measured from.
+    if (LiveDataMappings() == 1) CountFaultsNow();
+    return;
+  }
   pthread_mutex_lock(&g_sampler.lock);
   if (g_sampler.mode.load(std::memory_order_relaxed) == kIdle) {
     int self = static_cast<int>(syscall(SYS_gettid));
@@ -234,6 +251,7 @@ void WatchFaults() {
     }
   }
   pthread_mutex_unlock(&g_sampler.lock);
+  if (g_sampler.mode.load(std::memory_order_acquire) == kCounters) CountFaultsNow();
 }
 
 void FaultsThreadStarted() {
@@ -278,6 +296,12 @@ void DrainFaults(bool final) {
     if (now - g_sampler.last_mapped_ns.load(std::memory_order_relaxed) >= kLingerNs) {
       CloseAllIfUnmapped(now);
     }
+  }
+  // The counters a last time as the trace ends, so that a process that
+  // faulted after the last CPU sample has those faults counted too.
+  if (final && g_sampler.mode.load(std::memory_order_acquire) == kCounters &&
+      g_sampler.last_mapped_ns.load(std::memory_order_relaxed) != 0) {
+    WriteFaultCounters(now, WriterThreadId());
   }
   if (g_sampler.status_due.exchange(false, std::memory_order_acq_rel) || final) WriteStatus();
 }
