@@ -48,7 +48,11 @@ void MappedCollector::OnEvent(const ProcessTrace& process, const Event& e) {
     return;
   }
   if (e.op == OP_URING_ENTER) {
-    ++totals_.uring_calls;
+    if (e.flags & FLAG_INCOMPLETE) {
+      totals_.uring_unseen_requests += e.requested;
+    } else {
+      ++totals_.uring_calls;
+    }
     return;
   }
   bool read = e.op == OP_URING_READ, write = e.op == OP_URING_WRITE;
@@ -139,6 +143,7 @@ void WriteMappedJson(JsonWriter& j, const MappedReport& r) {
   j.Key("io_uring");
   j.BeginObject();
   uint("calls", r.uring_calls);
+  uint("unseen_requests", r.uring_unseen_requests);
   j.Key("files");
   j.BeginArray();
   for (const UringFileStats& f : r.uring) {
@@ -190,8 +195,15 @@ std::string MappedToText(const MappedReport& r) {
                             f.estimated_spans > 0 ? " (some spans estimated)" : "");
     }
   }
-  if (!r.uring.empty() || r.uring_calls > 0) {
+  if (!r.uring.empty() || r.uring_calls > 0 || r.uring_unseen_requests > 0) {
     absl::StrAppendFormat(&out, "\nio_uring: %d calls into the kernel\n", r.uring_calls);
+    if (r.uring_unseen_requests > 0) {
+      absl::StrAppendFormat(&out,
+                            "  %d requests submitted by system calls the shim cannot see (the "
+                            "program's own syscall instruction): counted, files and sizes "
+                            "unknown\n",
+                            r.uring_unseen_requests);
+    }
     absl::StrAppend(&out,
                     "     reads         read     writes      written  other incomplete  file\n");
     for (const UringFileStats& f : r.uring) {

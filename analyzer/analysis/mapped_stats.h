@@ -65,6 +65,9 @@ struct MappedReport {
   std::vector<MappedFileStats> mapped;  // most span bytes first
   std::vector<UringFileStats> uring;    // most bytes first
   uint64_t uring_calls = 0;             // OP_URING_ENTER events
+  // Requests the kernel took without a call the shim saw (OP_URING_ENTER
+  // with FLAG_INCOMPLETE at a ring's teardown): counted, files unknown.
+  uint64_t uring_unseen_requests = 0;
   uint64_t processes_sampled = 0;       // SOURCE_PERF_SAMPLES
   uint64_t processes_counted = 0;       // SOURCE_THREAD_COUNTERS
   uint64_t lost_faults = 0;
@@ -76,7 +79,8 @@ struct MappedReport {
   uint64_t counted_read_bytes = 0;
 
   bool empty() const {
-    return mapped.empty() && uring.empty() && uring_calls == 0 && processes_sampled == 0 &&
+    return mapped.empty() && uring.empty() && uring_calls == 0 && uring_unseen_requests == 0 &&
+           processes_sampled == 0 &&
            processes_counted == 0;
   }
 };

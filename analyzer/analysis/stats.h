@@ -28,7 +28,7 @@
 //     "counted_minor_faults", "counted_major_faults", "counted_read_bytes",
 //     "notes": [...], "files": [{"path", "faults", "major_faults", "span_bytes",
 //     "touched_bytes", "estimated_spans", "major_s"}]}
-//   "io_uring": {"calls", "files": [{"path", "reads", "read_bytes", "writes",
+//   "io_uring": {"calls", "unseen_requests", "files": [{"path", "reads", "read_bytes", "writes",
 //     "write_bytes", "other", "failed", "incomplete", "read_s"}]}
 //     pinned allocations and registrations that succeeded.
 // Two more layers have their own sections: `datasets` (JSON) / "HDF5

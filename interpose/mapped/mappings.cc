@@ -86,7 +86,8 @@ bool IsDataPath(const char* path) {
   size_t n = strlen(path);
   const char* deleted = " (deleted)";
   if (EndsWith(path, n, deleted)) n -= strlen(deleted);
-  if (path[0] != '/' || StartsWith(path, "/memfd:")) return false;
+  // memfd and System V shared memory (shmat) are memory, not files.
+  if (path[0] != '/' || StartsWith(path, "/memfd:") || StartsWith(path, "/SYSV")) return false;
   static constexpr const char* kSystemPrefixes[] = {"/proc/", "/sys/", "/dev/", "/usr/",
                                                     "/lib/",  "/lib64/", "/bin/", "/sbin/",
                                                     "/etc/",  "/run/"};

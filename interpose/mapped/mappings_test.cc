@@ -93,6 +93,7 @@ TEST(MappingsTest, DataPathsAreTheAnalyzersDataFiles) {
   EXPECT_FALSE(IsDataPath("/home/me/.venv/lib/python3.11/site-packages/x/y.bin"));
   EXPECT_FALSE(IsDataPath("/opt/lib/libfoo.so.1"));
   EXPECT_FALSE(IsDataPath("/memfd:pool (deleted)"));
+  EXPECT_FALSE(IsDataPath("/SYSV00000000 (deleted)"));
   EXPECT_FALSE(IsDataPath("anon_inode:[io_uring]"));
 }
 

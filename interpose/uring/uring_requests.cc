@@ -271,6 +271,23 @@ void RecordLeftovers(Leftovers* leftovers) {
   ts->busy = was_busy;
 }
 
+void AddUnseenLocked(int, uint32_t file, uint32_t unseen, uint32_t completions,
+                     Leftovers* out) {
+  if (unseen == 0) return;
+  uint64_t now = Now();
+  Add(out, RawEvent{.t0 = now,
+                    .t1 = now,
+                    .offset = 0,
+                    .requested = unseen,
+                    .result = completions,
+                    .aux = 0,
+                    .parent = 0,
+                    .file = file,
+                    .op = kOpUringEnter,
+                    .error = 0,
+                    .flags = kFlagIncomplete});
+}
+
 SubmitMark UringMark(int fd, const RingView* given) {
   MarkContext c;
   WithRing(
@@ -293,6 +310,7 @@ void UringAfterCall(TraceCall& call, RawEvent* e, int fd, const RingView* given,
       [](const RingView& v, QueueState* state, void* p) {
         auto* c = static_cast<AfterContext*>(p);
         TakeSubmissionsLocked(v, c->mark, c->submit_time, &c->submitted, c->out);
+        state->sq_taken += c->submitted;
         CollectCompletionsLocked(v, state, c->out);
       },
       &c);

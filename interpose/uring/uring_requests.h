@@ -72,6 +72,12 @@ void CollectCompletionsLocked(const RingView& view, QueueState* state, Leftovers
 // With the rings' lock held: every request of ring `fd` still in flight,
 // as FLAG_INCOMPLETE events, into `out`, and forgotten.
 void TakeInflightLocked(int fd, Leftovers* out);
+// With the rings' lock held, as ring `fd` (interned as `file`) goes away:
+// `unseen` requests (if any) that the kernel took without a call the shim
+// saw, as one OP_URING_ENTER event with FLAG_INCOMPLETE (requested =
+// `unseen`, result = `completions`, the ring's total), into `out`.
+void AddUnseenLocked(int fd, uint32_t file, uint32_t unseen, uint32_t completions,
+                     Leftovers* out);
 // Records `leftovers` on the calling thread.
 void RecordLeftovers(Leftovers* leftovers);
 

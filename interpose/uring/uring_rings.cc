@@ -103,6 +103,13 @@ void ForgetLocked(UringEntry* r, const RingView* given, Leftovers* leftovers) {
   RingView v = given != nullptr ? *given : r->raw ? RawView(*r) : RingView{};
   if (v.complete()) CollectCompletionsLocked(v, &r->state, leftovers);
   TakeInflightLocked(r->fd, leftovers);
+  // A raw ring's queue head counts every request since setup: those beyond
+  // the ones the shim took are requests submitted without a call it saw.
+  if (r->raw && v.complete()) {
+    uint32_t head = __atomic_load_n(v.sq_head, __ATOMIC_ACQUIRE);
+    uint32_t tail = __atomic_load_n(v.cq_tail, __ATOMIC_ACQUIRE);
+    AddUnseenLocked(r->fd, r->file, head - r->state.sq_taken, tail, leftovers);
+  }
   r->used = false;
 }
 
@@ -113,7 +120,7 @@ void UringRingSetUp(int fd, const struct io_uring_params& params) {
   if (UringEntry* r = AddLocked(fd)) {
     r->params = params;
     r->raw = true;
-    r->state = QueueState{0, true};
+    r->state = QueueState{0, true, 0};
   }
   pthread_mutex_unlock(&g_table.lock);
 }
@@ -223,7 +230,7 @@ bool WithRing(int fd, const RingView* given,
       if (!r->state.cq_seen_valid) {
         // First look at a ring made before the shim saw it: what is in the
         // completion queue now was submitted unseen.
-        r->state = QueueState{__atomic_load_n(v.cq_tail, __ATOMIC_ACQUIRE), true};
+        r->state = QueueState{__atomic_load_n(v.cq_tail, __ATOMIC_ACQUIRE), true, 0};
       }
       fn(v, &r->state, context);
       ran = true;

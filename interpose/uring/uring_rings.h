@@ -87,6 +87,9 @@ uint32_t UringRingFile(int ring_fd);
 struct QueueState {
   uint32_t cq_seen;
   bool cq_seen_valid;
+  // Requests taken from the submission queue during calls the shim saw,
+  // since setup (raw rings, whose queue head starts at 0).
+  uint32_t sq_taken;
 };
 bool WithRing(int fd, const RingView* given,
               void (*fn)(const RingView& view, QueueState* state, void* context), void* context);
