@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one of the five planted-bottleneck jobs under `iotap run` and reports on
+# Runs one of the six planted-bottleneck jobs under `iotap run` and reports on
 # it: what iotap must diagnose, with the cause known in advance (README.md).
 #
 #   examples/planted/run.sh CASE WORKDIR

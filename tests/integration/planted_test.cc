@@ -1,4 +1,4 @@
-// The planted bottlenecks (issue 5): five real PyTorch jobs from examples/,
+// The planted bottlenecks (issue 5): six real PyTorch jobs from examples/,
 // each with one known cause, run through `iotap run` and `iotap report` by
 // examples/planted/run.sh. The report must name the planted cause as its
 // first finding with the right advice, and the clean job must raise nothing
