@@ -3,6 +3,8 @@
 //     window of a cold file: one OP_MAPPED_READ per window, at its offset,
 //     and as many major faults as the thread's own counters
 //     (/proc/thread-self/stat) say it took during the pass;
+//   - a DataLoader over a memmap, with 0 and 2 workers (forked children
+//     fault on the inherited mapping);
 //   - the same with perf_event_open refused (IOTAP_TEST_NO_PERF=1): no
 //     mapped reads, the per-thread counters instead, covering the pass;
 //   - a liburing program (programs/uring_reader.c): every request, with its
@@ -118,6 +120,42 @@ TEST(MappedReadsTest, MemmapFaultsAreMappedReadsOfTheirWindows) {
   }
   EXPECT_TRUE(sampled);
 }
+
+// A DataLoader over a numpy.memmap made before its workers fork: with 0
+// workers the trainer faults, with 2 the workers fault on the inherited
+// mapping; either way each 64 KiB window once, in the process that read it.
+class MemmapLoaderTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(MemmapLoaderTest, EveryWindowIsOneFaultOfTheProcessThatReadIt) {
+  int workers = GetParam();
+  TempDir dir;
+  std::string data = ColdFile(dir);
+  std::string trace = dir.Sub("trace");
+  RunOptions options;
+  options.timeout_seconds = 120;
+  RunResult r = RunPreloaded({Python(), SourcePath("tests/integration/programs/memmap_loader.py"),
+                              data, std::to_string(kWindow), std::to_string(workers)},
+                             trace, options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseReader(r.out).sum, ExpectedSum()) << r.out;
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), static_cast<size_t>(1 + workers));
+  std::map<uint64_t, int> by_offset;
+  int faulting_processes = 0;
+  for (const LoadedProcess& p : run.processes) {
+    std::vector<const LoadedEvent*> faults = p.On(data, OP_MAPPED_READ);
+    if (!faults.empty()) ++faulting_processes;
+    bool trainer = p.header.ppid() != run.processes[0].header.pid() &&
+                   run.ByPid(p.header.ppid()) == nullptr;
+    if (workers > 0 && trainer) EXPECT_TRUE(faults.empty()) << "the trainer read no sample";
+    for (const LoadedEvent* e : faults) ++by_offset[e->aux];
+  }
+  EXPECT_EQ(by_offset.size(), static_cast<size_t>(kFileBytes / kWindow));
+  for (int i = 0; i < kFileBytes; i += kWindow) EXPECT_EQ(by_offset[i], 1) << "offset " << i;
+  EXPECT_EQ(faulting_processes, workers == 0 ? 1 : workers);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, MemmapLoaderTest, ::testing::Values(0, 2));
 
 TEST(MappedReadsTest, WithoutPerfTheThreadCountersCoverThePass) {
   TempDir dir;
