@@ -133,10 +133,10 @@ std::set<std::string> MappedShims(const std::string& maps) {
   return shims;
 }
 
-std::map<std::string, std::string> StatsFiles(const std::string& iotap,
-                                              const std::string& trace_dir,
-                                              const std::map<std::string, std::string>& rename) {
-  std::map<std::string, std::string> files;
+std::map<std::string, std::map<std::string, int64_t>> StatsFiles(
+    const std::string& iotap, const std::string& trace_dir,
+    const std::map<std::string, std::string>& rename) {
+  std::map<std::string, std::map<std::string, int64_t>> files;
   RunResult r = RunProgram({iotap, "stats", "--json", trace_dir});
   if (r.exit_code != 0) {
     ADD_FAILURE() << iotap << " stats failed: " << r.err;
@@ -148,12 +148,14 @@ std::map<std::string, std::string> StatsFiles(const std::string& iotap,
     return files;
   }
   for (const auto& v : root.fields().at("files").list_value().values()) {
-    const auto& f = v.struct_value().fields();
-    auto n = [&f](const char* key) { return static_cast<uint64_t>(f.at(key).number_value()); };
-    std::string path = f.at("path").string_value();
+    std::string path = v.struct_value().fields().at("path").string_value();
     for (const auto& [from, to] : rename) path = absl::StrReplaceAll(path, {{from, to}});
-    files[path] = absl::StrCat("reads ", n("reads"), " (", n("read_bytes"), " bytes), writes ",
-                               n("writes"), " (", n("write_bytes"), " bytes), opens ", n("opens"));
+    std::map<std::string, int64_t>& counts = files[path];
+    for (const auto& [key, value] : v.struct_value().fields()) {
+      if (value.has_number_value() && !key.ends_with("_seconds")) {
+        counts[key] = static_cast<int64_t>(value.number_value());
+      }
+    }
   }
   return files;
 }

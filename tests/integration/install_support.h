@@ -10,6 +10,7 @@
 #ifndef IOTAP_TESTS_INTEGRATION_INSTALL_SUPPORT_H_
 #define IOTAP_TESTS_INTEGRATION_INSTALL_SUPPORT_H_
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -61,13 +62,13 @@ std::string PackageOfLibrary(const std::string& elf, const std::string& soname);
 std::set<std::string> MappedShims(const std::string& maps);
 
 // `iotap stats --json trace_dir` run by `iotap` (an installed or the build
-// tree's binary): per file, "reads R (B bytes), writes W (B bytes), opens O",
-// with every occurrence of each key of `rename` in the paths replaced by its
-// value, so that runs from different trees compare. Fails the test if the
-// command fails.
-std::map<std::string, std::string> StatsFiles(const std::string& iotap,
-                                              const std::string& trace_dir,
-                                              const std::map<std::string, std::string>& rename);
+// tree's binary): per file, every count (reads, read_bytes, opens,
+// metadata_ops, ...; not the times), with every occurrence of each key of
+// `rename` in the paths replaced by its value, so that runs from different
+// trees compare. Fails the test if the command fails.
+std::map<std::string, std::map<std::string, int64_t>> StatsFiles(
+    const std::string& iotap, const std::string& trace_dir,
+    const std::map<std::string, std::string>& rename);
 
 // The words of a Debian relationship field ("libc6 (>= 2.34), libzstd1")
 // without their versions: {"libc6", "libzstd1"}.
