@@ -20,7 +20,7 @@ namespace iotap::interpose {
 namespace {
 
 constexpr uint32_t kFormatVersion = 1;
-constexpr char kShimVersion[] = "0.1.0";
+constexpr char kShimVersion[] = IOTAP_VERSION;  // the project's (CMakeLists.txt)
 // The header keeps at most this much of the command line.
 constexpr size_t kMaxArgvBytes = 64 * 1024;
 
