@@ -5,8 +5,10 @@
 //     (/proc/thread-self/stat) say it took during the pass;
 //   - a DataLoader over a memmap, with 0 and 2 workers (forked children
 //     fault on the inherited mapping);
-//   - the same with perf_event_open refused (IOTAP_TEST_NO_PERF=1): no
-//     mapped reads, the per-thread counters instead, covering the pass;
+//   - the memmap pass with perf_event_open refused (IOTAP_TEST_NO_PERF=1):
+//     no mapped reads, the per-thread counters instead, covering the pass;
+//   - LMDB random gets of a cold database (python3-lmdb): mapped reads of
+//     data.mdb inside the file, majors as the thread counted them;
 //   - a liburing program (programs/uring_reader.c): every request, with its
 //     file (fixed files resolved), offset, size and result, exactly as
 //     issued;
@@ -18,6 +20,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -156,6 +159,37 @@ TEST_P(MemmapLoaderTest, EveryWindowIsOneFaultOfTheProcessThatReadIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, MemmapLoaderTest, ::testing::Values(0, 2));
+
+// LMDB reads values through its memory map: random gets of a cold
+// database are mapped reads of data.mdb, and the major ones are those the
+// reading thread's counters saw.
+TEST(MappedReadsTest, LmdbRandomGetsAreMappedReads) {
+  TempDir dir;
+  std::string db = dir.Sub("db");
+  std::filesystem::create_directory(db);
+  std::string trace = dir.Sub("trace");
+  RunResult r =
+      RunPreloaded({Python(), SourcePath("tests/integration/programs/lmdb_reader.py"), db}, trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Printed p = ParseReader(r.out);
+  EXPECT_EQ(p.sum, 51386) << r.out;  // values k % 251 at 400 keys of a fixed order
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 1u);
+  std::string data = db + "/data.mdb";
+  uint64_t size = std::filesystem::file_size(data);
+  std::vector<const LoadedEvent*> faults = run.processes[0].On(data, OP_MAPPED_READ);
+  ASSERT_FALSE(faults.empty());
+  long majors = 0;
+  for (const LoadedEvent* e : faults) {
+    EXPECT_LT(e->aux, size);
+    EXPECT_LE(static_cast<uint64_t>(e->offset + e->result), size + kWindow);
+    if (e->flags & FLAG_MAJOR_FAULT) ++majors;
+  }
+  EXPECT_LE(faults.size(), size / 4096);
+  // The database was written with write(), so every major fault of data.mdb
+  // is one of the reads.
+  EXPECT_EQ(majors, p.major) << r.out;
+}
 
 TEST(MappedReadsTest, WithoutPerfTheThreadCountersCoverThePass) {
   TempDir dir;
