@@ -132,6 +132,44 @@ TEST(FindingsTest, SlowStorageComesBeforeTheStallItCauses) {
   EXPECT_NE(f->summary().find("8 times (POSIX_FADV_DONTNEED)"), std::string::npos) << f->summary();
 }
 
+// Page faults that wait for storage: their own cause, before the stall,
+// and storage_slow (advice for read calls) stands aside.
+TEST(FindingsTest, MappedReadsFromStorageComeFirstWithMappingAdvice) {
+  Report r = Base(0.30, 0.8, 0.1, 0.1);
+  report::DataFiles* d = r.mutable_data_files();
+  d->set_reads(3000);
+  d->set_read_time_s(4);
+  d->set_mean_read_latency_s(0.0013);
+  report::Layer* mapped = r.add_layers();
+  mapped->set_name("MAPPED");
+  mapped->set_reads(3000);
+  mapped->set_read_bytes(300.0 * 1024 * 1024);
+  mapped->set_time_s(3);  // 75% of the data read time
+  r = Analyzed(r);
+  ASSERT_GE(r.findings_size(), 2) << Ids(r);
+  EXPECT_EQ(r.findings(0).id(), "mapped_reads_storage");
+  // 24 s of fetch (100 x 0.3 s x 0.8) x 75% = 18 s of 100 s of steps.
+  EXPECT_EQ(r.findings(0).severity(), Finding::WARNING);
+  EXPECT_EQ(r.findings(0).summary(),
+            "Loaders read 300.0 MiB of memory-mapped data in 3000 page faults, which waited "
+            "3.00 s for storage (75% of the data read time); training waited 18.00 s for data "
+            "while loaders faulted.");
+  EXPECT_NE(r.findings(0).recommendation().find("MADV_WILLNEED"), std::string::npos);
+  EXPECT_EQ(Find(r, "storage_slow"), nullptr) << Ids(r);
+  EXPECT_NE(Find(r, "data_stall_fetch"), nullptr) << Ids(r);
+
+  // Faults that are a small part of the read time, or too little time: not
+  // the cause.
+  Report minor = Base(0.30, 0.8, 0.1, 0.1);
+  minor.mutable_data_files()->set_read_time_s(4);
+  minor.add_layers()->set_name("MAPPED");
+  minor.mutable_layers(0)->set_time_s(1);  // 25%
+  EXPECT_EQ(Find(Analyzed(minor), "mapped_reads_storage"), nullptr);
+  minor.mutable_layers(0)->set_time_s(0.04);
+  minor.mutable_data_files()->set_read_time_s(0.04);
+  EXPECT_EQ(Find(Analyzed(minor), "mapped_reads_storage"), nullptr);
+}
+
 TEST(FindingsTest, HdfAmplificationNamesTheWorstDataset) {
   Report r = Base(0.2, 0.8, 0.1, 0.1);
   for (double calls_per : {1.0, 50.0}) {
