@@ -78,7 +78,7 @@ ProcessAnalyzer::FileSlot& ProcessAnalyzer::NewSlot(const ProcessTrace& process,
   switch (name.kind) {
     case InternedString::KIND_PATH:
     case InternedString::KIND_DEVICE: {
-      PathTable::Entry path = paths_->Intern(name.value);
+      PathTable::Entry path = paths_->Intern(name.value, /*categorize=*/full_);
       slot.counts = &result_.files.emplace_back();
       result_.file_refs.push_back(FileRef{path.id, name.kind, path.category});
       if (full_) {

@@ -91,7 +91,7 @@ struct TimedEvent {
 struct FileRef {
   uint32_t path_id = 0;  // in the run's PathTable
   InternedString::Kind kind = InternedString::KIND_PATH;  // KIND_PATH or KIND_DEVICE
-  const char* category = nullptr;  // FileCategory() of the path
+  const char* category = nullptr;  // FileCategory() of the path (kFull only)
 };
 
 struct ProcessResult {

@@ -80,7 +80,6 @@ TEST(ProcessAnalysisTest, CountsEachFileAndEachKindOfDescriptor) {
   ASSERT_EQ(r.file_refs.size(), 2u);
   EXPECT_EQ(paths.path(r.file_refs[0].path_id), "/data/a.bin");
   EXPECT_EQ(r.file_refs[0].kind, InternedString::KIND_PATH);
-  EXPECT_STREQ(r.file_refs[0].category, "data");
   EXPECT_EQ(paths.path(r.file_refs[1].path_id), "/dev/null");
   EXPECT_EQ(r.file_refs[1].kind, InternedString::KIND_DEVICE);
 
@@ -119,6 +118,7 @@ TEST(ProcessAnalysisTest, CountsLeaveOutWhatOnlyTheReportNeeds) {
   PathTable paths;
   ProcessResult r = Analyze(Loader(), AnalysisScope::kCounts, &paths);
   EXPECT_TRUE(r.file_details.empty());
+  EXPECT_EQ(r.file_refs[0].category, nullptr);  // no category worked out
   EXPECT_EQ(r.io, nullptr);
   EXPECT_EQ(r.data_read_bytes, nullptr);
   EXPECT_EQ(r.layers[static_cast<int>(Layer::kPosix)].ops, 0u);
@@ -136,6 +136,8 @@ TEST(ProcessAnalysisTest, FullScopeCountsTheSameAndTheDetail) {
     EXPECT_EQ(full.files[i].errors, counts.files[i].errors);
   }
   ASSERT_EQ(full.file_details.size(), 2u);
+  EXPECT_STREQ(full.file_refs[0].category, "data");
+  EXPECT_STREQ(full.file_refs[1].category, "system");
   const FileDetail& a = full.file_details[0];
   EXPECT_EQ(a.size_bytes, 8192);
   EXPECT_EQ(a.read_ranges.covered(), 8192u);  // the two preads; fread has no offset

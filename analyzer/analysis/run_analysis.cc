@@ -211,6 +211,7 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
   if (s.scope == AnalysisScope::kFull) {
     for (auto& [index, group] : s.groups) s.all_io->Or(*group.io);
   }
+  if (s.scope != AnalysisScope::kFull) return;  // the counts use files_by_id
   for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
     // A path only a trace that could not be read interned has no figures.
     if (s.files_by_id[id].processes == 0) continue;

@@ -78,8 +78,9 @@ struct RunState {
   std::vector<ProcessSummary> processes;  // by catalog index
   std::vector<bool> read_ok;
   // Every path any process touched; files_by_id holds their figures by id
-  // while the files are read, and `files` by path once all are (paths only
-  // traces that could not be read interned are left out).
+  // while the files are read, and (kFull) `files` by path once all are
+  // (paths only traces that could not be read interned are left out). The
+  // counts (kCounts) keep files_by_id: they need no order by path.
   PathTable paths;
   std::deque<FileAccumulator> files_by_id;  // a deque: growing moves nothing
   std::map<std::string, FileAccumulator> files;
@@ -124,7 +125,8 @@ void BuildTimeline(RunState& state, int bins, report::Report* report);
 // Fills files, other_files, layers, datasets and cuda_copies.
 void BuildTables(RunState& state, int top_files, report::Report* report);
 
-// Fills everything `iotap stats` prints (stats_tables.cc).
+// Fills everything `iotap stats` prints (stats_tables.cc), from a state read
+// with AnalysisScope::kCounts.
 void BuildStats(const RunState& state, stats::Stats* stats);
 
 // Fills report->run (after the others) and report->notes.

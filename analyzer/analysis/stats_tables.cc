@@ -2,9 +2,11 @@
 // the same accumulators the report's tables (tables.cc) are built from.
 
 #include <algorithm>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "analyzer/analysis/run_state.h"
 #include "analyzer/base/numbers.h"
 
@@ -36,20 +38,31 @@ void FillFile(const FileAccumulator& f, stats::File* out) {
   out->set_processes(f.processes);
 }
 
-void FillFiles(const RunState& s, stats::Stats* out) {
-  // Most bytes first; equal ones by path.
-  std::vector<const std::pair<const std::string, FileAccumulator>*> files;
-  files.reserve(s.files.size());
-  for (const auto& entry : s.files) files.push_back(&entry);
-  std::sort(files.begin(), files.end(), [](const auto* a, const auto* b) {
-    uint64_t a_bytes = a->second.counts.read_bytes + a->second.counts.write_bytes;
-    uint64_t b_bytes = b->second.counts.read_bytes + b->second.counts.write_bytes;
-    return a_bytes != b_bytes ? a_bytes > b_bytes : a->first < b->first;
+// The run's files with figures, as (path, figures), most bytes read and
+// written first, then by path.
+using PathFile = std::pair<std::string_view, const FileAccumulator*>;
+
+std::vector<PathFile> SortedFiles(const RunState& s) {
+  std::vector<PathFile> files;
+  files.reserve(s.files_by_id.size());
+  for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
+    // A path only a trace that could not be read interned has no figures.
+    if (s.files_by_id[id].processes == 0) continue;
+    files.emplace_back(s.paths.path(id), &s.files_by_id[id]);
+  }
+  std::sort(files.begin(), files.end(), [](const PathFile& a, const PathFile& b) {
+    uint64_t a_bytes = a.second->counts.read_bytes + a.second->counts.write_bytes;
+    uint64_t b_bytes = b.second->counts.read_bytes + b.second->counts.write_bytes;
+    return a_bytes != b_bytes ? a_bytes > b_bytes : a.first < b.first;
   });
-  for (const auto* entry : files) {
-    stats::File* f = out->add_files();
-    f->set_path(entry->first);
-    FillFile(entry->second, f);
+  return files;
+}
+
+void FillFiles(const std::vector<PathFile>& files, const RunState& s, stats::Stats* out) {
+  for (const auto& [path, f] : files) {
+    stats::File* o = out->add_files();
+    o->set_path(std::string(path));
+    FillFile(*f, o);
   }
   for (const auto& [kind, f] : s.ipc) FillFile(f, out->add_ipc());
 }
@@ -178,8 +191,14 @@ void FillDatasets(const RunState& s, stats::Stats* out) {
   for (const auto* entry : datasets) FillDataset(entry->first, entry->second, out->add_datasets());
 }
 
-void FillTfRecordFiles(const RunState& s, stats::Stats* out) {
-  for (const TfRecordFileAccumulator& t : s.tfrecords.Files()) {
+void FillTfRecordFiles(const std::vector<PathFile>& files, const RunState& s,
+                       stats::Stats* out) {
+  const std::vector<TfRecordFileAccumulator> tfrecords = s.tfrecords.Files();
+  absl::flat_hash_map<std::string_view, const FileAccumulator*> by_path;
+  if (!tfrecords.empty()) {
+    for (const auto& [path, f] : files) by_path.emplace(path, f);
+  }
+  for (const TfRecordFileAccumulator& t : tfrecords) {
     stats::TfRecordFile* o = out->add_tfrecord_files();
     o->set_path(t.path);
     o->set_compression(t.compression);
@@ -200,9 +219,9 @@ void FillTfRecordFiles(const RunState& s, stats::Stats* out) {
       b->set_records(n);
     }
     // The file's reads are its counts, as the files section gives them.
-    if (auto file = s.files.find(t.path); file != s.files.end()) {
-      o->set_reads(file->second.counts.reads());
-      o->set_read_bytes(file->second.counts.read_bytes);
+    if (auto file = by_path.find(t.path); file != by_path.end()) {
+      o->set_reads(file->second->counts.reads());
+      o->set_read_bytes(file->second->counts.read_bytes);
     }
     o->set_reads_completing_records(t.reads_completing_records);
     o->set_records_per_read(Ratio(t.records, o->reads()));
@@ -221,11 +240,12 @@ void FillTfRecordFiles(const RunState& s, stats::Stats* out) {
 void BuildStats(const RunState& s, stats::Stats* out) {
   out->set_events(s.events);
   out->set_dropped_events(s.dropped);
-  FillFiles(s, out);
+  const std::vector<PathFile> files = SortedFiles(s);
+  FillFiles(files, s, out);
   FillCuda(s.cuda, out);
   FillProcesses(s, out);
   FillDatasets(s, out);
-  FillTfRecordFiles(s, out);
+  FillTfRecordFiles(files, s, out);
   for (const ReadIssue& i : s.issues) {
     stats::Issue* issue = out->add_issues();
     issue->set_file(i.path);
