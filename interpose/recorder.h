@@ -146,7 +146,9 @@ void FinishTrace(EndReason reason, int code, bool code_known, int wait_ms = 0);
 void FlushBeforeExec(const char* path, bool spawn);
 
 // Warns once per process on stderr (unless IOTAP_QUIET=1); `err` is an errno
-// value or 0.
+// value or 0. On the writer thread, whose descriptor table has no stderr, the
+// warning waits for the next application thread through the shim's slow path
+// (every few thousand events, and the end of the trace).
 void WarnOnce(const char* what, int err);
 
 // Whether the calling process owns this trace (false in a vfork child, which
