@@ -10,6 +10,9 @@
 // flush interval, encodes columnar chunks, compresses and writes them, and
 // samples the process's CPU use. A thread whose ring fills up before the
 // writer comes drains it itself under the writer lock rather than drop events.
+// The writer has a descriptor table of its own (UseOwnDescriptorTable in
+// recorder.cc), so that a program with one thread keeps Linux's faster I/O
+// path for unshared tables.
 //
 // Lock order: writer lock, then the string table lock. Neither is taken on the
 // hot path. Both are taken through LockShim/UnlockShim, which keep count of
