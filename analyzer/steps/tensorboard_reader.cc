@@ -8,31 +8,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzer/internal/byte_source.h"
-#include "analyzer/internal/crc32c.h"
+#include "analyzer/steps/byte_source.h"
 #include "analyzer/steps/span_building.h"
+#include "proto/wire/crc32c.h"
+#include "proto/wire/little_endian.h"
+#include "proto/wire/varint.h"
 
 namespace iotap::analyzer {
 
 namespace {
 
-using internal::ByteSource;
-
 // A record longer than this is taken for damage, even with a valid CRC.
 constexpr uint64_t kMaxRecordBytes = 1ull << 30;
 // TensorProto dtypes (tensorflow/core/framework/types.proto).
 constexpr uint64_t kDtFloat = 1, kDtDouble = 2, kDtInt32 = 3, kDtInt64 = 9;
-
-uint32_t Le32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-uint64_t Le64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
 
 // Protobuf wire format over bytes in memory, zero-copy.
 class Wire {
@@ -40,13 +29,10 @@ class Wire {
   explicit Wire(std::string_view data) : p_(data.data()), end_(data.data() + data.size()) {}
   bool done() const { return p_ == end_; }
   bool Varint(uint64_t* v) {
-    *v = 0;
-    for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
-      uint8_t b = static_cast<uint8_t>(*p_++);
-      *v |= uint64_t{b & 0x7fu} << shift;
-      if (b < 0x80) return true;
-    }
-    return false;
+    const auto* p = reinterpret_cast<const uint8_t*>(p_);
+    bool ok = wire::ReadVarint(&p, reinterpret_cast<const uint8_t*>(end_), v);
+    p_ = reinterpret_cast<const char*>(p);
+    return ok;
   }
   bool Fixed(size_t n, const char** at) {
     if (static_cast<size_t>(end_ - p_) < n) return false;
@@ -154,8 +140,12 @@ std::optional<double> TensorScalar(std::string_view tensor) {
       std::memcpy(&d, content.data(), 8);
       return d;
     }
-    if (dtype == kDtInt32 && content.size() == 4) return static_cast<int32_t>(Le32(content.data()));
-    if (dtype == kDtInt64 && content.size() == 8) return static_cast<int64_t>(Le64(content.data()));
+    if (dtype == kDtInt32 && content.size() == 4) {
+      return static_cast<int32_t>(wire::LoadLe32(content.data()));
+    }
+    if (dtype == kDtInt64 && content.size() == 8) {
+      return static_cast<int64_t>(wire::LoadLe64(content.data()));
+    }
     return std::nullopt;
   }
   bool numeric = dtype == kDtFloat || dtype == kDtDouble || dtype == kDtInt32 || dtype == kDtInt64;
@@ -247,7 +237,7 @@ absl::StatusOr<TfEvent> DecodeTfEvent(std::string_view data) {
 
 bool LooksLikeTfRecord(std::string_view head) {
   return head.size() >= 12 &&
-         internal::MaskCrc32c(internal::Crc32c(head.data(), 8)) == Le32(head.data() + 8);
+         wire::MaskCrc32c(wire::Crc32c(head.data(), 8)) == wire::LoadLe32(head.data() + 8);
 }
 
 absl::StatusOr<StepLog> ReadTensorBoardLog(const std::string& path) {
@@ -277,9 +267,9 @@ absl::StatusOr<StepLog> ReadTensorBoardLog(const std::string& path) {
                               " of 12 bytes): it was cut short"));
       break;
     }
-    uint64_t length = Le64(header);
-    uint32_t stored = Le32(header + 8);
-    uint32_t computed = internal::MaskCrc32c(internal::Crc32c(header, 8));
+    uint64_t length = wire::LoadLe64(header);
+    uint32_t stored = wire::LoadLe32(header + 8);
+    uint32_t computed = wire::MaskCrc32c(wire::Crc32c(header, 8));
     if (stored != computed) {
       errors.Add(absl::StrFormat(
           "%s: bad CRC of the record's length (stored 0x%08x, computed 0x%08x): the rest of the "
@@ -305,8 +295,8 @@ absl::StatusOr<StepLog> ReadTensorBoardLog(const std::string& path) {
     }
     std::string where_now = where();
     offset += 12 + data.size();
-    stored = Le32(data.data() + length);
-    computed = internal::MaskCrc32c(internal::Crc32c(data.data(), length));
+    stored = wire::LoadLe32(data.data() + length);
+    computed = wire::MaskCrc32c(wire::Crc32c(data.data(), length));
     if (stored != computed) {
       errors.Add(absl::StrFormat(
           "%s: bad CRC of the record's data (stored 0x%08x, computed 0x%08x): record skipped",

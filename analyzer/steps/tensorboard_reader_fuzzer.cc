@@ -14,8 +14,8 @@
 #include <cstring>
 #include <string>
 
-#include "analyzer/internal/crc32c.h"
 #include "analyzer/steps/tensorboard_reader.h"
+#include "proto/wire/crc32c.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/fuzz/step_log_check.h"
 
@@ -26,8 +26,8 @@ void AppendLe(std::string* out, uint64_t v, int bytes) {
 }
 
 std::string Records(const uint8_t* data, size_t size) {
-  using iotap::analyzer::internal::Crc32c;
-  using iotap::analyzer::internal::MaskCrc32c;
+  using iotap::wire::Crc32c;
+  using iotap::wire::MaskCrc32c;
   std::string file;
   size_t i = 0;
   while (i + 2 <= size) {

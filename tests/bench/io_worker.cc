@@ -34,6 +34,9 @@
 #include <string>
 #include <vector>
 
+#include "proto/wire/crc32c.h"
+#include "proto/wire/little_endian.h"
+
 namespace {
 
 double Seconds(clockid_t clock) {
@@ -92,28 +95,17 @@ void* Run(void* arg) {
   return nullptr;
 }
 
-// TFRecord framing: CRC32C, masked.
-uint32_t MaskedCrc32c(const unsigned char* p, size_t n) {
-  uint32_t c = 0xffffffffu;
-  for (size_t i = 0; i < n; ++i) {
-    c ^= p[i];
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-  }
-  c = ~c;
-  return ((c >> 15) | (c << 17)) + 0xa282ead8u;
-}
-
 int MakeTfRecord(const char* path, long bytes, long record) {
   FILE* f = std::fopen(path, "wb");
   if (f == nullptr) return 2;
   std::vector<unsigned char> data(record);
   for (long i = 0; i < record; ++i) data[i] = static_cast<unsigned char>(i * 131);
-  uint32_t data_crc = MaskedCrc32c(data.data(), data.size());
+  // TFRecord framing: the length and the data, each followed by its masked
+  // CRC32C.
+  uint32_t data_crc = iotap::wire::MaskCrc32c(iotap::wire::Crc32c(data.data(), data.size()));
   unsigned char header[12];
-  uint64_t len = static_cast<uint64_t>(record);
-  std::memcpy(header, &len, 8);
-  uint32_t len_crc = MaskedCrc32c(header, 8);
-  std::memcpy(header + 8, &len_crc, 4);
+  iotap::wire::StoreLe64(header, static_cast<uint64_t>(record));
+  iotap::wire::StoreLe32(header + 8, iotap::wire::MaskCrc32c(iotap::wire::Crc32c(header, 8)));
   for (long written = 0; written < bytes; written += record + 16) {
     std::fwrite(header, 1, 12, f);
     std::fwrite(data.data(), 1, data.size(), f);

@@ -7,6 +7,8 @@
 #include <filesystem>
 
 #include "gtest/gtest.h"
+#include "proto/wire/crc32c.h"
+#include "proto/wire/little_endian.h"
 #include "tests/integration/testing.h"
 
 namespace iotap::testing {
@@ -14,24 +16,6 @@ namespace iotap::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-// CRC32C bit by bit, as the definition has it.
-uint32_t Crc32cBitwise(const std::string& s, size_t from, size_t n) {
-  uint32_t c = 0xffffffffu;
-  for (size_t i = from; i < from + n; ++i) {
-    c ^= static_cast<uint8_t>(s[i]);
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-  }
-  return ~c;
-}
-
-uint32_t Masked(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
-
-uint64_t Le(const std::string& s, size_t at, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(s[at + i]);
-  return v;
-}
 
 // Holds an exclusive lock on `path` while alive: tests run in parallel.
 class FileLock {
@@ -57,12 +41,14 @@ std::vector<TrueRecord> RecordTable(const std::string& s) {
       ADD_FAILURE() << "file ends inside a header at " << at;
       break;
     }
-    uint64_t len = Le(s, at, 8);
-    if (Masked(Crc32cBitwise(s, at, 8)) != Le(s, at + 8, 4) || s.size() - at - 16 < len) {
+    const uint8_t* header = reinterpret_cast<const uint8_t*>(s.data()) + at;
+    uint64_t len = wire::LoadLe64(header);
+    if (wire::MaskCrc32c(wire::Crc32c(header, 8)) != wire::LoadLe32(header + 8) ||
+        s.size() - at - 16 < len) {
       ADD_FAILURE() << "bad record header at " << at;
       break;
     }
-    if (Masked(Crc32cBitwise(s, at + 12, len)) != Le(s, at + 12 + len, 4)) {
+    if (wire::MaskCrc32c(wire::Crc32c(header + 12, len)) != wire::LoadLe32(header + 12 + len)) {
       ADD_FAILURE() << "bad data CRC for the record at " << at;
       break;
     }

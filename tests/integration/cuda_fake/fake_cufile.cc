@@ -15,7 +15,7 @@
 #include <mutex>
 #include <vector>
 
-#include "interpose/cufile_api.h"
+#include "interpose/cuda/cufile_api.h"
 
 namespace {
 

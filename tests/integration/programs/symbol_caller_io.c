@@ -1,4 +1,4 @@
-/* symbol_caller cases for the POSIX data transfers (interpose/posix_io.cc).
+/* symbol_caller cases for the POSIX data transfers (interpose/posix/posix_io.cc).
  * data.bin is read on descriptor 20; writes go to out.bin on descriptor 21. */
 
 #define _GNU_SOURCE

@@ -1,4 +1,4 @@
-/* symbol_caller cases for the calls around the data (interpose/posix_meta.cc):
+/* symbol_caller cases for the calls around the data (interpose/posix/posix_meta.cc):
  * positioning, synchronisation, mappings, advice, the stat family, directory
  * scans, unlink, rename, mkdir. */
 

@@ -1,4 +1,4 @@
-/* symbol_caller cases for descriptors (interpose/posix_open.cc): the open
+/* symbol_caller cases for descriptors (interpose/posix/posix_open.cc): the open
  * family, mkstemp, close, duplication, and the calls that only change what
  * the shim's descriptor table knows (close_range, closefrom, chdir, fchdir),
  * whose effect shows in the next call's event. */

@@ -1,4 +1,4 @@
-/* symbol_caller cases for the process lifecycle (interpose/process.cc). Each
+/* symbol_caller cases for the process lifecycle (interpose/posix/process.cc). Each
  * first records one write ("before"), which must reach the trace however the
  * process goes on; exec and posix_spawn first try a program that does not
  * exist, then run this program again as "exec-child" or "spawn-child". The

@@ -1,4 +1,4 @@
-/* symbol_caller cases for STDIO streams (interpose/stdio.cc). A stream's
+/* symbol_caller cases for STDIO streams (interpose/posix/stdio.cc). A stream's
  * descriptor is printed from its FILE (no fileno call inside a case). */
 
 #define _GNU_SOURCE

@@ -24,7 +24,7 @@
 #include <map>
 #include <string>
 
-#include "interpose/cufile_api.h"
+#include "interpose/cuda/cufile_api.h"
 
 namespace iotap::cuda_calls {
 

@@ -1,0 +1,99 @@
+#include "interpose/core/config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+namespace iotap::interpose {
+
+namespace {
+
+// Parses a decimal number in [lo, hi]; returns `fallback` otherwise.
+uint32_t ParseNumber(const char* s, uint32_t lo, uint32_t hi, uint32_t fallback) {
+  if (s == nullptr || *s == '\0') return fallback;
+  char* end = nullptr;
+  unsigned long v = strtoul(s, &end, 10);
+  if (*end != '\0' || v < lo || v > hi) return fallback;
+  return static_cast<uint32_t>(v);
+}
+
+bool IsOne(const char* s) { return s != nullptr && strcmp(s, "1") == 0; }
+
+struct LayerNameEntry {
+  const char* name;
+  uint32_t bit;
+};
+constexpr LayerNameEntry kLayerNames[] = {
+    {"posix", kLayerPosix},       {"stdio", kLayerStdio}, {"hdf5", kLayerHdf5},
+    {"tfrecord", kLayerTfRecord}, {"cuda", kLayerCuda},
+};
+
+uint32_t ParseLayers(const char* s) {
+  if (s == nullptr || *s == '\0' || strcmp(s, "all") == 0) return kLayerAll;
+  uint32_t mask = 0;
+  while (*s != '\0') {
+    const char* comma = strchr(s, ',');
+    size_t n = comma ? static_cast<size_t>(comma - s) : strlen(s);
+    for (const LayerNameEntry& e : kLayerNames) {
+      if (strlen(e.name) == n && strncmp(e.name, s, n) == 0) mask |= e.bit;
+    }
+    s += n;
+    if (*s == ',') ++s;
+  }
+  return mask;
+}
+
+}  // namespace
+
+const char* LayerName(uint32_t bit) {
+  for (const LayerNameEntry& e : kLayerNames) {
+    if (e.bit == bit) return e.name;
+  }
+  return "?";
+}
+
+bool ReadConfig(Config* config, const char* cwd, const char** why) {
+  config->dir[0] = '\0';
+  config->session[0] = '\0';
+  config->quiet = IsOne(getenv("IOTAP_QUIET"));
+  if (IsOne(getenv("IOTAP_DISABLE"))) {
+    *why = "IOTAP_DISABLE=1";
+    return false;
+  }
+  const char* dir = getenv("IOTAP_DIR");
+  if (dir == nullptr || *dir == '\0') {
+    *why = "IOTAP_DIR is not set";
+    return false;
+  }
+  size_t need = strlen(dir) + (dir[0] == '/' ? 0 : strlen(cwd) + 1);
+  if (need >= sizeof(config->dir)) {
+    *why = "IOTAP_DIR is too long";
+    return false;
+  }
+  if (dir[0] == '/') {
+    strcpy(config->dir, dir);
+  } else {
+    strcpy(config->dir, cwd);
+    strcat(config->dir, "/");
+    strcat(config->dir, dir);
+  }
+  const char* session = getenv("IOTAP_SESSION");
+  if (session != nullptr) {
+    strncpy(config->session, session, sizeof(config->session) - 1);
+    config->session[sizeof(config->session) - 1] = '\0';
+  }
+  config->flush_interval_ms =
+      ParseNumber(getenv("IOTAP_FLUSH_INTERVAL_MS"), 10, 3600000, 1000);
+  config->sample_interval_ms =
+      ParseNumber(getenv("IOTAP_SAMPLE_INTERVAL_MS"), 10, 3600000, 100);
+  uint32_t events = ParseNumber(getenv("IOTAP_BUFFER_EVENTS"), 256, 1u << 16, 4096);
+  config->buffer_events = (events & (events - 1)) == 0 ? events : 4096;
+  config->layers = ParseLayers(getenv("IOTAP_LAYERS"));
+  config->zstd_level = static_cast<int>(ParseNumber(getenv("IOTAP_ZSTD_LEVEL"), 0, 19, 1));
+  config->time_unit_ns = ParseNumber(getenv("IOTAP_TIME_UNIT_NS"), 1, 100, 10);
+  const char* clock = getenv("IOTAP_CLOCK");
+  config->allow_tsc = clock == nullptr || strcmp(clock, "monotonic") != 0;
+  config->cupti = IsOne(getenv("IOTAP_CUPTI"));
+  return true;
+}
+
+}  // namespace iotap::interpose

@@ -1,0 +1,147 @@
+// TraceCall: the one shape every wrapper has.
+//
+//   ssize_t pread(int fd, void* buf, size_t n, off_t offset) {
+//     TraceCall call(kLayerPosix);               // t0, if this thread may record
+//     ssize_t r = real_pread()(fd, buf, n, offset);
+//     if (RawEvent* e = call.Finish(kOpPread, r < 0)) {
+//       e->file = FileOf(fd);                     // bookkeeping runs "busy"
+//       ...
+//     }
+//     return r;                                   // ~TraceCall publishes the
+//   }                                             // event and restores errno
+//
+// The real function's return value is returned untouched; errno is saved
+// right after the real call and restored as the wrapper returns, whatever the
+// bookkeeping did. Calls made while the thread is already inside the shim
+// (including from a signal handler that interrupted it) are not recorded.
+
+#ifndef IOTAP_INTERPOSE_CORE_TRACE_CALL_H_
+#define IOTAP_INTERPOSE_CORE_TRACE_CALL_H_
+
+#include <errno.h>
+#include <string.h>
+
+#include "interpose/core/clock.h"
+#include "interpose/core/config.h"
+#include "interpose/core/ops.h"
+#include "interpose/core/recorder.h"
+
+namespace iotap::interpose {
+
+class TraceCall {
+ public:
+  explicit TraceCall(uint32_t layer) : ts_(&tls_thread) {
+    active_ = (g_active_layers.load(std::memory_order_relaxed) & layer) != 0 && !ts_->busy;
+    if (active_) t0_ = Now();
+  }
+
+  TraceCall(const TraceCall&) = delete;
+  TraceCall& operator=(const TraceCall&) = delete;
+
+  ~TraceCall() {
+    if (!finished_) return;
+    if (event_ != nullptr) CommitEvent(ts_);
+    ts_->busy = false;
+    *errno_ = saved_errno_;
+  }
+
+  bool active() const { return active_; }
+  uint64_t start() const { return t0_; }
+
+  // Ends the call: takes the end time and errno, marks the thread busy and
+  // reserves the event. Returns the event with op, times, error and parent
+  // set and every other field zero, or null if nothing is to be recorded.
+  RawEvent* Finish(Op op, bool failed) {
+    if (!active_) return nullptr;
+    uint64_t t1 = Now();
+    t1_ = t1;
+    errno_ = &errno;
+    saved_errno_ = *errno_;
+    finished_ = true;
+    ts_->busy = true;
+    event_ = ReserveEvent(ts_);
+    if (event_ == nullptr) {
+      CountDropped(ts_);
+      return nullptr;
+    }
+    *event_ = RawEvent{.t0 = t0_,
+                       .t1 = t1,
+                       .offset = 0,
+                       .requested = 0,
+                       .result = 0,
+                       .aux = 0,
+                       .parent = ts_->parent,
+                       .file = 0,
+                       .op = op,
+                       .error = failed ? static_cast<uint16_t>(saved_errno_) : uint16_t{0},
+                       .flags = 0};
+    return event_;
+  }
+
+  // A second event for the same call (copy_file_range's destination side).
+  // Only after Finish returned an event.
+  RawEvent* Another(Op op) {
+    RawEvent first = *event_;
+    CommitEvent(ts_);
+    event_ = ReserveEvent(ts_);
+    if (event_ == nullptr) {
+      CountDropped(ts_);
+      return nullptr;
+    }
+    *event_ = first;
+    event_->op = op;
+    return event_;
+  }
+
+  // A further event caused by this call (a TFRecord record found in the
+  // bytes a read returned): the previous event is published first, and the
+  // new one has op and parent set, both times at the call's end and every
+  // other field zero. Only after Finish returned an event; null when the
+  // event cannot be recorded.
+  RawEvent* Follow(Op op) {
+    uint64_t t1 = t1_;
+    if (event_ != nullptr) CommitEvent(ts_);
+    event_ = ReserveEvent(ts_);
+    if (event_ == nullptr) {
+      CountDropped(ts_);
+      return nullptr;
+    }
+    *event_ = RawEvent{.t0 = t1,
+                       .t1 = t1,
+                       .offset = 0,
+                       .requested = 0,
+                       .result = 0,
+                       .aux = 0,
+                       .parent = ts_->parent,
+                       .file = 0,
+                       .op = op,
+                       .error = 0,
+                       .flags = 0};
+    return event_;
+  }
+
+  // The reserved, not yet published event's name within the trace:
+  // (tid << 40) | its sequence number in the thread (EventChunk.first_seq
+  // counts the same way). Only while Finish's or Follow's event is held.
+  uint64_t EventId() const {
+    const Ring* r = ts_->ring;
+    uint64_t seq = r->head.load(std::memory_order_relaxed) - r->seq_origin;
+    return (static_cast<uint64_t>(r->tid) << 40) | seq;
+  }
+
+  int saved_errno() const { return saved_errno_; }
+
+ private:
+  ThreadState* ts_;
+  RawEvent* event_ = nullptr;
+  int* errno_ = nullptr;
+  uint64_t t0_ = 0;
+  uint64_t t1_ = 0;
+  int saved_errno_ = 0;
+  bool active_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace iotap::interpose
+
+#endif  // IOTAP_INTERPOSE_CORE_TRACE_CALL_H_

@@ -1,0 +1,118 @@
+// libiotap.so as a whole: what runs when it is loaded, when the process
+// forks, and when it is unloaded. The one file that knows every layer: it
+// joins them where a lower layer must reach a higher one (the recorder's
+// writer hooks, the descriptor table's TFRecord hooks) and orders their fork
+// handlers; nothing else calls upward (interpose/README.md).
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "interpose/core/config.h"
+#include "interpose/core/fd_table.h"
+#include "interpose/core/real.h"
+#include "interpose/core/recorder.h"
+#include "interpose/core/strings.h"
+#include "interpose/file/packets.h"
+#include "interpose/file/writer.h"
+#include "interpose/hdf5/hdf5_objects.h"
+#include "interpose/posix/mappings.h"
+#include "interpose/tfrecord/tfrecord.h"
+
+namespace iotap::interpose {
+
+namespace {
+
+constinit bool g_constructed = false;
+
+// Every lock of the shim is held across fork, so that the child never
+// inherits one taken by a thread that does not exist there (it would wait for
+// it for ever). The writer, string and ring locks go in their usual order;
+// the descriptor pool's and the mapping table's are leaves (nothing is taken
+// while holding them), so they can come last.
+void ForkPrepare() {
+  if (!g_constructed) return;
+  LockWriterForFork();
+  LockStringsForFork();
+  LockRingsForFork();
+  LockFdTableForFork();
+  LockMappingsForFork();
+}
+
+void ForkParent() {
+  if (!g_constructed) return;
+  UnlockMappingsAfterFork(false);
+  UnlockFdTableAfterFork(false);
+  UnlockRingsAfterFork(false);
+  UnlockStringsAfterFork(false);
+  UnlockWriterAfterFork(false);
+}
+
+void ForkChild() {
+  if (!g_constructed) return;
+  UnlockMappingsAfterFork(true);
+  UnlockFdTableAfterFork(true);
+  UnlockRingsAfterFork(true);
+  UnlockStringsAfterFork(true);
+  UnlockWriterAfterFork(true);
+  TfRecordAfterForkChild();
+  Hdf5AfterForkChild();
+  ResolveAfterForkChild();
+  if (!Recording()) return;
+  tls_thread.busy = true;
+  int err = OpenTrace(/*forked=*/true);
+  tls_thread.busy = false;
+  if (err != 0) {
+    g_active_layers.store(0, std::memory_order_release);
+    WarnOnce("cannot create the trace file of a forked process; not tracing it", err);
+  }
+}
+
+// Where a lower layer reaches a higher one.
+void JoinLayers() {
+  SetWriterHooks({.ring_taken = StartWriterThread,
+                  .ring_full = DrainFullRing,
+                  .strings_full = FlushStringsAndReset});
+  SetFdHooks({.open_bits = TfRecordOpenBits, .released = TfRecordRelease});
+}
+
+__attribute__((constructor)) void IotapInit(int argc, char** argv, char**) {
+  if (getauxval(AT_SECURE) != 0) return;  // set-uid/set-gid: stay inert
+  tls_thread.busy = true;
+  JoinLayers();
+  SetArgv(argc, argv);
+  char cwd[PATH_MAX];
+  if (syscall(SYS_getcwd, cwd, sizeof(cwd)) <= 0) strcpy(cwd, "/");
+  const char* why = nullptr;
+  if (!ReadConfig(&g_config, cwd, &why)) {
+    if (getenv("IOTAP_DISABLE") == nullptr) WarnOnce(why, 0);
+    tls_thread.busy = false;
+    return;
+  }
+  if (!AllocateWriter() || !PrepareRings()) {
+    WarnOnce("cannot allocate the trace buffers; not tracing", ENOMEM);
+    tls_thread.busy = false;
+    return;
+  }
+  int err = OpenTrace(/*forked=*/false);
+  if (err != 0) {
+    WarnOnce("cannot create the trace file; not tracing", err);
+    tls_thread.busy = false;
+    return;
+  }
+  pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+  g_constructed = true;
+  g_active_layers.store(g_config.layers, std::memory_order_release);
+  tls_thread.busy = false;
+}
+
+__attribute__((destructor)) void IotapFini() { FinishTraceAtExit(); }
+
+}  // namespace
+
+}  // namespace iotap::interpose
