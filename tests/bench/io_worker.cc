@@ -11,7 +11,7 @@
 // and the program creates no thread at all, as cat, dd or a DataLoader worker
 // reads. The two differ untraced: Linux and glibc take faster paths in a
 // process with one thread (see UseOwnDescriptorTable in
-// interpose/recorder.cc), so each needs its own measurement.
+// interpose/file/writer.cc), so each needs its own measurement.
 //   io_worker make-tfrecord FILE BYTES RECORD
 //                                         writes a TFRecord file of about BYTES
 //                                         bytes of RECORD-byte records (untimed)
