@@ -1,12 +1,12 @@
-// The mapped-read and io_uring parts of `iotap stats` (issue 15): reads no
-// wrapper sees, per file.
+// The mapped-read and io_uring figures (issue 15): reads no wrapper sees,
+// per file, for `iotap stats` (its mapped_reads and io_uring sections).
 //
-//   MappedCollector mapped;
-//   mapped.OnProcess(process);              // per trace file
-//   mapped.OnPacket(process, packet);       // FaultSampling, FaultCounters
-//   for (const Event& e : batch.events) mapped.OnEvent(process, e);
-//   mapped.OnFileEnd(process);
-//   MappedReport report = mapped.Finish();
+//   MappedAccumulator mapped;           // one per process
+//   mapped.OnPacket(packet);            // FaultSampling, FaultCounters
+//   mapped.OnEvent(process, e);         // each event; others are ignored
+//   mapped.OnFileEnd();                 // the process has been read
+//   run.Absorb(std::move(mapped), rank);  // into the run's
+//   MappedTotals totals = run.Totals();
 //
 // Mapped reads (OP_MAPPED_READ): one per page fault the program took in a
 // file mapping. `faults` counts them, `major_faults` those the kernel had to
@@ -24,15 +24,15 @@
 // samples): then the counters' growth while the process had data mappings
 // is reported instead, not attributable to files.
 
-#ifndef IOTAP_ANALYZER_ANALYSIS_MAPPED_STATS_H_
-#define IOTAP_ANALYZER_ANALYSIS_MAPPED_STATS_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_MAPPED_ACCUMULATOR_H_
+#define IOTAP_ANALYZER_ANALYSIS_MAPPED_ACCUMULATOR_H_
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "analyzer/base/json_writer.h"
 #include "analyzer/read/event.h"
 #include "analyzer/read/process_trace.h"
 #include "iotap/trace.pb.h"
@@ -61,9 +61,9 @@ struct UringFileStats {
   int64_t read_ns = 0;      // submit to completion seen, summed
 };
 
-struct MappedReport {
-  std::vector<MappedFileStats> mapped;  // most span bytes first
-  std::vector<UringFileStats> uring;    // most bytes first
+struct MappedTotals {
+  std::vector<MappedFileStats> mapped;  // most span bytes first, equal ones by path
+  std::vector<UringFileStats> uring;    // most bytes first, equal ones by path
   uint64_t uring_calls = 0;             // OP_URING_ENTER events
   // Requests the kernel took without a call the shim saw (OP_URING_ENTER
   // with FLAG_INCOMPLETE at a ring's teardown): counted, files unknown.
@@ -71,27 +71,31 @@ struct MappedReport {
   uint64_t processes_sampled = 0;       // SOURCE_PERF_SAMPLES
   uint64_t processes_counted = 0;       // SOURCE_THREAD_COUNTERS
   uint64_t lost_faults = 0;
-  std::vector<std::string> notes;       // why faults were only counted, once each
+  // Why faults were only counted, once each, in the order of the trace files.
+  std::vector<std::string> notes;
   // SOURCE_THREAD_COUNTERS: growth of the threads' counters from their first
   // sample to their last, summed.
   uint64_t counted_minor_faults = 0;
   uint64_t counted_major_faults = 0;
   uint64_t counted_read_bytes = 0;
-
-  bool empty() const {
-    return mapped.empty() && uring.empty() && uring_calls == 0 && uring_unseen_requests == 0 &&
-           processes_sampled == 0 &&
-           processes_counted == 0;
-  }
 };
 
-class MappedCollector {
+class MappedAccumulator {
  public:
-  void OnProcess(const ProcessTrace& process);
-  void OnPacket(const ProcessTrace& process, const Packet& packet);
+  // One packet of the process being read; anything but FaultSampling and
+  // FaultCounters is ignored.
+  void OnPacket(const Packet& packet);
+  // One event of the process being read; anything but mapped reads and
+  // io_uring requests is ignored.
   void OnEvent(const ProcessTrace& process, const Event& e);
-  void OnFileEnd(const ProcessTrace& process);
-  MappedReport Finish() const;
+  // The process has been read: its sampling source and counters' growth
+  // join the totals.
+  void OnFileEnd();
+  // Adds another accumulator's figures (of a process ranked `rank`, or of
+  // processes merged already) to this one's.
+  void Absorb(MappedAccumulator&& other, int rank);
+
+  MappedTotals Totals() const;
 
  private:
   struct FirstLast {
@@ -100,17 +104,15 @@ class MappedCollector {
   };
   std::map<std::string, MappedFileStats> mapped_;
   std::map<std::string, UringFileStats> uring_;
-  std::map<uint32_t, FirstLast> threads_;  // of the current process
+  std::map<uint32_t, FirstLast> threads_;  // of the process being read
   FaultSampling::Source source_ = FaultSampling::SOURCE_UNSPECIFIED;
   uint64_t lost_ = 0;
-  MappedReport totals_;
+  // Each note, with where it was first given: the rank of its process (-1
+  // while the process's own) and its place among that process's notes.
+  std::map<std::string, std::pair<int, int>> notes_;
+  MappedTotals totals_;  // the counts; files and notes are kept above
 };
-
-// The "mapped_reads" and "io_uring" members of the stats JSON.
-void WriteMappedJson(JsonWriter& j, const MappedReport& report);
-// The terminal section; empty if the run had neither.
-std::string MappedToText(const MappedReport& report);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_ANALYSIS_MAPPED_STATS_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_MAPPED_ACCUMULATOR_H_
