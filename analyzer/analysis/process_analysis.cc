@@ -260,13 +260,15 @@ void ProcessAnalyzer::OnCuda(const Event& e, int64_t start, int64_t end) {
 void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
   if (batch.events.empty()) return;
   markers_.OnEvents(process, batch);
-  // One wall-clock offset per chunk: clocks do not drift measurably within one.
-  int64_t offset = process.ToRealtimeNs(batch.events.front().start_ns) -
+  // One wall-clock offset per chunk: clocks do not drift measurably within
+  // one. Another host's clock put on the reference's (clock_correction.h)
+  // does, so that correction is per event.
+  int64_t offset = process.OwnRealtimeNs(batch.events.front().start_ns) -
                    batch.events.front().start_ns;
   result_.events += batch.size();
   for (const Event& e : batch.events) {
-    int64_t start = e.start_ns + offset;
-    int64_t end = e.end_ns + offset;
+    int64_t start = process.OnReferenceClock(e.start_ns + offset);
+    int64_t end = process.OnReferenceClock(e.end_ns + offset);
     result_.first_unix_ns = std::min(result_.first_unix_ns, start);
     result_.last_unix_ns = std::max(result_.last_unix_ns, end);
     const OpTraits& op = TraitsOf(e.op);

@@ -125,7 +125,7 @@ void ReadAll(RunState& s, const AnalysisOptions& options) {
       const CatalogEntry& entry = s.catalog.entries[i];
       EndCatcher analyzer(s.origin_ns, s.resolution_ns, &s.paths);
       std::vector<ReadIssue> issues;
-      absl::Status status = ReadTraceFile(entry.path, &analyzer, &issues);
+      absl::Status status = ReadTraceFile(entry.path, &analyzer, &issues, &s.clocks.corrections);
       {
         std::lock_guard<std::mutex> lock(s.mu);
         s.issues.insert(s.issues.end(), issues.begin(), issues.end());
@@ -207,8 +207,9 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
     std::string why = s.issues.empty() ? "no trace files" : s.issues.front().ToString();
     return absl::InvalidArgumentError(absl::StrCat("nothing readable: ", why));
   }
+  for (const std::string& path : options.step_logs) s.step_logs.emplace_back(path, ReadStepLog(path));
+  internal::AlignClocks(options, s);
   s.origin_ns = s.catalog.start_unix_ns;
-  s.step_log_paths = options.step_logs;
   s.resolution_ns = ChooseResolution(std::max<int64_t>(0, s.catalog.end_unix_ns - s.origin_ns));
   s.end_ns = std::max(s.origin_ns, s.catalog.end_unix_ns);
   const size_t n = s.catalog.entries.size();
