@@ -11,7 +11,10 @@
 //   (time order), a Theil-Sen estimate over the pairs that are far apart, in
 //   O(n log n); kept only when it differs from 0 by more than twice its
 //   standard error and is one a clock can have (at most 500 ppm, NTP's limit);
-// - offset: the median of what the anchors say once the drift is taken out;
+// - offset: the median of what the anchors say once the drift is taken out,
+//   or, when they form two clusters with a gap no noise explains (each host
+//   sometimes the last into the all-reduce, the other one then ending a
+//   message's delay later), the middle of that gap;
 // - spread: the median absolute deviation of the anchors from the line;
 // - uncertainty: about two standard errors of the line (95%), at the worst
 //   point of [from_ns, to_ns], from the anchors' robust scale
