@@ -214,29 +214,34 @@ void ProcessAnalyzer::OnCuda(const Event& e, int64_t offset) {
 void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
   if (batch.events.empty()) return;
   result_.events += batch.size();
-  // One wall-clock offset per chunk: clocks do not drift measurably within one.
+  // One wall-clock offset per chunk: a host's own clock does not drift
+  // measurably within one. Another host's clock put on the reference's
+  // (clock_correction.h) does, so that correction is per event.
   int64_t offset = 0;
   if (full_) {
     markers_.OnEvents(process, batch);
-    offset = process.ToRealtimeNs(batch.events.front().start_ns) - batch.events.front().start_ns;
+    offset = process.OwnRealtimeNs(batch.events.front().start_ns) - batch.events.front().start_ns;
     for (const Event& e : batch.events) {
-      result_.first_unix_ns = std::min(result_.first_unix_ns, e.start_ns + offset);
-      result_.last_unix_ns = std::max(result_.last_unix_ns, e.end_ns + offset);
+      result_.first_unix_ns =
+          std::min(result_.first_unix_ns, process.OnReferenceClock(e.start_ns + offset));
+      result_.last_unix_ns =
+          std::max(result_.last_unix_ns, process.OnReferenceClock(e.end_ns + offset));
     }
   }
   for (const Event& e : batch.events) {
     const OpTraits& op = TraitsOf(e.op);
+    const int64_t at = full_ ? process.OnReferenceClock(e.start_ns + offset) - e.start_ns : 0;
     switch (op.layer) {
       case Layer::kPosix:
       case Layer::kStdio:
       case Layer::kGds:
-        OnIo(process, e, op, offset);
+        OnIo(process, e, op, at);
         break;
       case Layer::kHdf5:
-        OnHdf5(process, e, offset);
+        OnHdf5(process, e, at);
         break;
       case Layer::kCuda:
-        OnCuda(e, offset);
+        OnCuda(e, at);
         break;
       case Layer::kMarker:
         break;  // the marker collector has them

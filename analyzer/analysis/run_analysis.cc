@@ -185,7 +185,7 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
       const std::string& path = s.catalog.entries[i].path;
       ProcessAnalyzer analyzer(s.scope, &s.paths, s.origin_ns, s.resolution_ns);
       std::vector<ReadIssue>& issues = s.file_issues[i];  // this thread's alone
-      absl::Status status = ReadTraceFile(path, &analyzer, &issues);
+      absl::Status status = ReadTraceFile(path, &analyzer, &issues, &s.clocks.corrections);
       if (status.ok()) {
         Merge(s, static_cast<int>(i), analyzer.Take());
       } else {
@@ -231,8 +231,9 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
     std::string why = s.issues.empty() ? "no trace files" : s.issues.front().ToString();
     return absl::InvalidArgumentError(absl::StrCat("nothing readable: ", why));
   }
+  for (const std::string& path : options.step_logs) s.step_logs.emplace_back(path, ReadStepLog(path));
+  internal::AlignClocks(options, s);
   s.origin_ns = s.catalog.start_unix_ns;
-  s.step_log_paths = options.step_logs;
   s.resolution_ns = ChooseResolution(std::max<int64_t>(0, s.catalog.end_unix_ns - s.origin_ns));
   s.end_ns = std::max(s.origin_ns, s.catalog.end_unix_ns);
   SetUpProcesses(s, files);

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analyzer/analysis/clock_alignment.h"
 #include "iotap/report.pb.h"
 #include "iotap/rules.pb.h"
 #include "iotap/stats.pb.h"
@@ -49,6 +50,13 @@ struct AnalysisOptions {
   const rules::RuleSet* rules = nullptr;  // findings' rules; null: the built-in ones
   // Called after each trace file with (files done, files total).
   std::function<void(size_t, size_t)> progress;
+  // Hosts' clocks (clock_alignment.h): put every host on the reference
+  // host's clock before any figure is computed. Off, the fit is still
+  // reported, and times are as each host's clock gave them.
+  bool correct_clocks = true;
+  // The fit of these files' clocks, if the caller made it (iotap export
+  // needs it too); null: the analysis fits them.
+  const RunClocks* clocks = nullptr;
 };
 
 // Analyses the run at `path` (a trace file or a directory of them). Fails

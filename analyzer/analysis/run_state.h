@@ -14,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "analyzer/analysis/clock_alignment.h"
 #include "analyzer/analysis/process_analysis.h"
+#include "analyzer/analysis/run_analysis.h"
 #include "analyzer/analysis/time_bitmap.h"
 #include "analyzer/read/path_table.h"
 #include "analyzer/read/run_catalog.h"
@@ -99,7 +102,10 @@ struct RunState {
   // rank); file_issues holds each file's, by catalog index, until then.
   std::vector<ReadIssue> issues;
   std::vector<std::vector<ReadIssue>> file_issues;
-  std::vector<std::string> step_log_paths;  // --steps
+  // --steps: each path and what reading it gave (read once, before the
+  // clocks are aligned with them).
+  std::vector<std::pair<std::string, absl::StatusOr<StepLog>>> step_logs;
+  RunClocks clocks;  // hosts' clocks: fitted, and the corrections applied
   std::vector<std::string> step_sources;    // what the steps came from
   std::vector<std::string> notes;           // said while building the report
   uint64_t events = 0;
@@ -133,8 +139,15 @@ void BuildStats(const RunState& state, stats::Stats* stats);
 void BuildRunSummary(RunState& state, report::Report* report);
 void BuildNotes(RunState& state, report::Report* report);
 
-// Fills report->run.host_clocks and adds notes on wall-clock steps and host
-// clock skew (report_clocks.cc; after BuildSteps and FillProcesses).
+// Fits the hosts' clocks (from the step logs already read and the ranked
+// trainers' markers) and, unless options say not to, puts the catalog's
+// times on the reference clock; state.clocks.corrections then go to every
+// trace read (host_clocks.cc; right after the catalog, before anything uses
+// its times).
+void AlignClocks(const AnalysisOptions& options, RunState& state);
+
+// Fills report->run.host_clocks and adds notes on wall-clock steps and on
+// the hosts' clocks (host_clocks.cc; after BuildSteps and FillProcesses).
 void CheckClocks(const RunState& state, report::Report* report);
 
 }  // namespace iotap::analyzer::internal

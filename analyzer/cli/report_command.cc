@@ -19,7 +19,8 @@ namespace {
 
 constexpr char kReportHelp[] =
     "usage: iotap report PATH [--steps LOG]... [--format text|markdown|json]\n"
-    "                         [-o FILE] [--html FILE] [--top N]\n"
+    "                         [-o FILE] [--html FILE] [--top N] [--rules FILE]\n"
+    "                         [--no-clock-correction]\n"
     "\n"
     "Analyses every trace under PATH, with the framework's step logs if given,\n"
     "and says whether the job waits for data, why, and what to change.\n"
@@ -35,6 +36,10 @@ constexpr char kReportHelp[] =
     "  --top N       files listed one by one (default 50)\n"
     "  --rules FILE  findings' thresholds and wording (a copy of the built-in\n"
     "                analyzer/findings/findings.textproto, edited)\n"
+    "  --no-clock-correction\n"
+    "                leave each host's times on its own clock (by default a run\n"
+    "                on several hosts is put on one clock, fitted from the step\n"
+    "                ends of its ranks; the report says how)\n"
     "\n"
     "Exit codes: 0 done, 1 bad usage, 2 nothing readable at PATH.\n";
 
@@ -57,7 +62,8 @@ int ReportCommand(int argc, char** argv) {
                            {"-o", "--output", true},
                            {"", "--top", true},
                            {"", "--html", true},
-                           {"", "--rules", true}});
+                           {"", "--rules", true},
+                           {"", "--no-clock-correction", false}});
   std::string format = args.ok() ? args->Get("--format", "text") : "";
   int top = 50;
   bool usage_ok = args.ok() && args->positional().size() == 1 &&
@@ -84,6 +90,7 @@ int ReportCommand(int argc, char** argv) {
   }
   options.step_logs = args->GetAll("--steps");
   options.top_files = top;
+  options.correct_clocks = !args->Has("--no-clock-correction");
   bool tty = isatty(2) != 0;
   if (tty) {
     options.progress = [](size_t done, size_t total) {

@@ -337,7 +337,12 @@ int RunCommand(int argc, char** argv) {
       if (!old.empty()) python_path += ":" + old;
       continue;
     }
-    if (var.rfind("IOTAP_", 0) == 0 && var.rfind("IOTAP_LIBRARY=", 0) != 0) continue;
+    // The shim's settings come from our options; IOTAP_LIBRARY and the
+    // test-only IOTAP_TEST_* (interpose/core/config.h) pass through.
+    if (var.rfind("IOTAP_", 0) == 0 && var.rfind("IOTAP_LIBRARY=", 0) != 0 &&
+        var.rfind("IOTAP_TEST_", 0) != 0) {
+      continue;
+    }
     env.push_back(var);
   }
   env.push_back("LD_PRELOAD=" + preload);

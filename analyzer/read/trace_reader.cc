@@ -252,11 +252,13 @@ class BorrowedMemory {
 
 class Reader {
  public:
-  Reader(std::string name, Source* source, TraceVisitor* visitor, std::vector<ReadIssue>* issues)
+  Reader(std::string name, Source* source, TraceVisitor* visitor, std::vector<ReadIssue>* issues,
+         const HostClockCorrections* clocks = nullptr)
       : name_(std::move(name)),
         source_(source),
         visitor_(visitor),
         issues_(issues),
+        clocks_(clocks),
         process_(name_) {}
 
   absl::Status Run();
@@ -293,6 +295,7 @@ class Reader {
   Source* source_;
   TraceVisitor* visitor_;
   std::vector<ReadIssue>* issues_;
+  const HostClockCorrections* clocks_;
   ProcessTrace process_;
   BorrowedMemory memory_;
   size_t pos_ = 0;
@@ -368,6 +371,10 @@ void Reader::Deliver(const Packet& packet) {
   if (packet.has_process()) {
     ++packets_;
     process_.SetHeader(packet.process());
+    if (clocks_ != nullptr) {
+      auto it = clocks_->find(packet.process().hostname());
+      if (it != clocks_->end()) process_.SetClockCorrection(it->second);
+    }
     seen_process_ = true;
     visitor_->OnProcess(process_);
     return;
@@ -586,13 +593,13 @@ std::string ReadIssue::ToString() const {
 }
 
 absl::Status ReadTraceFile(const std::string& path, TraceVisitor* visitor,
-                           std::vector<ReadIssue>* issues) {
+                           std::vector<ReadIssue>* issues, const HostClockCorrections* clocks) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
   }
   FileSource source(fd, path);
-  Reader reader(path, &source, visitor, issues);
+  Reader reader(path, &source, visitor, issues, clocks);
   return reader.Run();
 }
 

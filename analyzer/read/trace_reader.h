@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "analyzer/read/clock_correction.h"
 #include "analyzer/read/event.h"
 #include "analyzer/read/process_trace.h"
 #include "iotap/trace.pb.h"
@@ -68,8 +69,11 @@ class TraceVisitor {
 
 // Reads `path`. Returns an error if the file cannot be read or holds no
 // trace; damage after a readable start is reported in `issues` instead.
+// With `clocks`, the process's wall-clock times are put on the reference
+// clock if its host has a correction (clock_correction.h).
 absl::Status ReadTraceFile(const std::string& path, TraceVisitor* visitor,
-                           std::vector<ReadIssue>* issues);
+                           std::vector<ReadIssue>* issues,
+                           const HostClockCorrections* clocks = nullptr);
 
 // As ReadTraceFile, over bytes already in memory (for tests and fuzzers);
 // `name` stands for the file in messages.
