@@ -89,14 +89,7 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
   s.events += r.events;
   s.dropped += r.dropped;
   ProcessSummary& kept = s.processes[index];
-  kept.header = std::move(r.header);
-  kept.end = std::move(r.end);
-  kept.events = r.events;
-  kept.dropped = r.dropped;
-  kept.reads = r.reads;
-  kept.read_bytes = r.read_bytes;
-  kept.write_calls = r.write_calls;
-  kept.write_bytes = r.write_bytes;
+  static_cast<ProcessCounts&>(kept) = std::move(static_cast<ProcessCounts&>(r));
   if (s.scope != AnalysisScope::kFull) return;
   s.data_read_sizes.Merge(r.data_read_sizes);
   for (int i = 0; i < kLayerCount; ++i) {

@@ -49,15 +49,7 @@ struct TrainerGroup {
 };
 
 // What the run keeps of a process once its trace file has been read.
-struct ProcessSummary {
-  ProcessHeader header;  // as the file's own header says (the catalog's, for the report)
-  std::string end;       // EndText
-  uint64_t events = 0;
-  uint64_t dropped = 0;
-  uint64_t reads = 0;
-  uint64_t read_bytes = 0;
-  uint64_t write_calls = 0;
-  uint64_t write_bytes = 0;
+struct ProcessSummary : ProcessCounts {
   // AnalysisScope::kFull only.
   report::Process summary;
   int64_t first_unix_ns = INT64_MAX;
