@@ -124,8 +124,11 @@ void ReadAll(RunState& s, const AnalysisOptions& options) {
     for (size_t i = next++; i < n; i = next++) {
       const CatalogEntry& entry = s.catalog.entries[i];
       EndCatcher analyzer(s.origin_ns, s.resolution_ns, &s.paths);
+      RangeFilter in_range(&analyzer, s.range_start_ns, s.range_end_ns);
+      TraceVisitor* visitor = options.range.whole() ? static_cast<TraceVisitor*>(&analyzer)
+                                                    : &in_range;
       std::vector<ReadIssue> issues;
-      absl::Status status = ReadTraceFile(entry.path, &analyzer, &issues);
+      absl::Status status = ReadTraceFile(entry.path, visitor, &issues);
       {
         std::lock_guard<std::mutex> lock(s.mu);
         s.issues.insert(s.issues.end(), issues.begin(), issues.end());
@@ -211,6 +214,12 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   s.step_log_paths = options.step_logs;
   s.resolution_ns = ChooseResolution(std::max<int64_t>(0, s.catalog.end_unix_ns - s.origin_ns));
   s.end_ns = std::max(s.origin_ns, s.catalog.end_unix_ns);
+  if (!options.range.whole()) {
+    s.range_start_ns = s.origin_ns + std::max<int64_t>(0, options.range.from_ns);
+    s.range_end_ns = options.range.to_ns > INT64_MAX - s.origin_ns
+                         ? INT64_MAX
+                         : s.origin_ns + options.range.to_ns;
+  }
   const size_t n = s.catalog.entries.size();
   s.processes.resize(n);
   s.read_ok.assign(n, false);
