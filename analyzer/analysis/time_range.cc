@@ -7,8 +7,8 @@ namespace iotap::analyzer {
 void RangeFilter::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
   if (batch.events.empty()) return;
   // One wall-clock offset per chunk, as the analysis takes it.
-  int64_t offset = process.ToRealtimeNs(batch.events.front().start_ns) -
-                   batch.events.front().start_ns;
+  int64_t offset =
+      process.ToRealtimeNs(batch.events.front().start_ns) - batch.events.front().start_ns;
   int64_t start = start_ - offset, end = end_ - offset;  // the range on this chunk's clock
   kept_.tid = batch.tid;
   kept_.dropped_before = batch.dropped_before;

@@ -25,6 +25,7 @@
 #include "analyzer/base/numbers.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/live/session_file.h"
 
 extern char** environ;
 
@@ -145,8 +146,7 @@ std::string PrepareDirectory(const std::string& dir) {
     return "";
   }
   if (st.st_uid != geteuid()) {
-    std::fprintf(stderr, "iotap run: %s belongs to another user; choose another -o\n",
-                 dir.c_str());
+    std::fprintf(stderr, "iotap run: %s belongs to another user; choose another -o\n", dir.c_str());
     return "";
   }
   char resolved[PATH_MAX];
@@ -295,8 +295,7 @@ int RunCommand(int argc, char** argv) {
   std::string preload = library;
   // --torch-steps: our sitecustomize first (it runs the one it hides), then
   // the iotap package, then whatever the user had.
-  std::string python_path =
-      python_dir.empty() ? "" : python_dir + "/iotap/_site:" + python_dir;
+  std::string python_path = python_dir.empty() ? "" : python_dir + "/iotap/_site:" + python_dir;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string var = *e;
     if (var.rfind("LD_PRELOAD=", 0) == 0) {
@@ -314,7 +313,15 @@ int RunCommand(int argc, char** argv) {
   }
   env.push_back("LD_PRELOAD=" + preload);
   env.push_back("IOTAP_DIR=" + dir);
-  env.push_back("IOTAP_SESSION=" + SessionId());
+  const std::string session_id = SessionId();
+  env.push_back("IOTAP_SESSION=" + session_id);
+  // The mark `iotap top` reads to know when the job has ended; the job runs
+  // without it if it cannot be written.
+  absl::StatusOr<analyzer::SessionFile> session = analyzer::StartSession(dir, session_id);
+  if (!session.ok()) {
+    std::fprintf(stderr, "iotap: %s (iotap top will not see the job end)\n",
+                 std::string(session.status().message()).c_str());
+  }
   const std::pair<const char*, const char*> settings[] = {
       {"--flush-interval", "IOTAP_FLUSH_INTERVAL_MS"},
       {"--sample-interval", "IOTAP_SAMPLE_INTERVAL_MS"},
@@ -367,8 +374,7 @@ int RunCommand(int argc, char** argv) {
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) {
-      std::fprintf(stderr, "iotap run: waiting for the command failed: %s\n",
-                   std::strerror(errno));
+      std::fprintf(stderr, "iotap run: waiting for the command failed: %s\n", std::strerror(errno));
       status = 0;
       break;
     }
@@ -385,7 +391,15 @@ int RunCommand(int argc, char** argv) {
                  "iotap: %d process%s started by the command still run%s after %g s; "
                  "%s when %s\n",
                  left, left == 1 ? "" : "es", left == 1 ? "s" : "", orphan_wait,
-                 left == 1 ? "its trace ends" : "their traces end", left == 1 ? "it does" : "they do");
+                 left == 1 ? "its trace ends" : "their traces end",
+                 left == 1 ? "it does" : "they do");
+  }
+  if (session.ok()) {
+    int code = WIFEXITED(status) ? WEXITSTATUS(status)
+                                 : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL);
+    if (absl::Status s = session->End(code); !s.ok()) {
+      std::fprintf(stderr, "iotap: %s\n", std::string(s.message()).c_str());
+    }
   }
   std::fprintf(stderr, "iotap: %d trace files in %s\niotap: see `iotap stats %s`\n",
                CountTraces(dir), dir.c_str(), dir.c_str());

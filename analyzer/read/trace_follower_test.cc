@@ -108,7 +108,7 @@ TEST_F(TraceFollowerTest, GrowingFileCutAnywhereYieldsEachCompleteFrameOnce) {
   for (size_t at = 0; at < bytes.size(); ++frames) {
     at += ZSTD_findFrameCompressedSize(bytes.data() + at, bytes.size() - at);
   }
-  EXPECT_GE(frames, 20u);  // 1000 events, 50 a frame
+  EXPECT_GE(frames, 20u);                          // 1000 events, 50 a frame
   EXPECT_GT(reads, 2 * static_cast<int>(frames));  // most frames arrived in pieces
   EXPECT_TRUE(issues.empty()) << issues.front().ToString();
   EXPECT_EQ(c.events, 1000u);

@@ -87,11 +87,8 @@ struct ReaderState {
 // call it once the writer is gone.
 //
 //   TraceFollower follower("run/host.42.....iotap");
-//   while (!follower.process().end().has_value()) {
-//     absl::Status s = follower.ReadNew(&visitor, &issues);
-//     sleep(1);
-//   }
-//   follower.Finish(&visitor, &issues);
+//   while (follower.ReadNew(&visitor, &issues).ok() && !follower.ended()) sleep(1);
+//   absl::Status s = follower.Finish(&visitor, &issues);  // the writer is gone
 class TraceFollower {
  public:
   explicit TraceFollower(std::string path) : state_(std::move(path)) {}
