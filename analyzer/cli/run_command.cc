@@ -156,7 +156,8 @@ std::string PrepareDirectory(const std::string& dir) {
     return "";
   }
   if (st.st_uid != geteuid()) {
-    std::fprintf(stderr, "iotap run: %s belongs to another user; choose another -o\n", dir.c_str());
+    std::fprintf(stderr, "iotap run: %s belongs to another user; choose another -o\n",
+                 dir.c_str());
     return "";
   }
   char resolved[PATH_MAX];
@@ -323,7 +324,8 @@ int RunCommand(int argc, char** argv) {
   std::string preload = library;
   // --torch-steps: our sitecustomize first (it runs the one it hides), then
   // the iotap package, then whatever the user had.
-  std::string python_path = python_dir.empty() ? "" : python_dir + "/iotap/_site:" + python_dir;
+  std::string python_path =
+      python_dir.empty() ? "" : python_dir + "/iotap/_site:" + python_dir;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string var = *e;
     if (var.rfind("LD_PRELOAD=", 0) == 0) {
@@ -402,7 +404,8 @@ int RunCommand(int argc, char** argv) {
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) {
-      std::fprintf(stderr, "iotap run: waiting for the command failed: %s\n", std::strerror(errno));
+      std::fprintf(stderr, "iotap run: waiting for the command failed: %s\n",
+                   std::strerror(errno));
       status = 0;
       break;
     }
@@ -419,8 +422,7 @@ int RunCommand(int argc, char** argv) {
                  "iotap: %d process%s started by the command still run%s after %g s; "
                  "%s when %s\n",
                  left, left == 1 ? "" : "es", left == 1 ? "s" : "", orphan_wait,
-                 left == 1 ? "its trace ends" : "their traces end",
-                 left == 1 ? "it does" : "they do");
+                 left == 1 ? "its trace ends" : "their traces end", left == 1 ? "it does" : "they do");
   }
   if (session.ok()) {
     int code = WIFEXITED(status) ? WEXITSTATUS(status)
