@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzer/analysis/run_state.h"
+#include "analyzer/analysis/time_range.h"
 #include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 #include "analyzer/findings/findings.h"
@@ -177,8 +178,12 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
     for (size_t i = next++; i < n; i = next++) {
       const std::string& path = s.catalog.entries[i].path;
       ProcessAnalyzer analyzer(s.scope, &s.paths, s.origin_ns, s.resolution_ns);
+      RangeFilter in_range(&analyzer, s.range_start_ns, s.range_end_ns);
+      bool whole = s.range_start_ns == INT64_MIN && s.range_end_ns == INT64_MAX;
       std::vector<ReadIssue>& issues = s.file_issues[i];  // this thread's alone
-      absl::Status status = ReadTraceFile(path, &analyzer, &issues, &s.clocks.corrections);
+      absl::Status status =
+          ReadTraceFile(path, whole ? static_cast<TraceVisitor*>(&analyzer) : &in_range, &issues,
+                        &s.clocks.corrections);
       if (status.ok()) {
         Merge(s, static_cast<int>(i), analyzer.Take());
       } else {
@@ -229,6 +234,12 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   s.origin_ns = s.catalog.start_unix_ns;
   s.resolution_ns = ChooseResolution(std::max<int64_t>(0, s.catalog.end_unix_ns - s.origin_ns));
   s.end_ns = std::max(s.origin_ns, s.catalog.end_unix_ns);
+  if (!options.range.whole()) {
+    s.range_start_ns = s.origin_ns + std::max<int64_t>(0, options.range.from_ns);
+    s.range_end_ns = options.range.to_ns > INT64_MAX - s.origin_ns
+                         ? INT64_MAX
+                         : s.origin_ns + options.range.to_ns;
+  }
   SetUpProcesses(s, files);
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);

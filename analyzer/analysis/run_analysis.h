@@ -36,6 +36,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyzer/analysis/clock_alignment.h"
+#include "analyzer/analysis/time_range.h"
 #include "iotap/report.pb.h"
 #include "iotap/rules.pb.h"
 #include "iotap/stats.pb.h"
@@ -46,6 +47,7 @@ struct AnalysisOptions {
   std::vector<std::string> step_logs;  // extra step sources (see steps/step_log.h)
   int top_files = 50;                  // files listed one by one
   int timeline_bins = 600;
+  TimeRange range;                     // the part of the run (time_range.h)
   int threads = 2;                     // files read in parallel
   const rules::RuleSet* rules = nullptr;  // findings' rules; null: the built-in ones
   // Called after each trace file with (files done, files total).

@@ -68,6 +68,10 @@ struct RunState {
   int64_t origin_ns = 0;       // wall clock of the run's start
   int64_t end_ns = 0;          // last event or end record seen
   int64_t resolution_ns = 1000;
+  // The part of the run analysed, wall clock (time_range.h); the whole run by
+  // default.
+  int64_t range_start_ns = INT64_MIN;
+  int64_t range_end_ns = INT64_MAX;
   std::mutex mu;
 
   std::vector<ProcessSummary> processes;  // by catalog index

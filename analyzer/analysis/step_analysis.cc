@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzer/analysis/run_state.h"
+#include "analyzer/analysis/time_range.h"
 #include "analyzer/base/numbers.h"
 
 namespace iotap::analyzer::internal {
@@ -358,6 +359,11 @@ int GroupOf(const RunState& state, int index) {
 
 void BuildSteps(RunState& s, report::Report* r) {
   CollectSteps(s);
+  // Per group: whether its first step is the run's warm-up step.
+  std::map<int, bool> warmup;
+  for (auto& [index, g] : s.groups) {
+    warmup[index] = KeepStepsInRange(&g.steps, s.range_start_ns, s.range_end_ns);
+  }
   report::Overlap* overlap = r->mutable_overlap();
   std::vector<report::Step> counted;
   size_t skipped = 0;
@@ -372,7 +378,7 @@ void BuildSteps(RunState& s, report::Report* r) {
       overlap->set_exposed_io_s(overlap->exposed_io_s() + step.exposed_io_s());
       overlap->set_hidden_io_s(overlap->hidden_io_s() + step.hidden_io_s());
       // The first step of each trainer starts its workers and warms caches.
-      if (k == 0 && g.steps.size() > 1) {
+      if (k == 0 && g.steps.size() > 1 && warmup[index]) {
         ++skipped;
       } else {
         counted.push_back(step);
