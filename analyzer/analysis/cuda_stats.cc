@@ -67,9 +67,9 @@ void CudaStats::Add(const Event& e) {
     if (e.result != 0) {
       ++s.failed_calls;
     } else {
-      s.bytes += e.requested;
+      AddTo(&s.bytes, e.requested);
     }
-    s.ns += e.duration_ns();
+    AddTo(&s.ns, e.duration_ns());
   } else if (e.op == OP_CUPTI_MEMCPY) {
     std::string host = (e.flags & FLAG_CUDA_PINNED)     ? "pinned"
                        : (e.flags & FLAG_CUDA_PAGEABLE) ? "pageable"
@@ -78,14 +78,14 @@ void CudaStats::Add(const Event& e) {
     CudaDeviceCopyStats& s = device_copies_[key];
     std::tie(s.direction, s.host_memory) = key;
     ++s.copies;
-    s.bytes += e.requested;
-    s.ns += e.duration_ns();
+    AddTo(&s.bytes, e.requested);
+    AddTo(&s.ns, e.duration_ns());
   } else if (e.op == OP_CUPTI_KERNEL) {
     ++kernels_;
-    kernel_ns_ += e.duration_ns();
+    AddTo(&kernel_ns_, e.duration_ns());
   } else if ((e.op == OP_CUDA_HOST_ALLOC || e.op == OP_CUDA_HOST_REGISTER) && e.result == 0) {
     ++pinned_allocations_;
-    pinned_bytes_ += e.requested;
+    AddTo(&pinned_bytes_, e.requested);
   }
 }
 

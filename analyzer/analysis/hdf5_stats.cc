@@ -45,23 +45,23 @@ void Merge(DatasetStats* into, const DatasetStats& d) {
   into->opens += d.opens;
   into->closes += d.closes;
   into->reads += d.reads;
-  into->read_elements += d.read_elements;
-  into->read_bytes += d.read_bytes;
-  into->read_ns += d.read_ns;
+  AddTo(&into->read_elements, d.read_elements);
+  AddTo(&into->read_bytes, d.read_bytes);
+  AddTo(&into->read_ns, d.read_ns);
   into->writes += d.writes;
-  into->write_elements += d.write_elements;
-  into->write_bytes += d.write_bytes;
-  into->write_ns += d.write_ns;
+  AddTo(&into->write_elements, d.write_elements);
+  AddTo(&into->write_bytes, d.write_bytes);
+  AddTo(&into->write_ns, d.write_ns);
   into->chunk_reads += d.chunk_reads;
-  into->chunk_read_bytes += d.chunk_read_bytes;
+  AddTo(&into->chunk_read_bytes, d.chunk_read_bytes);
   into->chunk_writes += d.chunk_writes;
-  into->chunk_write_bytes += d.chunk_write_bytes;
+  AddTo(&into->chunk_write_bytes, d.chunk_write_bytes);
   into->failed_calls += d.failed_calls;
   into->nested_calls += d.nested_calls;
   into->posix_reads += d.posix_reads;
-  into->posix_read_bytes += d.posix_read_bytes;
+  AddTo(&into->posix_read_bytes, d.posix_read_bytes);
   into->posix_writes += d.posix_writes;
-  into->posix_write_bytes += d.posix_write_bytes;
+  AddTo(&into->posix_write_bytes, d.posix_write_bytes);
   into->posix_other += d.posix_other;
   ++into->processes;
 }
@@ -98,10 +98,10 @@ void Hdf5Collector::OnEvent(const ProcessTrace& process, const Event& e, const O
     Transfer t = op.transfer;
     if (t == Transfer::kRead) {
       ++b.reads;
-      b.read_bytes += BytesMoved(e);
+      AddTo(&b.read_bytes, BytesMoved(e));
     } else if (t == Transfer::kWrite) {
       ++b.writes;
-      b.write_bytes += BytesMoved(e);
+      AddTo(&b.write_bytes, BytesMoved(e));
     }
     return;
   }
@@ -134,34 +134,34 @@ void Hdf5Collector::OnEvent(const ProcessTrace& process, const Event& e, const O
       d.max_posix_reads_per_read = std::max(d.max_posix_reads_per_read, b.reads);
       ++d.reads;
       if (!failed) {
-        d.read_elements += static_cast<uint64_t>(e.result);
-        d.read_bytes += e.requested;
+        AddTo(&d.read_elements, static_cast<uint64_t>(e.result));
+        AddTo(&d.read_bytes, e.requested);
       }
-      d.read_ns += e.duration_ns();
+      AddTo(&d.read_ns, e.duration_ns());
       d.posix_reads += b.reads;
-      d.posix_read_bytes += b.read_bytes;
+      AddTo(&d.posix_read_bytes, b.read_bytes);
       break;
     case OP_H5D_READ_CHUNK:
       ++d.chunk_reads;
-      d.chunk_read_bytes += e.requested;
+      AddTo(&d.chunk_read_bytes, e.requested);
       d.posix_reads += b.reads;
-      d.posix_read_bytes += b.read_bytes;
+      AddTo(&d.posix_read_bytes, b.read_bytes);
       break;
     case OP_H5D_WRITE:
       ++d.writes;
       if (!failed) {
-        d.write_elements += static_cast<uint64_t>(e.result);
-        d.write_bytes += e.requested;
+        AddTo(&d.write_elements, static_cast<uint64_t>(e.result));
+        AddTo(&d.write_bytes, e.requested);
       }
-      d.write_ns += e.duration_ns();
+      AddTo(&d.write_ns, e.duration_ns());
       d.posix_writes += b.writes;
-      d.posix_write_bytes += b.write_bytes;
+      AddTo(&d.posix_write_bytes, b.write_bytes);
       break;
     case OP_H5D_WRITE_CHUNK:
       ++d.chunk_writes;
-      d.chunk_write_bytes += e.requested;
+      AddTo(&d.chunk_write_bytes, e.requested);
       d.posix_writes += b.writes;
-      d.posix_write_bytes += b.write_bytes;
+      AddTo(&d.posix_write_bytes, b.write_bytes);
       break;
     default:
       break;

@@ -34,13 +34,13 @@ void FileAccumulator::Merge(const FileAccumulator& o) {
   processes += o.processes;
   opens += o.opens;
   reads += o.reads;
-  read_bytes += o.read_bytes;
+  AddTo(&read_bytes, o.read_bytes);
   writes += o.writes;
-  write_bytes += o.write_bytes;
+  AddTo(&write_bytes, o.write_bytes);
   metadata_ops += o.metadata_ops;
-  metadata_ns += o.metadata_ns;
-  read_ns += o.read_ns;
-  write_ns += o.write_ns;
+  AddTo(&metadata_ns, o.metadata_ns);
+  AddTo(&read_ns, o.read_ns);
+  AddTo(&write_ns, o.write_ns);
   size_bytes = std::max(size_bytes, o.size_bytes);
   direct_opens += o.direct_opens;
   dontneed_advice += o.dontneed_advice;
@@ -54,11 +54,11 @@ void FileAccumulator::Merge(const FileAccumulator& o) {
 void LayerAccumulator::Merge(const LayerAccumulator& o) {
   ops += o.ops;
   reads += o.reads;
-  read_bytes += o.read_bytes;
+  AddTo(&read_bytes, o.read_bytes);
   writes += o.writes;
-  write_bytes += o.write_bytes;
+  AddTo(&write_bytes, o.write_bytes);
   metadata_ops += o.metadata_ops;
-  time_ns += o.time_ns;
+  AddTo(&time_ns, o.time_ns);
   read_sizes.Merge(o.read_sizes);
   read_pattern.Merge(o.read_pattern);
 }
@@ -69,10 +69,10 @@ void DatasetAccumulator::Merge(const DatasetAccumulator& o) {
     described = true;
   }
   reads += o.reads;
-  logical_bytes += o.logical_bytes;
+  AddTo(&logical_bytes, o.logical_bytes);
   posix_reads += o.posix_reads;
-  posix_bytes += o.posix_bytes;
-  read_ns += o.read_ns;
+  AddTo(&posix_bytes, o.posix_bytes);
+  AddTo(&read_ns, o.read_ns);
 }
 
 ProcessAnalyzer::ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns, PathTable* paths)
@@ -126,22 +126,22 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
                            int64_t start, int64_t end) {
   LayerAccumulator& layer = result_.layers[static_cast<int>(op.layer)];
   ++layer.ops;
-  layer.time_ns += end - start;
+  AddTo(&layer.time_ns, end - start);
   FileSlot& slot = Slot(process, e.file);
   Transfer t = op.transfer;
   uint64_t bytes = BytesMoved(e);
   if (t == Transfer::kRead) {
     ++layer.reads;
-    layer.read_bytes += bytes;
+    AddTo(&layer.read_bytes, bytes);
     layer.read_sizes.Add(bytes);
     result_.read_bytes_by_layer[static_cast<int>(op.layer)].AddAt(end, bytes);
     ++result_.reads;
-    result_.read_bytes += bytes;
+    AddTo(&result_.read_bytes, bytes);
   } else if (t == Transfer::kWrite) {
     ++layer.writes;
-    layer.write_bytes += bytes;
+    AddTo(&layer.write_bytes, bytes);
     ++result_.write_calls;
-    result_.write_bytes += bytes;
+    AddTo(&result_.write_bytes, bytes);
   } else if (op.metadata) {
     ++layer.metadata_ops;
     ++result_.metadata_ops;
@@ -149,7 +149,7 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
   if (e.parent != 0 && op.layer == Layer::kPosix && t == Transfer::kRead) {
     auto& child = hdf5_children_[e.parent];
     ++child.first;
-    child.second += bytes;
+    AddTo(&child.second, bytes);
   }
   if (slot.file == kNoFile) return;
   FileAccumulator* f = &result_.files[slot.file];
@@ -160,8 +160,8 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
   if (e.op == OP_FADVISE && e.aux == 4 /* POSIX_FADV_DONTNEED */) ++f->dontneed_advice;
   if (t == Transfer::kRead) {
     ++f->reads;
-    f->read_bytes += bytes;
-    f->read_ns += end - start;
+    AddTo(&f->read_bytes, bytes);
+    AddTo(&f->read_ns, end - start);
     f->read_sizes.Add(bytes);
     if (e.parent != 0) ++f->hdf5_reads;
     if (e.HasOffset() && bytes > 0) {
@@ -190,13 +190,13 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
     }
   } else if (t == Transfer::kWrite) {
     ++f->writes;
-    f->write_bytes += bytes;
-    f->write_ns += end - start;
+    AddTo(&f->write_bytes, bytes);
+    AddTo(&f->write_ns, end - start);
     f->write_sizes.Add(bytes);
     if (slot.data) result_.writes->Add(start, end);
   } else if (op.metadata) {
     ++f->metadata_ops;
-    f->metadata_ns += end - start;
+    AddTo(&f->metadata_ns, end - start);
     // Flushing to the device is part of writing (a checkpoint's fsync).
     if (slot.data && (e.op == OP_FSYNC || e.op == OP_FDATASYNC)) result_.writes->Add(start, end);
     bool stat = e.op == OP_STAT || e.op == OP_LSTAT || e.op == OP_FSTAT || e.op == OP_FSTATAT ||
@@ -210,7 +210,7 @@ void ProcessAnalyzer::OnHdf5(const ProcessTrace& process, const Event& e, int64_
                              int64_t end) {
   LayerAccumulator& layer = result_.layers[static_cast<int>(Layer::kHdf5)];
   ++layer.ops;
-  layer.time_ns += end - start;
+  AddTo(&layer.time_ns, end - start);
   if (e.op != OP_H5D_READ && e.op != OP_H5D_READ_CHUNK) return;
   // Time inside H5Dread is time spent fetching data, whatever the library
   // does between its POSIX reads (chunk lookups, decompression).
@@ -223,16 +223,16 @@ void ProcessAnalyzer::OnHdf5(const ProcessTrace& process, const Event& e, int64_
     d.name = colon == std::string::npos ? name.value : name.value.substr(colon + 1);
   }
   ++d.reads;
-  d.logical_bytes += e.requested;
-  d.read_ns += end - start;
+  AddTo(&d.logical_bytes, e.requested);
+  AddTo(&d.read_ns, end - start);
   ++layer.reads;
-  layer.read_bytes += e.requested;
+  AddTo(&layer.read_bytes, e.requested);
   layer.read_sizes.Add(e.requested);
   result_.read_bytes_by_layer[static_cast<int>(Layer::kHdf5)].AddAt(end, e.requested);
   auto child = hdf5_children_.find(e.aux);
   if (child != hdf5_children_.end()) {
     d.posix_reads += child->second.first;
-    d.posix_bytes += child->second.second;
+    AddTo(&d.posix_bytes, child->second.second);
     hdf5_children_.erase(child);
   }
 }
@@ -248,12 +248,12 @@ void ProcessAnalyzer::OnCuda(const Event& e, int64_t start, int64_t end) {
   if (e.op < OP_CUDA_MEMCPY_HTOD || e.op > OP_CUDA_MEMCPY_DEFAULT) return;
   CudaAccumulator& c = result_.cuda[CudaKeyOf(e.op, e.flags)];
   ++c.copies;
-  c.bytes += e.requested;
-  c.time_ns += end - start;
+  AddTo(&c.bytes, e.requested);
+  AddTo(&c.time_ns, end - start);
   result_.cuda_copies.push_back(TimedEvent{e.op, start, end, e.aux, e.requested, e.flags});
   LayerAccumulator& layer = result_.layers[static_cast<int>(Layer::kCuda)];
   ++layer.ops;
-  layer.time_ns += end - start;
+  AddTo(&layer.time_ns, end - start);
   result_.read_bytes_by_layer[static_cast<int>(Layer::kCuda)].AddAt(end, e.requested);
 }
 

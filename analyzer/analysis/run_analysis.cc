@@ -100,13 +100,13 @@ void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
   for (auto& [key, c] : r.cuda) {
     CudaAccumulator& into = s.cuda[key];
     into.copies += c.copies;
-    into.bytes += c.bytes;
-    into.time_ns += c.time_ns;
+    AddTo(&into.bytes, c.bytes);
+    AddTo(&into.time_ns, c.time_ns);
   }
   s.marker_steps[index] = std::move(r.steps);
   s.events += r.events;
-  s.dropped += r.dropped;
-  s.late_clipped_ns += r.late_clipped_ns;
+  AddTo(&s.dropped, r.dropped);
+  AddTo(&s.late_clipped_ns, r.late_clipped_ns);
   s.end_ns = std::max({s.end_ns, r.last_unix_ns, end_unix_ns});
   // Keep the summary; drop the heavy parts now.
   ProcessResult kept;

@@ -45,8 +45,8 @@ void Count(FileStats* f, const Event& e, const OpTraits& op, uint64_t bytes) {
   switch (op.transfer) {
     case Transfer::kRead:
       ++f->reads;
-      f->read_bytes += bytes;
-      f->read_ns += e.duration_ns();
+      AddTo(&f->read_bytes, bytes);
+      AddTo(&f->read_ns, e.duration_ns());
       if (op.layer == Layer::kStdio) {
         ++f->stdio_reads;
       } else if (op.layer == Layer::kGds) {
@@ -57,8 +57,8 @@ void Count(FileStats* f, const Event& e, const OpTraits& op, uint64_t bytes) {
       break;
     case Transfer::kWrite:
       ++f->writes;
-      f->write_bytes += bytes;
-      f->write_ns += e.duration_ns();
+      AddTo(&f->write_bytes, bytes);
+      AddTo(&f->write_ns, e.duration_ns());
       if (op.layer == Layer::kStdio) {
         ++f->stdio_writes;
       } else if (op.layer == Layer::kGds) {
@@ -70,11 +70,11 @@ void Count(FileStats* f, const Event& e, const OpTraits& op, uint64_t bytes) {
     case Transfer::kNone:
       if (e.op == OP_MMAP) {
         ++f->mmaps;
-        if (!e.Failed()) f->mmap_bytes += e.requested;
+        if (!e.Failed()) AddTo(&f->mmap_bytes, e.requested);
       }
       if (op.metadata) {
         ++f->metadata_ops;
-        f->metadata_ns += e.duration_ns();
+        AddTo(&f->metadata_ns, e.duration_ns());
       }
       break;
   }
@@ -211,10 +211,10 @@ void StatsCollector::OnEvents(const ProcessTrace& process, const EventBatch& bat
     uint64_t bytes = BytesMoved(e);
     if (op.transfer == Transfer::kRead) {
       ++current_.reads;
-      current_.read_bytes += bytes;
+      AddTo(&current_.read_bytes, bytes);
     } else if (op.transfer == Transfer::kWrite) {
       ++current_.writes;
-      current_.write_bytes += bytes;
+      AddTo(&current_.write_bytes, bytes);
     }
     if (FileStats* f = Slot(process, e.file)) Count(f, e, op, bytes);
   }
@@ -235,7 +235,7 @@ void StatsCollector::OnFileEnd(const ProcessTrace& process) {
   current_.dropped = process.dropped();
   current_.end = EndDescription(process);
   events_ += process.events();
-  dropped_ += process.dropped();
+  AddTo(&dropped_, process.dropped());
   processes_.push_back(std::move(current_));
   current_ = ProcessStats();
 }
@@ -360,8 +360,8 @@ std::string StatsToText(const StatsReport& r) {
       r.dropped_events);
   uint64_t read_bytes = 0, write_bytes = 0, reads = 0, writes = 0, opens = 0;
   for (const FileStats& f : r.files) {
-    read_bytes += f.read_bytes;
-    write_bytes += f.write_bytes;
+    AddTo(&read_bytes, f.read_bytes);
+    AddTo(&write_bytes, f.write_bytes);
     reads += f.reads;
     writes += f.writes;
     opens += f.opens;
