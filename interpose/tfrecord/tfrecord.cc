@@ -200,6 +200,14 @@ class RecordEvents {
   ~RecordEvents() { Flush(); }
 
   void operator()(const TfRecordInfo& r) {
+    // The common case, first: one more record of a run of equal lengths,
+    // past the eight whose lengths are kept.
+    if (r.offset == next_offset_ && r.length == first_.length && count_ >= kMaxGroup &&
+        uniform_ && r.reads == 1 && r.index_known == first_.index_known) {
+      next_offset_ += static_cast<int64_t>(kTfHeaderBytes + r.length + kTfFooterBytes);
+      if (++count_ == kMaxRun) Flush();
+      return;
+    }
     if (r.reads != 1) {
       Flush();
       Emit(kOpTfrecordRecord, r.offset, r.length, r.reads, r.index_known ? r.index : 0,
