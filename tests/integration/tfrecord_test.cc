@@ -206,13 +206,15 @@ TEST_F(TfRecordTest, UnnamedFileRecognisedByItsFirstHeader) {
   }
 }
 
-// A file of `count` records of `length` bytes each, framed with their CRCs.
-std::string FixedSizeRecords(int count, size_t length) {
+// A file of `count` records of `length` bytes each, framed with their CRCs;
+// with `mixed`, records 10 to 19 of every 20 are 0 to 2 bytes longer.
+std::string FixedSizeRecords(int count, size_t length, bool mixed = false) {
   std::string out;
   for (int i = 0; i < count; ++i) {
-    std::string data(length, static_cast<char>('a' + i % 26));
+    size_t extra = mixed && (i / 10) % 2 == 1 ? static_cast<size_t>(i % 3) : 0;
+    std::string data(length + extra, static_cast<char>('a' + i % 26));
     char frame[12];
-    uint64_t n = length;
+    uint64_t n = data.size();
     memcpy(frame, &n, 8);
     uint32_t crc = wire::MaskCrc32c(wire::Crc32cU64(n));
     memcpy(frame + 8, &crc, 4);
@@ -226,8 +228,18 @@ std::string FixedSizeRecords(int count, size_t length) {
 
 // Records of one size, 252 of them to a 256 KiB read: the trace holds each
 // read's whole records as one compact event, and every reader still sees
-// each record, exactly.
+// each record, exactly. Then runs of ten equal lengths between groups of
+// differing ones.
 TEST_F(TfRecordTest, FixedSizeRecordsEveryReader) {
+  {
+    std::string source = dir_.Sub("mixed");
+    WriteFile(source, FixedSizeRecords(1000, 1000, /*mixed=*/true));
+    std::string path = Stage(source, "mixed.tfrecord");
+    for (const char* mode : {"buffered", "stdio-buffered"}) {
+      LoadedRun run = Read(mode, path);
+      ExpectRecords(run, path, mode);
+    }
+  }
   for (size_t length : {size_t{1024}, size_t{0}, size_t{100000}}) {
     SCOPED_TRACE(length);
     std::string source = dir_.Sub("fixed-" + std::to_string(length));
