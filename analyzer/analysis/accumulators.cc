@@ -10,7 +10,7 @@ namespace iotap::analyzer {
 void SizeHistogram::Merge(const SizeHistogram& o) {
   for (size_t i = 0; i < darshan.size(); ++i) darshan[i] += o.darshan[i];
   for (size_t i = 0; i < log2.size(); ++i) log2[i] += o.log2[i];
-  for (size_t i = 0; i < log2_bytes.size(); ++i) log2_bytes[i] += o.log2_bytes[i];
+  for (size_t i = 0; i < log2_bytes.size(); ++i) AddTo(&log2_bytes[i], o.log2_bytes[i]);
 }
 
 double SizeHistogram::ApproximateMedian() const {
