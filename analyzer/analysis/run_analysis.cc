@@ -88,7 +88,7 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
   s.tfrecords.Absorb(std::move(r.tfrecords), rank);
   s.cuda.Merge(r.cuda);
   s.events += r.events;
-  s.dropped += r.dropped;
+  AddTo(&s.dropped, r.dropped);
   ProcessSummary& kept = s.processes[index];
   static_cast<ProcessCounts&>(kept) = std::move(static_cast<ProcessCounts&>(r));
   if (s.scope != AnalysisScope::kFull) return;
@@ -98,7 +98,7 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
     s.layer_read_bytes[i].Merge(r.read_bytes_by_layer[i]);
   }
   s.marker_steps[index] = std::move(r.steps);
-  s.late_clipped_ns += r.late_clipped_ns;
+  AddTo(&s.late_clipped_ns, r.late_clipped_ns);
   s.end_ns = std::max({s.end_ns, r.last_unix_ns, r.end_unix_ns});
   kept.summary = std::move(r.summary);
   kept.first_unix_ns = r.first_unix_ns;

@@ -199,8 +199,8 @@ report::Step ComputeStep(const RunState& s, const TrainerGroup& g, const StepSpa
     int64_t start = w.start_ns, end = w.end_ns;
     if (end <= start) continue;
     int64_t f = g.io->Count(start, end);
-    wait += end - start;
-    fetch += f;
+    AddTo(&wait, end - start);
+    AddTo(&fetch, f);
     prep += static_cast<double>(end - start - f) * loader_busy[j];
   }
   out.set_data_wait_s(Seconds(wait));

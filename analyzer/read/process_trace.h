@@ -74,7 +74,9 @@ class ProcessTrace {
   void NoteExec() { exec_replaced_ = true; }
   void CountEvents(uint64_t n, uint64_t dropped) {
     events_ += n;
-    dropped_ += dropped;
+    // Losses a crafted trace announces stop at the largest count rather than
+    // wrap (as AddTo in analyzer/base/numbers.h, which read/ does not link).
+    if (__builtin_add_overflow(dropped_, dropped, &dropped_)) dropped_ = UINT64_MAX;
   }
 
  private:
