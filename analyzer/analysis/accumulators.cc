@@ -10,7 +10,7 @@ namespace iotap::analyzer {
 void SizeHistogram::Merge(const SizeHistogram& o) {
   for (size_t i = 0; i < darshan.size(); ++i) darshan[i] += o.darshan[i];
   for (size_t i = 0; i < log2.size(); ++i) log2[i] += o.log2[i];
-  for (size_t i = 0; i < log2_bytes.size(); ++i) log2_bytes[i] += o.log2_bytes[i];
+  for (size_t i = 0; i < log2_bytes.size(); ++i) AddTo(&log2_bytes[i], o.log2_bytes[i]);
 }
 
 double SizeHistogram::ApproximateMedian() const {
@@ -61,13 +61,13 @@ void ByteRanges::Add(int64_t offset, uint64_t bytes) {
       solo_ = true;
       solo_start_ = offset;
       solo_end_ = end;
-      covered_ += bytes;
+      AddTo(&covered_, bytes);
       return;
     }
     if (offset <= solo_end_ && end >= solo_start_) {  // overlaps or touches: still one
       int64_t start = std::min(solo_start_, offset);
       int64_t stop = std::max(solo_end_, end);
-      covered_ += static_cast<uint64_t>((stop - start) - (solo_end_ - solo_start_));
+      AddTo(&covered_, static_cast<uint64_t>((stop - start) - (solo_end_ - solo_start_)));
       solo_start_ = start;
       solo_end_ = stop;
       return;
@@ -80,7 +80,7 @@ void ByteRanges::Add(int64_t offset, uint64_t bytes) {
     auto next = std::next(last_);
     if (next == ranges_.end() || next->first > end) {
       last_->second = end;
-      covered_ += bytes;
+      AddTo(&covered_, bytes);
       return;
     }
   }
@@ -101,7 +101,7 @@ void ByteRanges::AddSlow(int64_t start, int64_t end) {
     it = ranges_.erase(it);
   }
   last_ = ranges_.emplace(start, end).first;
-  covered_ += static_cast<uint64_t>(end - start);
+  AddTo(&covered_, static_cast<uint64_t>(end - start));
   if (ranges_.size() > kMaxRanges) Shrink();
 }
 
@@ -121,12 +121,12 @@ void ByteRanges::Shrink() {
       cur.second = it->second;
     } else {
       joined.insert(cur);
-      covered += static_cast<uint64_t>(cur.second - cur.first);
+      AddTo(&covered, static_cast<uint64_t>(cur.second - cur.first));
       cur = *it;
     }
   }
   joined.insert(cur);
-  covered += static_cast<uint64_t>(cur.second - cur.first);
+  AddTo(&covered, static_cast<uint64_t>(cur.second - cur.first));
   ranges_.swap(joined);
   last_ = ranges_.end();
   covered_ = covered;

@@ -16,6 +16,7 @@
 #include <map>
 #include <vector>
 
+#include "analyzer/base/numbers.h"
 #include "iotap/report.pb.h"
 
 namespace iotap::analyzer {
@@ -39,7 +40,7 @@ struct SizeHistogram {
     ++darshan[DarshanBucket(bytes)];
     int k = Log2Bucket(bytes);
     ++log2[k];
-    log2_bytes[k] += bytes;
+    AddTo(&log2_bytes[k], bytes);
   }
   // The mean size within the power-of-two bucket that holds the median: the
   // median itself when the sizes in that bucket are all alike, as a data

@@ -1,5 +1,7 @@
 #include "analyzer/analysis/cuda_accumulator.h"
 
+#include "analyzer/base/numbers.h"
+
 namespace iotap::analyzer {
 
 namespace {
@@ -48,23 +50,23 @@ void CudaAccumulator::Add(const Event& e) {
     if (e.result != 0) {
       ++c.failed_calls;
     } else {
-      c.bytes += e.requested;
+      AddTo(&c.bytes, e.requested);
     }
-    c.ns += e.duration_ns();
+    AddTo(&c.ns, e.duration_ns());
   } else if (e.op == OP_CUPTI_MEMCPY) {
     const char* host = (e.flags & FLAG_CUDA_PINNED)     ? "pinned"
                        : (e.flags & FLAG_CUDA_PAGEABLE) ? "pageable"
                                                         : "none";
     CudaDeviceCounts& c = device_copies[CudaDeviceKey{DeviceDirection(e.result), host}];
     ++c.copies;
-    c.bytes += e.requested;
-    c.ns += e.duration_ns();
+    AddTo(&c.bytes, e.requested);
+    AddTo(&c.ns, e.duration_ns());
   } else if (e.op == OP_CUPTI_KERNEL) {
     ++kernels;
-    kernel_ns += e.duration_ns();
+    AddTo(&kernel_ns, e.duration_ns());
   } else if ((e.op == OP_CUDA_HOST_ALLOC || e.op == OP_CUDA_HOST_REGISTER) && e.result == 0) {
     ++pinned_allocations;
-    pinned_bytes += e.requested;
+    AddTo(&pinned_bytes, e.requested);
   }
 }
 
@@ -73,19 +75,19 @@ void CudaAccumulator::Merge(const CudaAccumulator& o) {
     CudaCopyCounts& into = copies[key];
     into.calls += c.calls;
     into.failed_calls += c.failed_calls;
-    into.bytes += c.bytes;
-    into.ns += c.ns;
+    AddTo(&into.bytes, c.bytes);
+    AddTo(&into.ns, c.ns);
   }
   for (const auto& [key, c] : o.device_copies) {
     CudaDeviceCounts& into = device_copies[key];
     into.copies += c.copies;
-    into.bytes += c.bytes;
-    into.ns += c.ns;
+    AddTo(&into.bytes, c.bytes);
+    AddTo(&into.ns, c.ns);
   }
   kernels += o.kernels;
-  kernel_ns += o.kernel_ns;
+  AddTo(&kernel_ns, o.kernel_ns);
   pinned_allocations += o.pinned_allocations;
-  pinned_bytes += o.pinned_bytes;
+  AddTo(&pinned_bytes, o.pinned_bytes);
 }
 
 }  // namespace iotap::analyzer

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "analyzer/base/numbers.h"
+
 namespace iotap::analyzer {
 
 const char* FileKindName(InternedString::Kind kind) {
@@ -20,18 +22,18 @@ void FileCounts::Merge(const FileCounts& o) {
   posix_reads += o.posix_reads;
   stdio_reads += o.stdio_reads;
   gds_reads += o.gds_reads;
-  read_bytes += o.read_bytes;
+  AddTo(&read_bytes, o.read_bytes);
   posix_writes += o.posix_writes;
   stdio_writes += o.stdio_writes;
   gds_writes += o.gds_writes;
-  write_bytes += o.write_bytes;
+  AddTo(&write_bytes, o.write_bytes);
   metadata_ops += o.metadata_ops;
   mmaps += o.mmaps;
-  mmap_bytes += o.mmap_bytes;
+  AddTo(&mmap_bytes, o.mmap_bytes);
   errors += o.errors;
-  read_ns += o.read_ns;
-  write_ns += o.write_ns;
-  metadata_ns += o.metadata_ns;
+  AddTo(&read_ns, o.read_ns);
+  AddTo(&write_ns, o.write_ns);
+  AddTo(&metadata_ns, o.metadata_ns);
 }
 
 void FileDetail::Merge(const FileDetail& o) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "analyzer/analysis/accumulators.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/read/event.h"
 
 namespace iotap::analyzer {
@@ -59,13 +60,13 @@ struct FileCounts {
     const int64_t ns = e.duration_ns();
     switch (op.transfer) {
       case Transfer::kRead:
-        read_bytes += bytes;
-        read_ns += ns;
+        AddTo(&read_bytes, bytes);
+        AddTo(&read_ns, ns);
         ++(op.layer == Layer::kStdio ? stdio_reads : op.layer == Layer::kGds ? gds_reads : posix_reads);
         break;
       case Transfer::kWrite:
-        write_bytes += bytes;
-        write_ns += ns;
+        AddTo(&write_bytes, bytes);
+        AddTo(&write_ns, ns);
         ++(op.layer == Layer::kStdio  ? stdio_writes
            : op.layer == Layer::kGds ? gds_writes
                                      : posix_writes);
@@ -73,11 +74,11 @@ struct FileCounts {
       case Transfer::kNone:
         if (e.op == OP_MMAP) {
           ++mmaps;
-          if (!e.Failed()) mmap_bytes += e.requested;
+          if (!e.Failed()) AddTo(&mmap_bytes, e.requested);
         }
         if (op.metadata) {
           ++metadata_ops;
-          metadata_ns += ns;
+          AddTo(&metadata_ns, ns);
         }
         break;
     }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "analyzer/base/numbers.h"
+
 namespace iotap::analyzer {
 
 const char* LayoutName(Hdf5Dataset::Layout layout) {
@@ -37,24 +39,24 @@ void DatasetAccumulator::Merge(const DatasetAccumulator& o) {
   opens += o.opens;
   closes += o.closes;
   reads += o.reads;
-  read_elements += o.read_elements;
-  read_bytes += o.read_bytes;
-  read_ns += o.read_ns;
+  AddTo(&read_elements, o.read_elements);
+  AddTo(&read_bytes, o.read_bytes);
+  AddTo(&read_ns, o.read_ns);
   writes += o.writes;
-  write_elements += o.write_elements;
-  write_bytes += o.write_bytes;
-  write_ns += o.write_ns;
+  AddTo(&write_elements, o.write_elements);
+  AddTo(&write_bytes, o.write_bytes);
+  AddTo(&write_ns, o.write_ns);
   chunk_reads += o.chunk_reads;
-  chunk_read_bytes += o.chunk_read_bytes;
-  chunk_read_ns += o.chunk_read_ns;
+  AddTo(&chunk_read_bytes, o.chunk_read_bytes);
+  AddTo(&chunk_read_ns, o.chunk_read_ns);
   chunk_writes += o.chunk_writes;
-  chunk_write_bytes += o.chunk_write_bytes;
+  AddTo(&chunk_write_bytes, o.chunk_write_bytes);
   failed_calls += o.failed_calls;
   nested_calls += o.nested_calls;
   posix_reads += o.posix_reads;
-  posix_read_bytes += o.posix_read_bytes;
+  AddTo(&posix_read_bytes, o.posix_read_bytes);
   posix_writes += o.posix_writes;
-  posix_write_bytes += o.posix_write_bytes;
+  AddTo(&posix_write_bytes, o.posix_write_bytes);
   posix_other += o.posix_other;
   processes += o.processes;
 }
@@ -95,35 +97,35 @@ void Hdf5Accumulator::OnCall(const ProcessTrace& process, const Event& e) {
       d.max_posix_reads_per_read = std::max(d.max_posix_reads_per_read, b.reads);
       ++d.reads;
       if (!failed) {
-        d.read_elements += static_cast<uint64_t>(e.result);
-        d.read_bytes += e.requested;
+        AddTo(&d.read_elements, static_cast<uint64_t>(e.result));
+        AddTo(&d.read_bytes, e.requested);
       }
-      d.read_ns += e.duration_ns();
+      AddTo(&d.read_ns, e.duration_ns());
       d.posix_reads += b.reads;
-      d.posix_read_bytes += b.read_bytes;
+      AddTo(&d.posix_read_bytes, b.read_bytes);
       break;
     case OP_H5D_READ_CHUNK:
       ++d.chunk_reads;
-      d.chunk_read_bytes += e.requested;
-      d.chunk_read_ns += e.duration_ns();
+      AddTo(&d.chunk_read_bytes, e.requested);
+      AddTo(&d.chunk_read_ns, e.duration_ns());
       d.posix_reads += b.reads;
-      d.posix_read_bytes += b.read_bytes;
+      AddTo(&d.posix_read_bytes, b.read_bytes);
       break;
     case OP_H5D_WRITE:
       ++d.writes;
       if (!failed) {
-        d.write_elements += static_cast<uint64_t>(e.result);
-        d.write_bytes += e.requested;
+        AddTo(&d.write_elements, static_cast<uint64_t>(e.result));
+        AddTo(&d.write_bytes, e.requested);
       }
-      d.write_ns += e.duration_ns();
+      AddTo(&d.write_ns, e.duration_ns());
       d.posix_writes += b.writes;
-      d.posix_write_bytes += b.write_bytes;
+      AddTo(&d.posix_write_bytes, b.write_bytes);
       break;
     case OP_H5D_WRITE_CHUNK:
       ++d.chunk_writes;
-      d.chunk_write_bytes += e.requested;
+      AddTo(&d.chunk_write_bytes, e.requested);
       d.posix_writes += b.writes;
-      d.posix_write_bytes += b.write_bytes;
+      AddTo(&d.posix_write_bytes, b.write_bytes);
       break;
     default:
       break;

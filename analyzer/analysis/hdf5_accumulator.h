@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "analyzer/base/numbers.h"
 #include "analyzer/read/event.h"
 #include "analyzer/read/process_trace.h"
 
@@ -92,10 +93,10 @@ class Hdf5Accumulator {
     ++b.calls;
     if (op.transfer == Transfer::kRead) {
       ++b.reads;
-      b.read_bytes += bytes;
+      AddTo(&b.read_bytes, bytes);
     } else if (op.transfer == Transfer::kWrite) {
       ++b.writes;
-      b.write_bytes += bytes;
+      AddTo(&b.write_bytes, bytes);
     }
   }
   // An HDF5 event of `process`.

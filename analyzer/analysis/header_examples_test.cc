@@ -15,6 +15,7 @@
 #include "analyzer/analysis/run_analysis.h"
 #include "analyzer/analysis/tfrecord_accumulator.h"
 #include "analyzer/analysis/time_bitmap.h"
+#include "analyzer/analysis/time_range.h"
 #include "analyzer/read/trace_set.h"
 #include "analyzer/testing/test_files.h"
 #include "gtest/gtest.h"
@@ -43,6 +44,18 @@ TEST(HeaderExamplesTest, TimeBitmap) {
   TimeBitmap io(run_start_ns, /*resolution_ns=*/1000);
   io.Set(start_ns, end_ns);              // any order, overlaps fine
   EXPECT_EQ(io.Count(window_start, window_end), 2'000);  // busy ns inside the window
+}
+
+TEST(HeaderExamplesTest, TimeRange) {
+  // time_range.h (a run of under a second: nothing of it lies in the range)
+  AnalysisOptions options;
+  options.range = TimeRange{.from_ns = 60'000'000'000, .to_ns = 70'000'000'000};
+  absl::StatusOr<report::Report> r = AnalyzeRun(HostileRunDirectory(), options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->run().range_from_s(), 60);
+  EXPECT_EQ(r->run().range_to_s(), 70);
+  EXPECT_EQ(r->run().duration_s(), 0);
+  EXPECT_EQ(r->run().bytes_read(), 0);
 }
 
 TEST(HeaderExamplesTest, CudaAccumulator) {

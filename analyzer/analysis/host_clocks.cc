@@ -1,17 +1,18 @@
-// Whether the run's clocks can be trusted across processes and hosts.
+// The run's clocks: hosts put on one clock, and what the report says about
+// how far the clocks can be trusted.
 //
 // Every process's events are placed on one wall-clock timeline from its own
-// clock pair (monotonic and wall clock read together at its start). Within a
-// host that is exact unless someone set the wall clock during the run; across
-// hosts it is as good as their clock synchronisation. Two checks:
-// - a wall-clock step: between a process's start and its last clock snapshot
-//   the wall clock moved against the monotonic clock (NTP slews both alike,
-//   so only a step does that);
-// - host skew: ranks of a synchronous job (DDP, Horovod: every step ends
-//   with an all-reduce) end each step within a few milliseconds of each
-//   other. For each host, the median gap between its first rank's step ends
-//   and the first host's is the skew of its clock, when that gap is both
-//   large and steady across steps.
+// clock pairs (monotonic and wall clock read together). Within a host that
+// is exact unless someone set the wall clock during the run; across hosts it
+// is as good as their clock synchronisation, so:
+// - AlignClocks fits each host's clock against the reference host's from the
+//   step ends of synchronous ranks (clock_alignment.h), right after the
+//   catalog, and corrects the catalog's times; the same corrections go to
+//   every trace the analysis reads, so every figure is on one clock;
+// - CheckClocks reports each host's fit (run.host_clocks and a note each)
+//   and wall-clock steps: between a process's start and its last clock
+//   snapshot the wall clock moved against the monotonic clock (NTP slews
+//   both alike, so only a step does that).
 
 #include <algorithm>
 #include <cmath>
@@ -19,7 +20,9 @@
 #include <map>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "analyzer/analysis/run_state.h"
 #include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
@@ -28,13 +31,11 @@ namespace iotap::analyzer::internal {
 
 namespace {
 
-// Smaller steps of the wall clock, and smaller skews, do not matter at the
-// resolution of a data-loading report.
+// Smaller steps of the wall clock do not matter at the resolution of a
+// data-loading report; a host's clock this far off deserves a warning even
+// when corrected (other tools will not correct it).
 constexpr int64_t kWallClockStepNs = 10'000'000;
 constexpr double kMinSkewS = 0.005;
-// A skew counts when it is this many times the spread of the gaps.
-constexpr double kSkewOverSpread = 3;
-constexpr int kMinCommonSteps = 5;
 
 void WallClockSteps(const RunState& s, report::Report* r) {
   // One note per host: its largest step.
@@ -57,61 +58,96 @@ void WallClockSteps(const RunState& s, report::Report* r) {
   }
 }
 
-void HostSkew(report::Report* r) {
-  // Each ranked trainer's host, and its step ends by step number.
-  std::map<int, std::string> host_of_rank;
-  for (const report::Process& p : r->processes()) {
-    if (p.role() == report::TRAINER && p.rank() >= 0) host_of_rank[p.rank()] = p.host();
-  }
-  std::map<int, std::map<double, double>> ends;  // rank -> step -> end_s
-  for (const report::Step& st : r->steps()) {
-    if (host_of_rank.count(st.rank())) ends[st.rank()][st.step()] = st.end_s();
-  }
-  // The lowest rank with steps on each host; the first host is the reference.
-  std::map<std::string, int> first_rank;
-  for (const auto& [rank, steps] : ends) {
-    const std::string& host = host_of_rank[rank];
-    if (!first_rank.count(host) || rank < first_rank[host]) first_rank[host] = rank;
-  }
-  if (first_rank.size() < 2) return;
-  int ref_rank = ends.begin()->first;
-  const std::string ref_host = host_of_rank[ref_rank];
-  for (const auto& [host, rank] : first_rank) {
-    if (host == ref_host) continue;
-    std::vector<double> gaps;
-    for (const auto& [step, end] : ends[rank]) {
-      auto it = ends[ref_rank].find(step);
-      if (it != ends[ref_rank].end()) gaps.push_back(end - it->second);
-    }
-    if (static_cast<int>(gaps.size()) < kMinCommonSteps) continue;
-    double skew = Median(gaps);
-    std::vector<double> deviations;
-    for (double g : gaps) deviations.push_back(std::fabs(g - skew));
-    double spread = Median(deviations);
+// "1 and 3", "1, 2 and 3".
+std::string Ranks(const std::vector<int>& ranks) {
+  if (ranks.size() <= 1) return ranks.empty() ? "" : absl::StrCat(ranks[0]);
+  return absl::StrCat(absl::StrJoin(ranks.begin(), ranks.end() - 1, ", "), " and ", ranks.back());
+}
+
+// "50.0 ms ahead of node0's", "3.2 us behind node0's".
+std::string Ahead(double offset_s, const std::string& reference) {
+  return absl::StrCat(HumanDuration(std::fabs(offset_s)), offset_s >= 0 ? " ahead of " : " behind ",
+                      reference, "'s");
+}
+
+// What the fit found, for a note: "50.0 ms ahead of node0's at the run's
+// start, drifting +12.3 ppm (+-18.0 us, from 3600 step ends of its rank 1)".
+std::string FitText(const HostClockFit& h, const report::HostClock& c) {
+  std::string drift = h.fit.drift_fitted ? absl::StrFormat(", drifting %+.2f ppm", c.drift_ppm())
+                                         : "";
+  return absl::StrCat(Ahead(c.offset_s(), c.reference_host()), " at the run's start", drift,
+                      " (+-", HumanDuration(c.uncertainty_s()), ", from ", h.fit.anchors,
+                      " step ends of its rank", h.ranks.size() > 1 ? "s " : " ", Ranks(h.ranks),
+                      ")");
+}
+
+void HostClocks(const RunState& s, report::Report* r) {
+  const RunClocks& clocks = s.clocks;
+  for (const HostClockFit& h : clocks.hosts) {
     report::HostClock* c = r->mutable_run()->add_host_clocks();
-    c->set_host(ValidUtf8(host));
-    c->set_reference_host(ValidUtf8(ref_host));
-    c->set_offset_s(skew);
-    c->set_spread_s(spread);
-    c->set_steps(static_cast<double>(gaps.size()));
-    if (std::fabs(skew) < kMinSkewS || std::fabs(skew) < kSkewOverSpread * spread) continue;
+    c->set_host(ValidUtf8(h.host));
+    c->set_reference_host(ValidUtf8(clocks.reference_host));
+    c->set_steps(h.fit.anchors);
+    for (int rank : h.ranks) c->add_ranks(rank);
+    c->set_source(ValidUtf8(clocks.source));
+    c->set_corrected(h.corrected);
+    c->set_not_corrected(ValidUtf8(h.why_not));
+    const bool fitted = h.fit.anchors >= kMinClockAnchors;
+    if (fitted) {
+      // At the run's start on the host's clock: the origin is on the
+      // reference clock, a correction's worth away, which moves the offset by
+      // a drift's share of it (nanoseconds).
+      c->set_offset_s(Seconds(h.fit.correction.OffsetAt(s.origin_ns)));
+      // The fit's drift is per second of the host's clock; per second of
+      // the reference's it is d / (1 - d), as the clocks' rates differ.
+      const double d = h.fit.correction.drift;
+      c->set_drift_ppm(d / (1 - d) * 1e6);
+      c->set_spread_s(Seconds(h.fit.spread_ns));
+      c->set_uncertainty_s(Seconds(h.fit.uncertainty_ns));
+    }
+    const std::string host = ValidUtf8(h.host), reference = ValidUtf8(clocks.reference_host);
     report::Note* n = r->add_notes();
-    n->set_level(report::Note::WARNING);
-    n->set_message(ValidUtf8(absl::StrFormat(
-        "the clock of %s seems %s %s's by %s: rank %d ended the same %d steps as rank %d a "
-        "median %s %s (give or take %s), where synchronous ranks end together; times across "
-        "the two hosts are off by about that much (check NTP or PTP on them)",
-        host, skew > 0 ? "ahead of" : "behind", ref_host, HumanDuration(std::fabs(skew)), rank,
-        static_cast<int>(gaps.size()), ref_rank, HumanDuration(std::fabs(skew)),
-        skew > 0 ? "later" : "earlier", HumanDuration(spread))));
+    n->set_level(report::Note::INFO);
+    if (h.corrected) {
+      if (std::fabs(c->offset_s()) >= kMinSkewS) n->set_level(report::Note::WARNING);
+      n->set_message(ValidUtf8(absl::StrCat(
+          "the clock of ", host, " was ", FitText(h, *c), "; its times are put on ", reference,
+          "'s clock", n->level() == report::Note::WARNING ? " (check NTP or PTP on the hosts)" : "")));
+    } else if (fitted) {
+      if (std::fabs(c->offset_s()) >= kMinSkewS) n->set_level(report::Note::WARNING);
+      n->set_message(ValidUtf8(absl::StrCat(
+          "the clock of ", host, " seems ", FitText(h, *c), "; not corrected: ", h.why_not,
+          n->level() == report::Note::WARNING
+              ? "; times across the hosts are off by about that much"
+              : "")));
+    } else {
+      n->set_message(ValidUtf8(absl::StrCat(
+          "the clock of ", host, " is not corrected: ", h.why_not,
+          "; its times are as its clock gave them")));
+    }
   }
 }
 
 }  // namespace
 
+void AlignClocks(const AnalysisOptions& options, RunState& s) {
+  if (s.catalog.hosts.size() < 2) return;
+  if (options.clocks != nullptr) {
+    s.clocks = *options.clocks;
+  } else {
+    std::vector<StepLog> logs;
+    for (const auto& [path, log] : s.step_logs) {
+      if (log.ok()) logs.push_back(*log);
+    }
+    s.clocks = FitRunClocks(s.catalog, logs, options.threads);
+  }
+  if (!options.correct_clocks) DropClockCorrections("turned off (--no-clock-correction)", &s.clocks);
+  CorrectCatalogClocks(s.clocks.corrections, &s.catalog);
+}
+
 void CheckClocks(const RunState& s, report::Report* r) {
   WallClockSteps(s, r);
-  HostSkew(r);
+  HostClocks(s, r);
 }
 
 }  // namespace iotap::analyzer::internal

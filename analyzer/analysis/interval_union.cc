@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "analyzer/base/numbers.h"
+
 namespace iotap::analyzer {
 
 void IntervalUnion::Emit(const Segment& s) {
-  total_ns_ += s.end - s.start;
+  AddTo(&total_ns_, s.end - s.start);
   emitted_until_ = s.end;
   if (sink_) sink_(s.start, s.end);
 }
@@ -15,7 +17,7 @@ void IntervalUnion::Add(int64_t start, int64_t end) {
   if (end <= start) return;
   if (start < emitted_until_) {
     int64_t clipped = std::min(end, emitted_until_) - start;
-    late_clipped_ns_ += clipped;
+    AddTo(&late_clipped_ns_, clipped);
     start = emitted_until_;
     if (end <= start) return;
   }

@@ -35,11 +35,11 @@ std::string EndText(const ProcessTrace& p) {
 void LayerAccumulator::Merge(const LayerAccumulator& o) {
   ops += o.ops;
   reads += o.reads;
-  read_bytes += o.read_bytes;
+  AddTo(&read_bytes, o.read_bytes);
   writes += o.writes;
-  write_bytes += o.write_bytes;
+  AddTo(&write_bytes, o.write_bytes);
   metadata_ops += o.metadata_ops;
-  time_ns += o.time_ns;
+  AddTo(&time_ns, o.time_ns);
   read_sizes.Merge(o.read_sizes);
   read_pattern.Merge(o.read_pattern);
 }
@@ -108,10 +108,10 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
   const uint64_t bytes = BytesMoved(e);
   if (t == Transfer::kRead) {
     ++result_.reads;
-    result_.read_bytes += bytes;
+    AddTo(&result_.read_bytes, bytes);
   } else if (t == Transfer::kWrite) {
     ++result_.write_calls;
-    result_.write_bytes += bytes;
+    AddTo(&result_.write_bytes, bytes);
   } else if (op.metadata) {
     ++result_.metadata_ops;
   }
@@ -125,15 +125,15 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
   const int64_t end = e.end_ns + offset;
   LayerAccumulator& layer = result_.layers[static_cast<int>(op.layer)];
   ++layer.ops;
-  layer.time_ns += end - start;
+  AddTo(&layer.time_ns, end - start);
   if (t == Transfer::kRead) {
     ++layer.reads;
-    layer.read_bytes += bytes;
+    AddTo(&layer.read_bytes, bytes);
     layer.read_sizes.Add(bytes);
     result_.read_bytes_by_layer[static_cast<int>(op.layer)].AddAt(end, bytes);
   } else if (t == Transfer::kWrite) {
     ++layer.writes;
-    layer.write_bytes += bytes;
+    AddTo(&layer.write_bytes, bytes);
   } else if (op.metadata) {
     ++layer.metadata_ops;
   }
@@ -188,13 +188,13 @@ void ProcessAnalyzer::OnHdf5(const ProcessTrace& process, const Event& e, int64_
   const int64_t end = e.end_ns + offset;
   LayerAccumulator& layer = result_.layers[static_cast<int>(Layer::kHdf5)];
   ++layer.ops;
-  layer.time_ns += end - start;
+  AddTo(&layer.time_ns, end - start);
   if (e.op != OP_H5D_READ && e.op != OP_H5D_READ_CHUNK) return;
   // Time inside H5Dread is time spent fetching data, whatever the library
   // does between its POSIX reads (chunk lookups, decompression).
   io_union_->Add(start, end);
   ++layer.reads;
-  layer.read_bytes += e.requested;
+  AddTo(&layer.read_bytes, e.requested);
   layer.read_sizes.Add(e.requested);
   result_.read_bytes_by_layer[static_cast<int>(Layer::kHdf5)].AddAt(end, e.requested);
 }
@@ -207,30 +207,35 @@ void ProcessAnalyzer::OnCuda(const Event& e, int64_t offset) {
   result_.cuda_copies.push_back(TimedEvent{e.op, start, end, e.aux, e.requested, e.flags});
   LayerAccumulator& layer = result_.layers[static_cast<int>(Layer::kCuda)];
   ++layer.ops;
-  layer.time_ns += end - start;
+  AddTo(&layer.time_ns, end - start);
   result_.read_bytes_by_layer[static_cast<int>(Layer::kCuda)].AddAt(end, e.requested);
 }
 
 void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
   if (batch.events.empty()) return;
   result_.events += batch.size();
-  // One wall-clock offset per chunk: clocks do not drift measurably within one.
+  // One wall-clock offset per chunk: a host's own clock does not drift
+  // measurably within one. Another host's clock put on the reference's
+  // (clock_correction.h) does, so that correction is per event.
   int64_t offset = 0;
   if (full_) {
     markers_.OnEvents(process, batch);
-    offset = process.ToRealtimeNs(batch.events.front().start_ns) - batch.events.front().start_ns;
+    offset = process.OwnRealtimeNs(batch.events.front().start_ns) - batch.events.front().start_ns;
     for (const Event& e : batch.events) {
-      result_.first_unix_ns = std::min(result_.first_unix_ns, e.start_ns + offset);
-      result_.last_unix_ns = std::max(result_.last_unix_ns, e.end_ns + offset);
+      result_.first_unix_ns =
+          std::min(result_.first_unix_ns, process.OnReferenceClock(e.start_ns + offset));
+      result_.last_unix_ns =
+          std::max(result_.last_unix_ns, process.OnReferenceClock(e.end_ns + offset));
     }
   }
   for (const Event& e : batch.events) {
     const OpTraits& op = TraitsOf(e.op);
+    const int64_t at = full_ ? process.OnReferenceClock(e.start_ns + offset) - e.start_ns : 0;
     switch (op.layer) {
       case Layer::kPosix:
       case Layer::kStdio:
       case Layer::kGds:
-        OnIo(process, e, op, offset);
+        OnIo(process, e, op, at);
         break;
       case Layer::kMapped:  // a major fault's time is a read's wait
       case Layer::kUring:
@@ -238,10 +243,10 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
         OnIo(process, e, op, offset);
         break;
       case Layer::kHdf5:
-        OnHdf5(process, e, offset);
+        OnHdf5(process, e, at);
         break;
       case Layer::kCuda:
-        OnCuda(e, offset);
+        OnCuda(e, at);
         break;
       case Layer::kMarker:
         break;  // the marker collector has them

@@ -95,10 +95,23 @@ struct FileRef {
   const char* category = nullptr;  // FileCategory() of the path (kFull only)
 };
 
-struct ProcessResult {
-  // Both scopes.
+// A process's own figures, which both commands print; the run keeps them
+// (ProcessSummary, run_state.h) once the rest of its result is merged.
+struct ProcessCounts {
   ProcessHeader header;  // as the trace file's header says
   std::string end;       // EndText
+  uint64_t events = 0;
+  uint64_t dropped = 0;
+  // Every POSIX, STDIO and GDS call, of any file or descriptor.
+  uint64_t reads = 0;
+  uint64_t read_bytes = 0;
+  uint64_t write_calls = 0;
+  uint64_t write_bytes = 0;
+  uint64_t metadata_ops = 0;
+};
+
+struct ProcessResult : ProcessCounts {
+  // Both scopes.
   // The files the process touched, in the order it first did (one entry per
   // string id naming a path or device: a path interned twice has two), and
   // which file each is (file_refs[i] is files[i]'s). A deque: slots point
@@ -110,14 +123,6 @@ struct ProcessResult {
   TfRecordAccumulator tfrecords;
   CudaAccumulator cuda;
   MappedAccumulator mapped;  // mapped reads and io_uring requests
-  uint64_t events = 0;
-  uint64_t dropped = 0;
-  // Every POSIX, STDIO and GDS call, of any file or descriptor.
-  uint64_t reads = 0;
-  uint64_t read_bytes = 0;
-  uint64_t write_calls = 0;
-  uint64_t write_bytes = 0;
-  uint64_t metadata_ops = 0;
 
   // AnalysisScope::kFull only.
   report::Process summary;

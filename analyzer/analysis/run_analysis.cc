@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzer/analysis/run_state.h"
+#include "analyzer/analysis/time_range.h"
 #include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 #include "analyzer/findings/findings.h"
@@ -88,16 +89,9 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
   s.cuda.Merge(r.cuda);
   s.mapped.Absorb(std::move(r.mapped), rank);
   s.events += r.events;
-  s.dropped += r.dropped;
+  AddTo(&s.dropped, r.dropped);
   ProcessSummary& kept = s.processes[index];
-  kept.header = std::move(r.header);
-  kept.end = std::move(r.end);
-  kept.events = r.events;
-  kept.dropped = r.dropped;
-  kept.reads = r.reads;
-  kept.read_bytes = r.read_bytes;
-  kept.write_calls = r.write_calls;
-  kept.write_bytes = r.write_bytes;
+  static_cast<ProcessCounts&>(kept) = std::move(static_cast<ProcessCounts&>(r));
   if (s.scope != AnalysisScope::kFull) return;
   s.data_read_sizes.Merge(r.data_read_sizes);
   for (int i = 0; i < kLayerCount; ++i) {
@@ -105,7 +99,7 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
     s.layer_read_bytes[i].Merge(r.read_bytes_by_layer[i]);
   }
   s.marker_steps[index] = std::move(r.steps);
-  s.late_clipped_ns += r.late_clipped_ns;
+  AddTo(&s.late_clipped_ns, r.late_clipped_ns);
   s.end_ns = std::max({s.end_ns, r.last_unix_ns, r.end_unix_ns});
   kept.summary = std::move(r.summary);
   kept.first_unix_ns = r.first_unix_ns;
@@ -185,8 +179,12 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
     for (size_t i = next++; i < n; i = next++) {
       const std::string& path = s.catalog.entries[i].path;
       ProcessAnalyzer analyzer(s.scope, &s.paths, s.origin_ns, s.resolution_ns);
+      RangeFilter in_range(&analyzer, s.range_start_ns, s.range_end_ns);
+      bool whole = s.range_start_ns == INT64_MIN && s.range_end_ns == INT64_MAX;
       std::vector<ReadIssue>& issues = s.file_issues[i];  // this thread's alone
-      absl::Status status = ReadTraceFile(path, &analyzer, &issues);
+      absl::Status status =
+          ReadTraceFile(path, whole ? static_cast<TraceVisitor*>(&analyzer) : &in_range, &issues,
+                        &s.clocks.corrections);
       if (status.ok()) {
         Merge(s, static_cast<int>(i), analyzer.Take());
       } else {
@@ -232,10 +230,17 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
     std::string why = s.issues.empty() ? "no trace files" : s.issues.front().ToString();
     return absl::InvalidArgumentError(absl::StrCat("nothing readable: ", why));
   }
+  for (const std::string& path : options.step_logs) s.step_logs.emplace_back(path, ReadStepLog(path));
+  internal::AlignClocks(options, s);
   s.origin_ns = s.catalog.start_unix_ns;
-  s.step_log_paths = options.step_logs;
   s.resolution_ns = ChooseResolution(std::max<int64_t>(0, s.catalog.end_unix_ns - s.origin_ns));
   s.end_ns = std::max(s.origin_ns, s.catalog.end_unix_ns);
+  if (!options.range.whole()) {
+    s.range_start_ns = s.origin_ns + std::max<int64_t>(0, options.range.from_ns);
+    s.range_end_ns = options.range.to_ns > INT64_MAX - s.origin_ns
+                         ? INT64_MAX
+                         : s.origin_ns + options.range.to_ns;
+  }
   SetUpProcesses(s, files);
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);

@@ -35,6 +35,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analyzer/analysis/clock_alignment.h"
+#include "analyzer/analysis/time_range.h"
 #include "iotap/report.pb.h"
 #include "iotap/rules.pb.h"
 #include "iotap/stats.pb.h"
@@ -45,10 +47,18 @@ struct AnalysisOptions {
   std::vector<std::string> step_logs;  // extra step sources (see steps/step_log.h)
   int top_files = 50;                  // files listed one by one
   int timeline_bins = 600;
+  TimeRange range;                     // the part of the run (time_range.h)
   int threads = 2;                     // files read in parallel
   const rules::RuleSet* rules = nullptr;  // findings' rules; null: the built-in ones
   // Called after each trace file with (files done, files total).
   std::function<void(size_t, size_t)> progress;
+  // Hosts' clocks (clock_alignment.h): put every host on the reference
+  // host's clock before any figure is computed. Off, the fit is still
+  // reported, and times are as each host's clock gave them.
+  bool correct_clocks = true;
+  // The fit of these files' clocks, if the caller made it (iotap export
+  // needs it too); null: the analysis fits them.
+  const RunClocks* clocks = nullptr;
 };
 
 // Analyses the run at `path` (a trace file or a directory of them). Fails

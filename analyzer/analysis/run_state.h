@@ -14,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "analyzer/analysis/clock_alignment.h"
 #include "analyzer/analysis/process_analysis.h"
+#include "analyzer/analysis/run_analysis.h"
 #include "analyzer/analysis/time_bitmap.h"
 #include "analyzer/read/path_table.h"
 #include "analyzer/read/run_catalog.h"
@@ -46,15 +49,7 @@ struct TrainerGroup {
 };
 
 // What the run keeps of a process once its trace file has been read.
-struct ProcessSummary {
-  ProcessHeader header;  // as the file's own header says (the catalog's, for the report)
-  std::string end;       // EndText
-  uint64_t events = 0;
-  uint64_t dropped = 0;
-  uint64_t reads = 0;
-  uint64_t read_bytes = 0;
-  uint64_t write_calls = 0;
-  uint64_t write_bytes = 0;
+struct ProcessSummary : ProcessCounts {
   // AnalysisScope::kFull only.
   report::Process summary;
   int64_t first_unix_ns = INT64_MAX;
@@ -73,6 +68,10 @@ struct RunState {
   int64_t origin_ns = 0;       // wall clock of the run's start
   int64_t end_ns = 0;          // last event or end record seen
   int64_t resolution_ns = 1000;
+  // The part of the run analysed, wall clock (time_range.h); the whole run by
+  // default.
+  int64_t range_start_ns = INT64_MIN;
+  int64_t range_end_ns = INT64_MAX;
   std::mutex mu;
 
   std::vector<ProcessSummary> processes;  // by catalog index
@@ -100,7 +99,10 @@ struct RunState {
   // rank); file_issues holds each file's, by catalog index, until then.
   std::vector<ReadIssue> issues;
   std::vector<std::vector<ReadIssue>> file_issues;
-  std::vector<std::string> step_log_paths;  // --steps
+  // --steps: each path and what reading it gave (read once, before the
+  // clocks are aligned with them).
+  std::vector<std::pair<std::string, absl::StatusOr<StepLog>>> step_logs;
+  RunClocks clocks;  // hosts' clocks: fitted, and the corrections applied
   std::vector<std::string> step_sources;    // what the steps came from
   std::vector<std::string> notes;           // said while building the report
   uint64_t events = 0;
@@ -134,8 +136,15 @@ void BuildStats(const RunState& state, stats::Stats* stats);
 void BuildRunSummary(RunState& state, report::Report* report);
 void BuildNotes(RunState& state, report::Report* report);
 
-// Fills report->run.host_clocks and adds notes on wall-clock steps and host
-// clock skew (report_clocks.cc; after BuildSteps and FillProcesses).
+// Fits the hosts' clocks (from the step logs already read and the ranked
+// trainers' markers) and, unless options say not to, puts the catalog's
+// times on the reference clock; state.clocks.corrections then go to every
+// trace read (host_clocks.cc; right after the catalog, before anything uses
+// its times).
+void AlignClocks(const AnalysisOptions& options, RunState& state);
+
+// Fills report->run.host_clocks and adds notes on wall-clock steps and on
+// the hosts' clocks (host_clocks.cc; after BuildSteps and FillProcesses).
 void CheckClocks(const RunState& state, report::Report* report);
 
 }  // namespace iotap::analyzer::internal

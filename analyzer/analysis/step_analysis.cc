@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzer/analysis/run_state.h"
+#include "analyzer/analysis/time_range.h"
 #include "analyzer/base/numbers.h"
 
 namespace iotap::analyzer::internal {
@@ -74,7 +75,13 @@ void AssignStepLog(RunState& s, const StepLog& log) {
       unmatched = unmatched || s.groups.size() > 1;
       target = s.groups.begin()->first;
     }
-    if (target >= 0) s.groups[target].steps.push_back(span);
+    if (target < 0) continue;
+    s.groups[target].steps.push_back(span);
+    // The rank that ran a step wrote its time, on its host's clock.
+    auto clock = s.clocks.corrections.find(s.catalog.entries[target].header.hostname());
+    if (clock != s.clocks.corrections.end()) {
+      CorrectStepSpan(clock->second, &s.groups[target].steps.back());
+    }
   }
   if (unmatched) {
     s.notes.push_back(absl::StrCat(log.path, ": some steps name no rank or process of this run; "
@@ -95,6 +102,16 @@ void Epochs(TrainerGroup& g, const std::vector<StepMark>& marks, int64_t run_end
   }
 }
 
+// A step log's marks, as the trainer at `index` wrote them (on its host's
+// clock), on the reference clock.
+std::vector<StepMark> MarksOnReferenceClock(const RunState& s, int index,
+                                            std::vector<StepMark> marks) {
+  auto clock = s.clocks.corrections.find(s.catalog.entries[index].header.hostname());
+  if (clock == s.clocks.corrections.end()) return marks;
+  for (StepMark& m : marks) m.time_ns = clock->second.Apply(m.time_ns);
+  return marks;
+}
+
 void CollectSteps(RunState& s) {
   for (auto& [index, g] : s.groups) {
     for (const StepLog& log : s.marker_steps[index]) {
@@ -105,8 +122,8 @@ void CollectSteps(RunState& s) {
                                             s.catalog.entries[index].header.pid()));
     }
   }
-  for (const std::string& path : s.step_log_paths) {
-    absl::StatusOr<StepLog> log = ReadStepLog(path);
+  bool logs_used = false;
+  for (const auto& [path, log] : s.step_logs) {
     if (!log.ok()) {
       s.notes.push_back(absl::StrCat("step log not used: ", log.status().message()));
       continue;
@@ -118,15 +135,16 @@ void CollectSteps(RunState& s) {
                                            "cannot be lined up with I/O; not used"));
       continue;
     }
-    if (s.step_sources.empty() || s.step_sources.back() != path) {
-      // The user's log wins over markers.
+    if (!logs_used) {
+      // The user's logs win over markers; several logs (one per rank) add up.
       for (auto& [index, g] : s.groups) g.steps.clear();
       s.step_sources.clear();
+      logs_used = true;
     }
     s.step_sources.push_back(path);
     AssignStepLog(s, *log);
     for (auto& [index, g] : s.groups) {
-      if (g.epochs.empty()) Epochs(g, log->marks, s.end_ns);
+      if (g.epochs.empty()) Epochs(g, MarksOnReferenceClock(s, index, log->marks), s.end_ns);
     }
   }
   bool any_steps = false;
@@ -181,8 +199,8 @@ report::Step ComputeStep(const RunState& s, const TrainerGroup& g, const StepSpa
     int64_t start = w.start_ns, end = w.end_ns;
     if (end <= start) continue;
     int64_t f = g.io->Count(start, end);
-    wait += end - start;
-    fetch += f;
+    AddTo(&wait, end - start);
+    AddTo(&fetch, f);
     prep += static_cast<double>(end - start - f) * loader_busy[j];
   }
   out.set_data_wait_s(Seconds(wait));
@@ -341,6 +359,11 @@ int GroupOf(const RunState& state, int index) {
 
 void BuildSteps(RunState& s, report::Report* r) {
   CollectSteps(s);
+  // Per group: whether its first step is the run's warm-up step.
+  std::map<int, bool> warmup;
+  for (auto& [index, g] : s.groups) {
+    warmup[index] = KeepStepsInRange(&g.steps, s.range_start_ns, s.range_end_ns);
+  }
   report::Overlap* overlap = r->mutable_overlap();
   std::vector<report::Step> counted;
   size_t skipped = 0;
@@ -355,7 +378,7 @@ void BuildSteps(RunState& s, report::Report* r) {
       overlap->set_exposed_io_s(overlap->exposed_io_s() + step.exposed_io_s());
       overlap->set_hidden_io_s(overlap->hidden_io_s() + step.hidden_io_s());
       // The first step of each trainer starts its workers and warms caches.
-      if (k == 0 && g.steps.size() > 1) {
+      if (k == 0 && g.steps.size() > 1 && warmup[index]) {
         ++skipped;
       } else {
         counted.push_back(step);

@@ -257,7 +257,13 @@ void BuildRunSummary(RunState& s, report::Report* r) {
   std::sort(ranks.begin(), ranks.end());
   run->set_ranks(static_cast<double>(std::unique(ranks.begin(), ranks.end()) - ranks.begin()));
   run->set_start_unix_s(Seconds(s.origin_ns));
-  run->set_duration_s(Seconds(s.end_ns - s.origin_ns));
+  int64_t from = std::max(s.origin_ns, s.range_start_ns), to = std::min(s.end_ns, s.range_end_ns);
+  run->set_duration_s(Seconds(std::max<int64_t>(0, to - from)));
+  if (s.range_start_ns != INT64_MIN) {
+    run->set_range_from_s(Seconds(s.range_start_ns - s.origin_ns));
+    run->set_range_to_s(Seconds(s.range_end_ns == INT64_MAX ? s.end_ns - s.origin_ns
+                                                            : s.range_end_ns - s.origin_ns));
+  }
   run->set_steps(r->step_statistics().steps() + r->step_statistics().warmup_steps_skipped());
   double read = 0, written = 0;
   for (const report::Layer& l : r->layers()) {

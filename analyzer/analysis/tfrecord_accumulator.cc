@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "analyzer/base/numbers.h"
+
 namespace iotap::analyzer {
 
 namespace {
@@ -38,7 +40,7 @@ void Merge(TfRecordFileAccumulator* into, const TfRecordFileAccumulator& f, int 
     into->max_record = std::max(into->max_record, f.max_record);
   }
   into->records += f.records;
-  into->record_bytes += f.record_bytes;
+  AddTo(&into->record_bytes, f.record_bytes);
   for (const auto& [k, n] : f.size_log2) into->size_log2[k] += n;
   into->reads_completing_records += f.reads_completing_records;
   into->spanned_records += f.spanned_records;
@@ -66,7 +68,7 @@ void TfRecordAccumulator::OnRecord(const Event& e) {
   f.min_record = f.records == 0 ? e.requested : std::min(f.min_record, e.requested);
   f.max_record = std::max(f.max_record, e.requested);
   ++f.records;
-  f.record_bytes += e.requested;
+  AddTo(&f.record_bytes, e.requested);
   ++f.size_log2[e.requested == 0 ? -1 : std::bit_width(e.requested) - 1];
   if (e.parent != c.last_parent) ++f.reads_completing_records;
   c.last_parent = e.parent;

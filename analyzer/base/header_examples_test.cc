@@ -30,6 +30,9 @@ TEST(HeaderExamplesTest, Numbers) {
   EXPECT_EQ(Median({0.25, 0.5, 0.125}), 0.25);
   EXPECT_EQ(Seconds(1'500'000), 0.0015);  // nanoseconds to seconds
   EXPECT_EQ(Ratio(3, 0), 0);              // a share or a mean of nothing
+  int64_t read_ns = INT64_MAX - 1;
+  AddTo(&read_ns, int64_t{5});            // stops at INT64_MAX
+  EXPECT_EQ(read_ns, INT64_MAX);
 }
 
 }  // namespace

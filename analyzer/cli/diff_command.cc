@@ -23,6 +23,7 @@ namespace {
 constexpr char kDiffHelp[] =
     "usage: iotap diff RUN_A RUN_B [--steps-a LOG]... [--steps-b LOG]...\n"
     "                  [--rules FILE] [--format text|markdown|json] [-o FILE]\n"
+    "                  [--no-clock-correction]\n"
     "\n"
     "Compares two runs, A (before) and B (after): their key figures side by side\n"
     "with the change (step times and rate, data stalls and their split, exposed\n"
@@ -40,6 +41,9 @@ constexpr char kDiffHelp[] =
     "  --format F     text (default), markdown (for a ticket), json (schema:\n"
     "                 proto/iotap/diff.proto)\n"
     "  -o FILE        write to FILE instead of standard output\n"
+    "  --no-clock-correction\n"
+    "                 leave each host's times on its own clock (see `iotap report\n"
+    "                 --help`)\n"
     "\n"
     "A change is \"better\" or \"worse\" where the direction is obvious (a lower\n"
     "stall share is better), \"same\" below 2% (1 percentage point for shares);\n"
@@ -52,7 +56,7 @@ constexpr char kDiffHelp[] =
 // analysed now. On failure, says why and returns the exit code.
 int Load(const char* label, const std::string& path, bool saved,
          const std::vector<std::string>& step_logs, const rules::RuleSet* rules,
-         report::Report* out) {
+         bool correct_clocks, report::Report* out) {
   absl::StatusOr<report::Report> r;
   if (saved) {
     r = analyzer::ReadSavedReport(path);
@@ -62,6 +66,7 @@ int Load(const char* label, const std::string& path, bool saved,
     analyzer::AnalysisOptions options;
     options.step_logs = step_logs;
     options.rules = rules;
+    options.correct_clocks = correct_clocks;
     if (isatty(2) != 0) {
       options.progress = [label](size_t done, size_t total) {
         std::fprintf(stderr, "\riotap: reading traces of %s %zu/%zu", label, done, total);
@@ -89,7 +94,8 @@ int DiffCommand(int argc, char** argv) {
                            {"", "--steps-b", true},
                            {"", "--format", true},
                            {"-o", "--output", true},
-                           {"", "--rules", true}});
+                           {"", "--rules", true},
+                           {"", "--no-clock-correction", false}});
   std::string format = args.ok() ? args->Get("--format", "text") : "";
   bool usage_ok = args.ok() && args->positional().size() == 2 &&
                   (format == "text" || format == "markdown" || format == "json");
@@ -130,8 +136,15 @@ int DiffCommand(int argc, char** argv) {
   }
   const rules::RuleSet* rules_used = args->Has("--rules") ? &rules : nullptr;
   report::Report a, b;
-  if (int code = Load("A", path_a, saved_a, steps_a, rules_used, &a); code != kExitOk) return code;
-  if (int code = Load("B", path_b, saved_b, steps_b, rules_used, &b); code != kExitOk) return code;
+  const bool correct_clocks = !args->Has("--no-clock-correction");
+  if (int code = Load("A", path_a, saved_a, steps_a, rules_used, correct_clocks, &a);
+      code != kExitOk) {
+    return code;
+  }
+  if (int code = Load("B", path_b, saved_b, steps_b, rules_used, correct_clocks, &b);
+      code != kExitOk) {
+    return code;
+  }
 
   report::ReportDiff diff = analyzer::DiffReports(a, b);
   diff.mutable_a()->set_path(analyzer::ValidUtf8(path_a));

@@ -17,6 +17,7 @@ namespace {
 
 constexpr char kExportHelp[] =
     "usage: iotap export PATH [--perfetto FILE] [--chrome-json FILE [--max-events N]]\n"
+    "                         [--no-clock-correction]\n"
     "\n"
     "Writes every traced call of the run at PATH, one slice per call on a track\n"
     "per thread, with the training steps, their data waits and counters of\n"
@@ -28,6 +29,9 @@ constexpr char kExportHelp[] =
     "  --chrome-json FILE  Chrome's trace-event JSON (chrome://tracing), for small\n"
     "                      runs: refused beyond --max-events events\n"
     "  --max-events N      the limit for --chrome-json (default 1000000; 0: none)\n"
+    "  --no-clock-correction\n"
+    "                      leave each host's events on its own clock (see `iotap\n"
+    "                      report --help`)\n"
     "\n"
     "Exit codes: 0 done, 1 bad usage or the run is too large for --chrome-json,\n"
     "2 nothing readable at PATH.\n";
@@ -53,7 +57,10 @@ int ExportCommand(int argc, char** argv) {
   if (ShowHelpIfAsked(argc, argv, kExportHelp)) return kExitOk;
   auto args = Args::Parse(
       argc, argv,
-      {{"", "--perfetto", true}, {"", "--chrome-json", true}, {"", "--max-events", true}});
+      {{"", "--perfetto", true},
+       {"", "--chrome-json", true},
+       {"", "--max-events", true},
+       {"", "--no-clock-correction", false}});
   uint64_t max_events = analyzer::kDefaultChromeJsonMaxEvents;
   std::string problem;
   if (!args.ok()) {
@@ -72,6 +79,7 @@ int ExportCommand(int argc, char** argv) {
   }
   const std::string run = args->positional()[0];
   analyzer::ExportOptions options;
+  options.correct_clocks = !args->Has("--no-clock-correction");
   for (const char* flag : {"--perfetto", "--chrome-json"}) {
     if (!args->Has(flag)) continue;
     const std::string out = args->Get(flag);

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "analyzer/analysis/run_analysis.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
@@ -19,7 +21,8 @@ namespace {
 
 constexpr char kReportHelp[] =
     "usage: iotap report PATH [--steps LOG]... [--format text|markdown|json]\n"
-    "                         [-o FILE] [--html FILE] [--top N]\n"
+    "                         [-o FILE] [--html FILE] [--top N] [--rules FILE]\n"
+    "                         [--from S] [--to S] [--no-clock-correction]\n"
     "\n"
     "Analyses every trace under PATH, with the framework's step logs if given,\n"
     "and says whether the job waits for data, why, and what to change.\n"
@@ -33,8 +36,14 @@ constexpr char kReportHelp[] =
     "  --html FILE   also write the report as one self-contained web page\n"
     "                (charts, zoomable timeline, sortable tables; opens offline)\n"
     "  --top N       files listed one by one (default 50)\n"
+    "  --from S, --to S  analyse only seconds S to S after the run's start: the\n"
+    "                events and steps that end in that range (default: all)\n"
     "  --rules FILE  findings' thresholds and wording (a copy of the built-in\n"
     "                analyzer/findings/findings.textproto, edited)\n"
+    "  --no-clock-correction\n"
+    "                leave each host's times on its own clock (by default a run\n"
+    "                on several hosts is put on one clock, fitted from the step\n"
+    "                ends of its ranks; the report says how)\n"
     "\n"
     "Exit codes: 0 done, 1 bad usage, 2 nothing readable at PATH.\n";
 
@@ -47,6 +56,26 @@ bool WriteFile(const std::string& path, const std::string& contents) {
   return ok;
 }
 
+// --from and --to, in seconds (decimals allowed) from the run's start.
+absl::StatusOr<analyzer::TimeRange> ParseRange(const Args& args) {
+  analyzer::TimeRange range;
+  for (const char* flag : {"--from", "--to"}) {
+    if (!args.Has(flag)) continue;
+    double s = 0;
+    if (!absl::SimpleAtod(args.Get(flag), &s) || !(s >= 0) || s > 1e9) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, " takes seconds from the run's start (0 or more), not '",
+                       args.Get(flag), "'"));
+    }
+    int64_t ns = static_cast<int64_t>(std::llround(s * 1e9));
+    (std::string_view(flag) == "--from" ? range.from_ns : range.to_ns) = ns;
+  }
+  if (range.to_ns <= range.from_ns) {
+    return absl::InvalidArgumentError("--to must be later than --from");
+  }
+  return range;
+}
+
 }  // namespace
 
 int ReportCommand(int argc, char** argv) {
@@ -57,16 +86,23 @@ int ReportCommand(int argc, char** argv) {
                            {"-o", "--output", true},
                            {"", "--top", true},
                            {"", "--html", true},
-                           {"", "--rules", true}});
+                           {"", "--rules", true},
+                           {"", "--from", true},
+                           {"", "--to", true},
+                           {"", "--no-clock-correction", false}});
   std::string format = args.ok() ? args->Get("--format", "text") : "";
   int top = 50;
+  absl::StatusOr<analyzer::TimeRange> range =
+      args.ok() ? ParseRange(*args) : analyzer::TimeRange();
   bool usage_ok = args.ok() && args->positional().size() == 1 &&
                   (format == "text" || format == "markdown" || format == "json") &&
-                  absl::SimpleAtoi(args.ok() ? args->Get("--top", "50") : "50", &top) && top >= 0;
+                  absl::SimpleAtoi(args.ok() ? args->Get("--top", "50") : "50", &top) &&
+                  top >= 0 && range.ok();
   if (!usage_ok) {
     std::fprintf(stderr, "iotap report: %s\n\n%s",
                  !args.ok() ? std::string(args.status().message()).c_str()
                  : args->positional().size() != 1 ? "give one PATH"
+                 : !range.ok()                    ? std::string(range.status().message()).c_str()
                                                   : "bad --format or --top",
                  kReportHelp);
     return kExitUsage;
@@ -84,6 +120,8 @@ int ReportCommand(int argc, char** argv) {
   }
   options.step_logs = args->GetAll("--steps");
   options.top_files = top;
+  options.correct_clocks = !args->Has("--no-clock-correction");
+  options.range = *range;
   bool tty = isatty(2) != 0;
   if (tty) {
     options.progress = [](size_t done, size_t total) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "analyzer/analysis/run_analysis.h"
 #include "analyzer/base/text.h"
 #include "analyzer/testing/sample_runs.h"
 #include "analyzer/testing/test_files.h"
@@ -61,6 +62,41 @@ TEST(ReportCommandTest, HtmlOfTheHostileRunKeepsEveryNameInsideItsJson) {
   EXPECT_EQ(back.run().events(), saved.run().events());
   EXPECT_EQ(back.steps_size(), 20);
   EXPECT_EQ(back.condensed().steps_left_out(), 0);
+}
+
+// --from and --to give the analysis of that part of the run, exactly as the
+// library computes it.
+TEST(ReportCommandTest, FromAndToAnalyseThatPartOfTheRun) {
+  const std::string json_path = TempDirectory() + "/part.json";
+  RunResult r = RunProgram({IotapBinary(), "report", HostileRunDirectory(), "--from", "0.05",
+                            "--to", "0.125", "--format", "json", "-o", json_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  report::Report part;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadBytes(json_path), &part).ok());
+  AnalysisOptions options;
+  options.range = TimeRange{.from_ns = 50'000'000, .to_ns = 125'000'000};
+  absl::StatusOr<report::Report> expected = AnalyzeRun(HostileRunDirectory(), options);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_DOUBLE_EQ(part.run().range_from_s(), 0.05);
+  EXPECT_DOUBLE_EQ(part.run().range_to_s(), 0.125);
+  EXPECT_EQ(part.run().bytes_read(), expected->run().bytes_read());
+  EXPECT_EQ(part.run().events(), expected->run().events());
+  EXPECT_EQ(part.steps_size(), expected->steps_size());
+  EXPECT_LT(part.steps_size(), 20);
+  EXPECT_EQ(part.step_statistics().data_stall_share(),
+            expected->step_statistics().data_stall_share());
+
+  RunResult text = RunProgram({IotapBinary(), "report", HostileRunDirectory(), "--to", "0.125"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("figures for 0.00 s to 125.0 ms after the run's start only"));
+
+  RunResult bad = RunProgram({IotapBinary(), "report", HostileRunDirectory(), "--from", "2",
+                              "--to", "1"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("--to must be later than --from"));
+  RunResult negative = RunProgram({IotapBinary(), "report", HostileRunDirectory(), "--from", "-1"});
+  EXPECT_EQ(negative.exit_code, 1);
+  EXPECT_THAT(negative.err, HasSubstr("--from takes seconds"));
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "analyzer/base/numbers.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/live/session_file.h"
 
 extern char** environ;
 
@@ -337,12 +338,25 @@ int RunCommand(int argc, char** argv) {
       if (!old.empty()) python_path += ":" + old;
       continue;
     }
-    if (var.rfind("IOTAP_", 0) == 0 && var.rfind("IOTAP_LIBRARY=", 0) != 0) continue;
+    // The shim's settings come from our options; IOTAP_LIBRARY and the
+    // test-only IOTAP_TEST_* (interpose/core/config.h) pass through.
+    if (var.rfind("IOTAP_", 0) == 0 && var.rfind("IOTAP_LIBRARY=", 0) != 0 &&
+        var.rfind("IOTAP_TEST_", 0) != 0) {
+      continue;
+    }
     env.push_back(var);
   }
   env.push_back("LD_PRELOAD=" + preload);
   env.push_back("IOTAP_DIR=" + dir);
-  env.push_back("IOTAP_SESSION=" + SessionId());
+  const std::string session_id = SessionId();
+  env.push_back("IOTAP_SESSION=" + session_id);
+  // The mark `iotap top` reads to know when the job has ended; the job runs
+  // without it if it cannot be written.
+  absl::StatusOr<analyzer::SessionFile> session = analyzer::StartSession(dir, session_id);
+  if (!session.ok()) {
+    std::fprintf(stderr, "iotap: %s (iotap top will not see the job end)\n",
+                 std::string(session.status().message()).c_str());
+  }
   const std::pair<const char*, const char*> settings[] = {
       {"--flush-interval", "IOTAP_FLUSH_INTERVAL_MS"},
       {"--sample-interval", "IOTAP_SAMPLE_INTERVAL_MS"},
@@ -414,6 +428,13 @@ int RunCommand(int argc, char** argv) {
                  "%s when %s\n",
                  left, left == 1 ? "" : "es", left == 1 ? "s" : "", orphan_wait,
                  left == 1 ? "its trace ends" : "their traces end", left == 1 ? "it does" : "they do");
+  }
+  if (session.ok()) {
+    int code = WIFEXITED(status) ? WEXITSTATUS(status)
+                                 : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL);
+    if (absl::Status s = session->End(code); !s.ok()) {
+      std::fprintf(stderr, "iotap: %s\n", std::string(s.message()).c_str());
+    }
   }
   std::fprintf(stderr, "iotap: %d trace files in %s\niotap: see `iotap stats %s`\n",
                CountTraces(dir), dir.c_str(), dir.c_str());

@@ -75,6 +75,11 @@ std::vector<std::string> Glance(const Report& r) {
       HumanDuration(run.duration_s()), static_cast<int>(run.processes()), run.hosts_size(),
       run.hosts_size() == 1 ? "" : "s", c.trainers, c.trainers == 1 ? "" : "s", c.loaders,
       c.loaders == 1 ? "" : "s", c.helpers, c.helpers == 1 ? "" : "s"));
+  if (run.has_range_to_s()) {
+    lines.push_back(absl::StrFormat("figures for %s to %s after the run's start only (--from, --to)",
+                                    HumanDuration(run.range_from_s()),
+                                    HumanDuration(run.range_to_s())));
+  }
   lines.push_back(absl::StrFormat("read %s (%s over the run), wrote %s",
                                   HumanBytes(run.bytes_read()),
                                   HumanRate(run.read_throughput_bytes_per_s()),

@@ -3,6 +3,8 @@
 // example as the header writes it (placeholders filled in); keep the two in
 // step.
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -60,6 +62,20 @@ TEST(HeaderExamplesTest, TraceReader) {
 
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(c.events, 2u);
+  EXPECT_TRUE(issues.empty());
+}
+
+TEST(HeaderExamplesTest, TraceFollower) {
+  const std::string run = WriteRun("trace-follower");
+  Counter visitor;
+  std::vector<ReadIssue> issues;
+  // trace_reader.h (the file has its end record: no second round)
+  TraceFollower follower(run + "/host.42.iotap");
+  while (follower.ReadNew(&visitor, &issues).ok() && !follower.ended()) sleep(1);
+  absl::Status s = follower.Finish(&visitor, &issues);  // the writer is gone
+
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(visitor.events, 2u);
   EXPECT_TRUE(issues.empty());
 }
 

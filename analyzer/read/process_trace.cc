@@ -42,7 +42,7 @@ void ProcessTrace::SetEnd(const EndOfTrace& end) {
 
 uint64_t ProcessTrace::dropped() const { return std::max(dropped_, dropped_reported_by_shim_); }
 
-int64_t ProcessTrace::ToRealtimeNs(int64_t monotonic_ns) const {
+int64_t ProcessTrace::OwnRealtimeNs(int64_t monotonic_ns) const {
   if (clocks_.empty()) {
     return monotonic_ns - static_cast<int64_t>(header_.start_monotonic_ns()) +
            static_cast<int64_t>(header_.start_realtime_ns());

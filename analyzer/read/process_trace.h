@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/read/clock_correction.h"
 #include "iotap/trace.pb.h"
 
 namespace iotap::analyzer {
@@ -45,11 +46,26 @@ class ProcessTrace {
   uint64_t dropped() const;
 
   // Wall-clock time (ns since the epoch) of a CLOCK_MONOTONIC time, from the
-  // nearest clock snapshot.
-  int64_t ToRealtimeNs(int64_t monotonic_ns) const;
+  // nearest clock snapshot; on the reference clock if the reader was given a
+  // correction for the process's host (clock_correction.h).
+  int64_t ToRealtimeNs(int64_t monotonic_ns) const {
+    return OnReferenceClock(OwnRealtimeNs(monotonic_ns));
+  }
+  // As ToRealtimeNs, on the host's own clock.
+  int64_t OwnRealtimeNs(int64_t monotonic_ns) const;
+  // A wall-clock time of the host's clock (OwnRealtimeNs) on the reference
+  // clock: for times converted with one offset per chunk, as the drift
+  // makes the correction differ from one end of a chunk to the other.
+  int64_t OnReferenceClock(int64_t own_ns) const {
+    return corrected_ ? correction_.Apply(own_ns) : own_ns;
+  }
 
   // Reader side: absorb a packet.
   void SetHeader(const ProcessHeader& header) { header_ = header; }
+  void SetClockCorrection(const ClockCorrection& correction) {
+    correction_ = correction;
+    corrected_ = true;
+  }
   void AddStrings(const StringTable& table);
   // One entry of a string table (AddStrings, entry by entry).
   void AddString(uint32_t id, InternedString::Kind kind, std::string_view value);
@@ -58,7 +74,9 @@ class ProcessTrace {
   void NoteExec() { exec_replaced_ = true; }
   void CountEvents(uint64_t n, uint64_t dropped) {
     events_ += n;
-    dropped_ += dropped;
+    // Losses a crafted trace announces stop at the largest count rather than
+    // wrap (as AddTo in analyzer/base/numbers.h, which read/ does not link).
+    if (__builtin_add_overflow(dropped_, dropped, &dropped_)) dropped_ = UINT64_MAX;
   }
 
  private:
@@ -67,6 +85,8 @@ class ProcessTrace {
   std::vector<InternedName> names_;
   std::vector<ClockSnapshot> clocks_;
   std::optional<EndOfTrace> end_;
+  ClockCorrection correction_;
+  bool corrected_ = false;
   bool exec_replaced_ = false;
   uint64_t events_ = 0;
   uint64_t dropped_ = 0;

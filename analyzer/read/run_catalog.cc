@@ -147,6 +147,12 @@ std::string Argv(const CatalogEntry& e) { return absl::StrJoin(e.header.argv(), 
 
 void ClassifyProcesses(RunCatalog* catalog) {
   std::vector<CatalogEntry>& es = catalog->entries;
+  for (CatalogEntry& e : es) {
+    e.parent = -1;
+    e.trainer = -1;
+    e.replaced_by_exec = false;
+  }
+  catalog->end_unix_ns = 0;
   std::sort(es.begin(), es.end(), [](const CatalogEntry& a, const CatalogEntry& b) {
     return a.start_unix_ns != b.start_unix_ns ? a.start_unix_ns < b.start_unix_ns
                                               : a.header.pid() < b.header.pid();
@@ -214,6 +220,16 @@ void ClassifyProcesses(RunCatalog* catalog) {
     }
   }
   catalog->start_unix_ns = es.empty() ? 0 : es.front().start_unix_ns;
+}
+
+void CorrectCatalogClocks(const HostClockCorrections& clocks, RunCatalog* catalog) {
+  for (CatalogEntry& e : catalog->entries) {
+    auto it = clocks.find(e.header.hostname());
+    if (it == clocks.end()) continue;
+    e.start_unix_ns = it->second.Apply(e.start_unix_ns);
+    e.end_unix_ns = it->second.Apply(e.end_unix_ns);
+  }
+  ClassifyProcesses(catalog);
 }
 
 RunCatalog CatalogTraceFiles(const std::vector<std::string>& files, int threads) {

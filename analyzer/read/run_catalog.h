@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analyzer/read/clock_correction.h"
 #include "analyzer/read/trace_reader.h"
 #include "iotap/report.pb.h"
 #include "iotap/trace.pb.h"
@@ -57,8 +58,14 @@ struct RunCatalog {
 RunCatalog CatalogTraceFiles(const std::vector<std::string>& files, int threads = 1);
 
 // Just the classification, over headers already read (entries need `header`
-// and `start_unix_ns`); exposed for tests.
+// and `start_unix_ns`); exposed for tests. Classifying again gives the same
+// roles, parents and trainers, with the entries in their new start order.
 void ClassifyProcesses(RunCatalog* catalog);
+
+// Puts every entry's start and end on the reference clock (`clocks` by host;
+// hosts not in it keep their own) and sorts and classifies the entries again:
+// indices change, roles and parents stay (a host's processes keep their order).
+void CorrectCatalogClocks(const HostClockCorrections& clocks, RunCatalog* catalog);
 
 }  // namespace iotap::analyzer
 

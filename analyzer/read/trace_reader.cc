@@ -250,14 +250,25 @@ class BorrowedMemory {
   ReaderMemory* memory_;
 };
 
+// Reads the frames of one file from `state->offset` on. `follow`: the file
+// is still being written, so a frame cut at its end is left for later (and
+// an empty file is no error); otherwise the cut frame is salvaged and the
+// visitor told the file has ended.
 class Reader {
  public:
-  Reader(std::string name, Source* source, TraceVisitor* visitor, std::vector<ReadIssue>* issues)
+  Reader(std::string name, Source* source, TraceVisitor* visitor, std::vector<ReadIssue>* issues,
+         internal::ReaderState* state, bool follow, const HostClockCorrections* clocks = nullptr)
       : name_(std::move(name)),
         source_(source),
         visitor_(visitor),
         issues_(issues),
-        process_(name_) {}
+        clocks_(clocks),
+        state_(state),
+        process_(state->process),
+        follow_(follow),
+        base_(state->offset),
+        seen_process_(state->seen_process),
+        packets_(state->packets) {}
 
   absl::Status Run();
 
@@ -293,14 +304,17 @@ class Reader {
   Source* source_;
   TraceVisitor* visitor_;
   std::vector<ReadIssue>* issues_;
-  ProcessTrace process_;
+  const HostClockCorrections* clocks_;
+  internal::ReaderState* state_;
+  ProcessTrace& process_;
+  const bool follow_;
   BorrowedMemory memory_;
   size_t pos_ = 0;
-  uint64_t base_ = 0;  // file offset of memory_->in's first byte
+  uint64_t base_;  // file offset of memory_->in's first byte
   bool eof_ = false;
-  bool seen_process_ = false;
+  bool& seen_process_;
   bool done_ = false;  // the visitor is satisfied
-  uint64_t packets_ = 0;
+  uint64_t& packets_;
 };
 
 absl::Status Reader::Fill(size_t n) {
@@ -368,6 +382,10 @@ void Reader::Deliver(const Packet& packet) {
   if (packet.has_process()) {
     ++packets_;
     process_.SetHeader(packet.process());
+    if (clocks_ != nullptr) {
+      auto it = clocks_->find(packet.process().hostname());
+      if (it != clocks_->end()) process_.SetClockCorrection(it->second);
+    }
     seen_process_ = true;
     visitor_->OnProcess(process_);
     return;
@@ -510,10 +528,11 @@ void Reader::SalvageTruncatedFrame(uint64_t frame_offset) {
 absl::Status Reader::Run() {
   if (memory_->dctx == nullptr) return absl::ResourceExhaustedError("cannot create a zstd context");
   if (absl::Status s = Fill(4); !s.ok()) return s;
-  if (Available() == 0) {
+  if (base_ == 0 && follow_ && Available() < 4) return absl::OkStatus();  // not written yet
+  if (base_ == 0 && Available() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(name_, ": empty file, not an iotap trace"));
   }
-  if (Available() < 4 || wire::LoadLe32(Here()) != kZstdMagic) {
+  if (base_ == 0 && (Available() < 4 || wire::LoadLe32(Here()) != kZstdMagic)) {
     return absl::InvalidArgumentError(absl::StrCat(
         name_, ": not an iotap trace (it does not start with a zstd frame)"));
   }
@@ -522,6 +541,7 @@ absl::Status Reader::Run() {
     if (Available() == 0) break;
     uint64_t frame_offset = Offset();
     if (Available() < 4 || !IsFrameStart(Here())) {
+      if (Available() < 4 && eof_ && follow_) break;  // the rest is being written
       if (Available() < 4 && eof_) {
         Issue(frame_offset, Available(), true, "the file ends with a partial frame header");
         Advance(Available());
@@ -539,6 +559,7 @@ absl::Status Reader::Run() {
       if (absl::Status s = Fill(Available() + kReadBlock); !s.ok()) return s;
     }
     if (ZSTD_isError(frame_size)) {
+      if (eof_ && follow_) break;  // the frame is being written
       if (eof_) {
         SalvageTruncatedFrame(frame_offset);
         break;
@@ -567,6 +588,8 @@ absl::Status Reader::Run() {
     Packets(reinterpret_cast<const uint8_t*>(frame.data()), n, frame_offset, /*partial=*/false);
     if (done_) break;
   }
+  state_->offset = Offset();
+  if (follow_) return absl::OkStatus();
   if (!seen_process_) {
     return absl::DataLossError(
         absl::StrCat(name_, ": no readable packet in the file; it is damaged beyond use"));
@@ -585,22 +608,52 @@ std::string ReadIssue::ToString() const {
   return s;
 }
 
-absl::Status ReadTraceFile(const std::string& path, TraceVisitor* visitor,
-                           std::vector<ReadIssue>* issues) {
+namespace {
+
+// Reads `path` from `state->offset` on (Reader), each process on its host's
+// corrected clock if `clocks` has one.
+absl::Status ReadFrom(const std::string& path, internal::ReaderState* state, bool follow,
+                      TraceVisitor* visitor, std::vector<ReadIssue>* issues,
+                      const HostClockCorrections* clocks = nullptr) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
   }
+  if (state->offset > 0 && lseek(fd, static_cast<off_t>(state->offset), SEEK_SET) < 0) {
+    close(fd);
+    return absl::UnavailableError(absl::StrCat(path, ": cannot seek to byte ", state->offset,
+                                               ": ", std::strerror(errno)));
+  }
   FileSource source(fd, path);
-  Reader reader(path, &source, visitor, issues);
+  Reader reader(path, &source, visitor, issues, state, follow, clocks);
   return reader.Run();
+}
+
+}  // namespace
+
+absl::Status ReadTraceFile(const std::string& path, TraceVisitor* visitor,
+                           std::vector<ReadIssue>* issues, const HostClockCorrections* clocks) {
+  internal::ReaderState state(path);
+  return ReadFrom(path, &state, /*follow=*/false, visitor, issues, clocks);
 }
 
 absl::Status ReadTraceBytes(const std::string& name, const std::string& bytes,
                             TraceVisitor* visitor, std::vector<ReadIssue>* issues) {
   MemorySource source(bytes);
-  Reader reader(name, &source, visitor, issues);
+  internal::ReaderState state(name);
+  Reader reader(name, &source, visitor, issues, &state, /*follow=*/false);
   return reader.Run();
+}
+
+absl::Status TraceFollower::ReadNew(TraceVisitor* visitor, std::vector<ReadIssue>* issues) {
+  if (finished_) return absl::OkStatus();
+  return ReadFrom(state_.process.path(), &state_, /*follow=*/true, visitor, issues);
+}
+
+absl::Status TraceFollower::Finish(TraceVisitor* visitor, std::vector<ReadIssue>* issues) {
+  if (finished_) return absl::OkStatus();
+  finished_ = true;
+  return ReadFrom(state_.process.path(), &state_, /*follow=*/false, visitor, issues);
 }
 
 }  // namespace iotap::analyzer

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "analyzer/read/clock_correction.h"
 #include "analyzer/read/event.h"
 #include "analyzer/read/process_trace.h"
 #include "iotap/trace.pb.h"
@@ -66,10 +67,58 @@ class TraceVisitor {
   virtual bool Satisfied() const { return false; }
 };
 
+namespace internal {
+// Where reading a file has got to, kept between reads of a growing file.
+struct ReaderState {
+  explicit ReaderState(std::string path) : process(std::move(path)) {}
+  ProcessTrace process;
+  uint64_t offset = 0;  // where the next frame starts
+  bool seen_process = false;
+  uint64_t packets = 0;
+};
+}  // namespace internal
+
+// A trace file read while the shim writes it (`iotap top`). Each ReadNew()
+// reads the frames completed since the last call, so no frame is read twice;
+// a frame still being written (cut at the end of the file) and a file not
+// yet written wait for a later call. The shim writes self-contained frames
+// at least once a flush interval, so each call sees what the process did up
+// to about a second ago. Finish() reads what is left, salvaging a cut last
+// frame as ReadTraceFile does, and tells the visitor the file has ended;
+// call it once the writer is gone.
+//
+//   TraceFollower follower("run/host.42.....iotap");
+//   while (follower.ReadNew(&visitor, &issues).ok() && !follower.ended()) sleep(1);
+//   absl::Status s = follower.Finish(&visitor, &issues);  // the writer is gone
+class TraceFollower {
+ public:
+  explicit TraceFollower(std::string path) : state_(std::move(path)) {}
+
+  absl::Status ReadNew(TraceVisitor* visitor, std::vector<ReadIssue>* issues);
+  absl::Status Finish(TraceVisitor* visitor, std::vector<ReadIssue>* issues);
+
+  const std::string& path() const { return state_.process.path(); }
+  // What has been read of the process so far (its header once started()).
+  const ProcessTrace& process() const { return state_.process; }
+  bool started() const { return state_.seen_process; }
+  // The file's end record has been read (the process ended normally).
+  bool ended() const { return state_.process.end().has_value(); }
+  bool finished() const { return finished_; }
+  // Bytes of the file read: the offset of the next frame.
+  uint64_t offset() const { return state_.offset; }
+
+ private:
+  internal::ReaderState state_;
+  bool finished_ = false;
+};
+
 // Reads `path`. Returns an error if the file cannot be read or holds no
 // trace; damage after a readable start is reported in `issues` instead.
+// With `clocks`, the process's wall-clock times are put on the reference
+// clock if its host has a correction (clock_correction.h).
 absl::Status ReadTraceFile(const std::string& path, TraceVisitor* visitor,
-                           std::vector<ReadIssue>* issues);
+                           std::vector<ReadIssue>* issues,
+                           const HostClockCorrections* clocks = nullptr);
 
 // As ReadTraceFile, over bytes already in memory (for tests and fuzzers);
 // `name` stands for the file in messages.

@@ -95,6 +95,14 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
   config->allow_tsc = clock == nullptr || strcmp(clock, "monotonic") != 0;
   config->cupti = IsOne(getenv("IOTAP_CUPTI"));
   config->no_perf = IsOne(getenv("IOTAP_TEST_NO_PERF"));
+  const char* offset = getenv("IOTAP_TEST_CLOCK_OFFSET_NS");
+  config->test_clock_offset_ns = offset != nullptr ? strtoll(offset, nullptr, 10) : 0;
+  const char* host = getenv("IOTAP_TEST_HOSTNAME");
+  config->test_hostname[0] = '\0';
+  if (host != nullptr) {
+    strncpy(config->test_hostname, host, sizeof(config->test_hostname) - 1);
+    config->test_hostname[sizeof(config->test_hostname) - 1] = '\0';
+  }
   return true;
 }
 

@@ -16,6 +16,11 @@
 //   IOTAP_DISABLE             "1" to load but record nothing
 //   IOTAP_TEST_NO_PERF        "1": act as if perf_event_open were refused (tests of
 //                             the page-fault counters' fallback)
+//
+// Test-only, for the tests of clock correction: one machine plays two hosts.
+//   IOTAP_TEST_CLOCK_OFFSET_NS  added to every wall-clock reading the trace records
+//                               (header, clock snapshots, end record, file name)
+//   IOTAP_TEST_HOSTNAME         the host name the trace records (header, file name)
 
 #ifndef IOTAP_INTERPOSE_CORE_CONFIG_H_
 #define IOTAP_INTERPOSE_CORE_CONFIG_H_
@@ -49,6 +54,10 @@ struct Config {
   bool quiet = false;
   bool cupti = false;
   bool no_perf = false;  // IOTAP_TEST_NO_PERF
+  // Test-only (above): 0 and empty unless set, and then read only where the
+  // writer reads the wall clock or the host name, never on a call's path.
+  int64_t test_clock_offset_ns = 0;
+  char test_hostname[64] = {};
 };
 
 // Fills `config` from the environment. `cwd` makes a relative IOTAP_DIR

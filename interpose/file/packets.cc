@@ -105,7 +105,8 @@ void EncodeProcessHeader(WireWriter* w, const ProcessInfo& info,
   w->Varint(3, static_cast<uint64_t>(info.pid));
   w->Varint(4, static_cast<uint64_t>(info.ppid));
   struct utsname uts;
-  if (uname(&uts) == 0) w->String(5, uts.nodename);
+  const char* host = TraceHostname(&uts);
+  if (host[0] != '\0') w->String(5, host);
   char buf[PATH_MAX];
   long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", buf, sizeof(buf) - 1);
   if (n > 0) w->Bytes(6, buf, static_cast<size_t>(n));
@@ -156,9 +157,18 @@ void EncodeProcessHeader(WireWriter* w, const ProcessInfo& info,
   w->EndNested(packet);
 }
 
+uint64_t TraceRealtimeNs() {
+  return RealtimeNs() + static_cast<uint64_t>(g_config.test_clock_offset_ns);
+}
+
+const char* TraceHostname(struct utsname* uts) {
+  if (g_config.test_hostname[0] != '\0') return g_config.test_hostname;
+  return uname(uts) == 0 ? uts->nodename : "";
+}
+
 void EncodeClockSnapshot(WireWriter* w, uint64_t recorded, uint64_t dropped) {
   uint64_t m0 = MonotonicNs();
-  uint64_t r = RealtimeNs();
+  uint64_t r = TraceRealtimeNs();
   uint64_t m1 = MonotonicNs();
   size_t packet = w->BeginNested(1);
   size_t c = w->BeginNested(2);
@@ -209,7 +219,7 @@ void EncodeEnd(WireWriter* w, int reason, int code, bool code_known,
   w->Varint(2, static_cast<uint64_t>(static_cast<int64_t>(code)));
   w->Bool(3, code_known);
   w->Varint(4, MonotonicNs());
-  w->Varint(5, RealtimeNs());
+  w->Varint(5, TraceRealtimeNs());
   w->Varint(6, recorded);
   w->Varint(7, dropped);
   w->EndNested(e);

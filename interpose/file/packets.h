@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/utsname.h>
 
 #include "interpose/core/clock.h"
 #include "interpose/core/ring.h"
@@ -23,6 +24,14 @@ struct ProcessInfo {
   uint64_t start_monotonic_ns;
   uint64_t start_realtime_ns;
 };
+
+// The wall clock as traces record it: CLOCK_REALTIME, shifted by the
+// test-only IOTAP_TEST_CLOCK_OFFSET_NS (core/config.h), 0 unless set.
+uint64_t TraceRealtimeNs();
+
+// The host name traces record: the test-only IOTAP_TEST_HOSTNAME if set,
+// else the node name (uname, into `uts`), or "" if there is none.
+const char* TraceHostname(struct utsname* uts);
 
 // ProcessHeader. Reads argv, host, executable and environment itself.
 void EncodeProcessHeader(WireWriter* w, const ProcessInfo& info,

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "interpose/file/packets.h"
+
 namespace iotap::interpose {
 
 constinit std::atomic<int> TraceFile::writing_fd_{-1};
@@ -27,7 +29,8 @@ int OpenDirectory(const char* dir) {
 
 void SafeHostname(char* out, size_t cap) {
   struct utsname uts;
-  const char* host = uname(&uts) == 0 ? uts.nodename : "host";
+  const char* host = TraceHostname(&uts);
+  if (host[0] == '\0') host = "host";
   size_t n = 0;
   for (; host[n] != '\0' && n + 1 < cap; ++n) {
     char c = host[n];

@@ -307,7 +307,7 @@ int OpenTrace(bool forked) {
   info.ppid = static_cast<int>(syscall(SYS_getppid));
   info.forked = forked;
   info.start_monotonic_ns = MonotonicNs();
-  info.start_realtime_ns = RealtimeNs();
+  info.start_realtime_ns = TraceRealtimeNs();
   w.pid = info.pid;
   w.recorded = 0;
   w.dropped = 0;

@@ -199,31 +199,16 @@ class RecordEvents {
   // Writes what is still grouped; call once the read's bytes are parsed.
   ~RecordEvents() { Flush(); }
 
-  void operator()(const TfRecordInfo& r) {
-    if (r.reads != 1) {
-      Flush();
-      Emit(kOpTfrecordRecord, r.offset, r.length, r.reads, r.index_known ? r.index : 0,
-           r.index_known, true);
+  // Inline in the parser's loop: the common case, one more record of a run
+  // of equal lengths, costs a few instructions and no call.
+  __attribute__((always_inline)) void operator()(const TfRecordInfo& r) {
+    if (count_ > 0 && uniform_ && r.offset == next_offset_ && r.length == first_.length &&
+        r.reads == 1 && r.index_known == first_.index_known) {
+      next_offset_ += static_cast<int64_t>(kTfHeaderBytes + r.length + kTfFooterBytes);
+      if (++count_ == kMaxRun) Flush();
       return;
     }
-    if (count_ > 0 && !Extends(r)) Flush();
-    if (count_ == 0) {
-      first_ = r;
-      uniform_ = true;
-      packable_ = true;
-      lengths_[0] = lengths_[1] = 0;
-    }
-    if (count_ < kMaxGroup) {
-      if (r.length < kMaxGroupedLength) {
-        lengths_[count_ / 4] |= r.length << (16 * (count_ % 4));
-      } else {
-        packable_ = false;
-      }
-    }
-    uniform_ &= r.length == first_.length;
-    next_offset_ = r.offset + static_cast<int64_t>(kTfHeaderBytes + r.length + kTfFooterBytes);
-    ++count_;
-    if (count_ == (uniform_ ? kMaxRun : kMaxGroup)) Flush();
+    Add(r);
   }
 
  private:
@@ -231,14 +216,44 @@ class RecordEvents {
   static constexpr uint32_t kMaxRun = 255;
   static constexpr uint64_t kMaxGroupedLength = 1u << 16;
 
-  // Whether `r` (delivered whole) can join the records grouped so far.
-  bool Extends(const TfRecordInfo& r) const {
-    if (r.offset != next_offset_ || r.index_known != first_.index_known) return false;
-    if (uniform_ && r.length == first_.length) return true;
-    // Lengths differ: a group of eight at most, each length in 16 bits. A
-    // run of eight or more is written as it is rather than broken up.
-    return count_ < kMaxGroup && packable_ && r.length < kMaxGroupedLength;
+  // Every other record: one that took several reads, the first of a group,
+  // or one whose length differs from the run's.
+  __attribute__((noinline)) void Add(const TfRecordInfo& r) {
+    if (r.reads != 1) {
+      Flush();
+      Emit(kOpTfrecordRecord, r.offset, r.length, r.reads, r.index_known ? r.index : 0,
+           r.index_known, true);
+      return;
+    }
+    if (count_ > 0 && !JoinsGroup(r)) Flush();
+    next_offset_ = r.offset + static_cast<int64_t>(kTfHeaderBytes + r.length + kTfFooterBytes);
+    if (count_ == 0) {
+      first_ = r;
+      uniform_ = true;
+      count_ = 1;
+      return;
+    }
+    // A length unlike the run's so far: the group keeps each length.
+    if (uniform_) {
+      lengths_[0] = lengths_[1] = 0;
+      for (uint32_t k = 0; k < count_; ++k) Pack(k, first_.length);
+      uniform_ = false;
+    }
+    Pack(count_, r.length);
+    if (++count_ == kMaxGroup) Flush();
   }
+
+  // Whether `r` (delivered whole, of a length unlike the run's, or the group
+  // already holding differing lengths) can join the records grouped so far:
+  // a group of eight at most, each length in 16 bits. A run of eight or more
+  // is written as it is rather than broken up.
+  bool JoinsGroup(const TfRecordInfo& r) const {
+    return r.offset == next_offset_ && r.index_known == first_.index_known &&
+           count_ < kMaxGroup && r.length < kMaxGroupedLength &&
+           first_.length < kMaxGroupedLength;
+  }
+
+  void Pack(uint32_t k, uint64_t length) { lengths_[k / 4] |= length << (16 * (k % 4)); }
 
   void Flush() {
     uint64_t index = first_.index_known ? first_.index : 0;
@@ -274,10 +289,9 @@ class RecordEvents {
   uint64_t read_id_;
   TfRecordInfo first_ = {};
   int64_t next_offset_ = 0;
-  uint64_t lengths_[2] = {0, 0};  // of the first kMaxGroup records, 16 bits each
+  uint64_t lengths_[2] = {0, 0};  // once !uniform_: each record's, 16 bits each
   uint32_t count_ = 0;
-  bool uniform_ = true;   // every length equals first_.length
-  bool packable_ = true;  // every length in lengths_ fits its 16 bits
+  bool uniform_ = true;  // every length equals first_.length
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer fuzzer of a fuzz build (IOTAP_FUZZ=ON, the `asan`
-# preset) for SECONDS each, from its seeds in tests/fuzz/corpus/NAME, and
-# prints what each did: CPU time, executions, executions per second, coverage
+# preset) for SECONDS each, from its seeds in tests/fuzz/corpus/NAME (with
+# the dictionary tests/fuzz/NAME.dict where there is one), and prints what
+# each did: CPU time, executions, executions per second, coverage
 # (libFuzzer's `cov`: edges reached; `ft`: features) and the outcome.
 #
 # Usage: tests/fuzz/run-fuzzers.sh [--build DIR] [--only NAME] [--jobs N]
@@ -58,13 +59,16 @@ run_one() {
   mkdir -p "$dir/corpus"
   local seeds="$root/tests/fuzz/corpus/$name"
   [[ -d "$seeds" ]] || seeds=""
+  # A fuzzer's dictionary, if it has one (tests/fuzz/NAME.dict).
+  local dict=()
+  [[ -f "$root/tests/fuzz/$name.dict" ]] && dict=(-dict="$root/tests/fuzz/$name.dict")
   # The subshell's `times` gives the fuzzer's own CPU time (its children's).
   (
     set +e
     limit="$seconds"
     (( cpu )) && limit=0
     nice -n 10 "$build/bin/$name" -max_total_time="$limit" -timeout=10 \
-      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$dir/" \
+      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$dir/" "${dict[@]}" \
       "$dir/corpus" $seeds >"$dir/log" 2>&1 &
     pid=$!
     if (( cpu )); then

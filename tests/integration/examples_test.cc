@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <set>
 #include <string>
@@ -469,6 +471,75 @@ TEST_F(ExamplesTest, DdpRanksAndTheirLoadersAreGrouped) {
   // checkpoint stall, and trainers that have loaders do not read data.
   EXPECT_EQ(FindingWithId(r, "checkpoint_stall"), nullptr) << t.text;
   EXPECT_EQ(FindingWithId(r, "io_in_trainer"), nullptr) << t.text;
+}
+
+// Two `iotap run`s, one a node of a two-node torchrun each, the second
+// playing another host whose clock is 200 ms ahead (the shim's test-only
+// IOTAP_TEST_HOSTNAME and IOTAP_TEST_CLOCK_OFFSET_NS). The report finds the
+// shift from the ranks' step ends and puts rank 1's times back on rank 0's
+// clock; without correction its steps end 200 ms late.
+TEST_F(ExamplesTest, DdpRanksOnTwoHostsArePutOnOneClock) {
+  constexpr int kSamples = 1024, kBatch = 16, kSteps = kSamples / 2 / kBatch;
+  constexpr double kShiftS = 0.2;
+  std::string data = dir_.Sub("samples");
+  ASSERT_NO_FATAL_FAILURE(Untraced("ddp", {"--data", data, "--generate-only", "--samples",
+                                           std::to_string(kSamples), "--shards", "4"}));
+  const std::string trace = dir_.Sub("trace-two-hosts");
+  const int port = FreePort();
+  auto node = [&](int rank) {
+    return IotapBinary() + " run --torch-steps -o " + trace + " -- " + Python() +
+           " -m torch.distributed.run --nnodes 2 --node_rank " + std::to_string(rank) +
+           " --nproc_per_node 1 --master_addr 127.0.0.1 --master_port " + std::to_string(port) +
+           " --redirects 1 --tee 1 --log_dir " + dir_.Sub("logs" + std::to_string(rank)) + " " +
+           Script("ddp") + " --data " + data + " --batch-size " + std::to_string(kBatch) +
+           " --num-workers 2";
+  };
+  RunOptions options;
+  options.timeout_seconds = 300;
+  RunResult run = RunProgram(
+      {"/bin/bash", "-c",
+       node(0) + " & IOTAP_TEST_HOSTNAME=iotap-test-node1 IOTAP_TEST_CLOCK_OFFSET_NS=" +
+           std::to_string(static_cast<int64_t>(kShiftS * 1e9)) + " " + node(1) +
+           " && wait $!"},
+      options);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+
+  for (bool correct : {true, false}) {
+    SCOPED_TRACE(correct ? "corrected" : "--no-clock-correction");
+    std::vector<std::string> argv = {IotapBinary(), "report", trace, "--format", "json"};
+    if (!correct) argv.push_back("--no-clock-correction");
+    RunResult json = RunProgram(argv);
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    report::Report r;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &r).ok());
+    ASSERT_EQ(r.run().host_clocks_size(), 1);
+    const report::HostClock& c = r.run().host_clocks(0);
+    EXPECT_EQ(c.host(), "iotap-test-node1");
+    EXPECT_EQ(c.steps(), kSteps);
+    EXPECT_EQ(c.ranks_size(), 1);
+    EXPECT_EQ(c.corrected(), correct) << c.not_corrected();
+    // The truth is within the uncertainty the report gives.
+    EXPECT_LE(std::fabs(c.offset_s() - kShiftS), c.uncertainty_s()) << c.offset_s();
+    std::cout << "fitted " << c.offset_s() << " s +- " << c.uncertainty_s() << " s, drift "
+              << c.drift_ppm() << " ppm, error " << (c.offset_s() - kShiftS) * 1e6 << " us\n";
+    for (const report::Process& p : r.processes()) {
+      if (p.role() == report::TRAINER) EXPECT_EQ(p.host() == "iotap-test-node1", p.rank() == 1);
+    }
+    // Rank 1's step ends against rank 0's, step by step: the median gap.
+    std::map<double, double> end_of_rank0;
+    std::vector<double> gaps;
+    for (const report::Step& s : r.steps()) {
+      if (s.rank() == 0) end_of_rank0[s.step()] = s.end_s();
+    }
+    for (const report::Step& s : r.steps()) {
+      if (s.rank() == 1 && end_of_rank0.count(s.step())) {
+        gaps.push_back(s.end_s() - end_of_rank0[s.step()]);
+      }
+    }
+    ASSERT_EQ(gaps.size(), static_cast<size_t>(kSteps));
+    std::sort(gaps.begin(), gaps.end());
+    EXPECT_NEAR(gaps[gaps.size() / 2], correct ? 0 : kShiftS, kShiftS / 4);
+  }
 }
 
 }  // namespace

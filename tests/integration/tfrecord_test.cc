@@ -7,11 +7,13 @@
 // reported as such.
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "proto/wire/crc32c.h"
 #include "tests/integration/testing.h"
 #include "tests/integration/tfrecord_fixtures.h"
 
@@ -201,6 +203,52 @@ TEST_F(TfRecordTest, UnnamedFileRecognisedByItsFirstHeader) {
     TfRecordFile f = Described(run, path);
     EXPECT_FALSE(f.detected_by_suffix());
     EXPECT_TRUE(f.detected_by_header());
+  }
+}
+
+// A file of `count` records of `length` bytes each, framed with their CRCs;
+// with `mixed`, records 10 to 19 of every 20 are 0 to 2 bytes longer.
+std::string FixedSizeRecords(int count, size_t length, bool mixed = false) {
+  std::string out;
+  for (int i = 0; i < count; ++i) {
+    size_t extra = mixed && (i / 10) % 2 == 1 ? static_cast<size_t>(i % 3) : 0;
+    std::string data(length + extra, static_cast<char>('a' + i % 26));
+    char frame[12];
+    uint64_t n = data.size();
+    memcpy(frame, &n, 8);
+    uint32_t crc = wire::MaskCrc32c(wire::Crc32cU64(n));
+    memcpy(frame + 8, &crc, 4);
+    out.append(frame, 12);
+    out += data;
+    crc = wire::MaskCrc32c(wire::Crc32c(data.data(), data.size()));
+    out.append(reinterpret_cast<const char*>(&crc), 4);
+  }
+  return out;
+}
+
+// Records of one size, 252 of them to a 256 KiB read: the trace holds each
+// read's whole records as one compact event, and every reader still sees
+// each record, exactly. Then runs of ten equal lengths between groups of
+// differing ones.
+TEST_F(TfRecordTest, FixedSizeRecordsEveryReader) {
+  {
+    std::string source = dir_.Sub("mixed");
+    WriteFile(source, FixedSizeRecords(1000, 1000, /*mixed=*/true));
+    std::string path = Stage(source, "mixed.tfrecord");
+    for (const char* mode : {"buffered", "stdio-buffered"}) {
+      LoadedRun run = Read(mode, path);
+      ExpectRecords(run, path, mode);
+    }
+  }
+  for (size_t length : {size_t{1024}, size_t{0}, size_t{100000}}) {
+    SCOPED_TRACE(length);
+    std::string source = dir_.Sub("fixed-" + std::to_string(length));
+    WriteFile(source, FixedSizeRecords(length == 0 ? 20000 : length == 1024 ? 600 : 60, length));
+    std::string path = Stage(source, "fixed-" + std::to_string(length) + ".tfrecord");
+    for (const char* mode : {"buffered", "stdio-buffered", "indexed"}) {
+      LoadedRun run = Read(mode, path);
+      ExpectRecords(run, path, mode);
+    }
   }
 }
 

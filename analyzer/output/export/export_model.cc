@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analyzer/analysis/clock_alignment.h"
 #include "analyzer/analysis/run_analysis.h"
 #include "analyzer/base/text.h"
 #include "analyzer/read/run_catalog.h"
@@ -192,13 +193,20 @@ std::string ProcessName(const ProcessHeader& h) {
 absl::Status ExportRun(const std::string& path, const ExportOptions& options, ExportSink* sink) {
   absl::StatusOr<std::vector<std::string>> files = ListTraceFiles(path);
   if (!files.ok()) return files.status();
+  // The hosts' clocks are fitted once, for the analysis and for the events.
+  RunCatalog catalog = CatalogTraceFiles(*files);
+  RunClocks clocks = FitRunClocks(catalog, {}, options.threads);
+  if (!options.correct_clocks) DropClockCorrections("turned off (--no-clock-correction)", &clocks);
   AnalysisOptions analysis;
   analysis.timeline_bins = options.timeline_bins;
   analysis.threads = options.threads;
+  analysis.correct_clocks = options.correct_clocks;
+  analysis.clocks = &clocks;
   absl::StatusOr<report::Report> report = AnalyzeTraceFiles(*files, analysis);
   if (!report.ok()) return report.status();
+  if (!clocks.corrections.empty()) CorrectCatalogClocks(clocks.corrections, &catalog);
   RunInfo run;
-  run.origin_unix_ns = CatalogTraceFiles(*files).start_unix_ns;
+  run.origin_unix_ns = catalog.start_unix_ns;
   run.report = std::move(*report);
   if (absl::Status s = sink->Begin(run); !s.ok()) return s;
 
@@ -208,7 +216,9 @@ absl::Status ExportRun(const std::string& path, const ExportOptions& options, Ex
     ExportProcess process;
     Collector collector(run.origin_unix_ns, &process);
     std::vector<ReadIssue> issues;
-    if (!ReadTraceFile(file, &collector, &issues).ok()) continue;  // the analysis noted it
+    if (!ReadTraceFile(file, &collector, &issues, &clocks.corrections).ok()) {
+      continue;  // the analysis noted it
+    }
     collector.Finish();
     const ProcessHeader& h = collector.header();
     process.pid = h.pid();

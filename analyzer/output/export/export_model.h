@@ -16,7 +16,8 @@
 // inside it is cut at that end, and counted.
 //
 // Times are nanoseconds since the run's start (RunInfo::origin_unix_ns), on
-// the wall clock the analysis aligns every process to. Memory holds one
+// the wall clock the analysis aligns every process to: on several hosts, the
+// reference host's (analysis/clock_alignment.h). Memory holds one
 // process's events at a time (about 64 bytes each), never the whole run's.
 
 #ifndef IOTAP_ANALYZER_OUTPUT_EXPORT_EXPORT_MODEL_H_
@@ -121,6 +122,9 @@ class ExportSink {
 struct ExportOptions {
   int timeline_bins = 600;  // counters' resolution
   int threads = 2;          // for the analysis
+  // Every host's events on the reference host's clock, as the analysis puts
+  // them (AnalysisOptions::correct_clocks).
+  bool correct_clocks = true;
 };
 
 // Exports the run at `path` (a trace file or a directory of them) to `sink`.

@@ -1,0 +1,149 @@
+#include "analyzer/live/run_follower.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analyzer/live/session_file.h"
+#include "analyzer/testing/synthetic_trace.h"
+#include "gtest/gtest.h"
+#include "zstd.h"
+
+namespace iotap::analyzer {
+namespace {
+
+constexpr int64_t kT0 = 1'700'000'000'000'000'000;
+constexpr int64_t kS = 1'000'000'000;
+
+struct Collector : public TraceVisitor {
+  void OnProcess(const ProcessTrace& p) override { processes.insert(p.pid()); }
+  void OnEvents(const ProcessTrace& p, const EventBatch& b) override {
+    for (const Event& e : b.events) {
+      EXPECT_TRUE(seen.insert({p.pid(), e.seq}).second) << "event read twice";
+    }
+    events += b.size();
+  }
+  void OnFileEnd(const ProcessTrace& p) override { ++file_ends; }
+  std::set<std::pair<int, uint64_t>> seen;
+  std::set<int> processes;
+  uint64_t events = 0;
+  int file_ends = 0;
+};
+
+// The frames of a process of `reads` reads, 10 a frame, the last with its
+// end record if `ends`.
+std::vector<std::string> Frames(int pid, int reads, bool ends) {
+  SyntheticProcess p(pid, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
+  uint32_t f = p.Path("/data/a.bin");
+  for (int i = 0; i < reads; ++i) p.Read(OP_READ, kT0 + i * 1000, kT0 + i * 1000 + 10, f, -1, 100);
+  if (ends) p.End(EndOfTrace::REASON_EXIT, 0, kT0 + reads * 1000);
+  std::string bytes = p.Bytes(/*events_per_frame=*/10);
+  std::vector<std::string> frames;
+  for (size_t at = 0; at < bytes.size();) {
+    size_t n = ZSTD_findFrameCompressedSize(bytes.data() + at, bytes.size() - at);
+    frames.push_back(bytes.substr(at, n));
+    at += n;
+  }
+  return frames;
+}
+
+class RunFollowerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (std::filesystem::temp_directory_path() /
+            ("iotap-runfollow-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Append(const std::string& name, const std::string& bytes) {
+    std::FILE* f = std::fopen((dir_ + "/" + name).c_str(), "ab");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  }
+  std::string dir_;
+};
+
+TEST_F(RunFollowerTest, NewFilesAndFramesAsTheyComeAndTheEndOfTheJob) {
+  absl::StatusOr<SessionFile> session = StartSession(dir_, "s1");
+  ASSERT_TRUE(session.ok());
+  const std::vector<std::string> a = Frames(10, 30, /*ends=*/true);
+  const std::vector<std::string> b = Frames(20, 20, /*ends=*/true);
+  ASSERT_GE(a.size(), 4u);
+  RunFollower run(dir_);
+  Collector c;
+  ASSERT_TRUE(run.Poll(&c, 0).ok());
+  EXPECT_EQ(run.files(), 0);
+  Append("a.iotap", a[0] + a[1]);
+  ASSERT_TRUE(run.Poll(&c, 1 * kS).ok());
+  EXPECT_EQ(run.files(), 1);
+  EXPECT_EQ(c.events, 10u);
+  // b appears; a's next frame arrives in two pieces.
+  Append("b.iotap", b[0] + b[1]);
+  Append("a.iotap", a[2].substr(0, 7));
+  ASSERT_TRUE(run.Poll(&c, 2 * kS).ok());
+  EXPECT_EQ(run.files(), 2);
+  EXPECT_EQ(c.events, 20u);
+  EXPECT_EQ(c.processes, (std::set<int>{10, 20}));
+  Append("a.iotap", a[2].substr(7));
+  for (size_t i = 3; i < a.size(); ++i) Append("a.iotap", a[i]);
+  ASSERT_TRUE(run.Poll(&c, 3 * kS).ok());
+  EXPECT_EQ(c.events, 40u);
+  EXPECT_EQ(run.files_ended(), 1);
+  EXPECT_FALSE(run.Ended(3 * kS));  // the session runs
+  ASSERT_TRUE(session->End(0).ok());
+  ASSERT_TRUE(run.Poll(&c, 4 * kS).ok());
+  EXPECT_TRUE(run.SessionsEnded());
+  EXPECT_FALSE(run.Ended(4 * kS));  // b has no end record yet
+  for (size_t i = 2; i < b.size(); ++i) Append("b.iotap", b[i]);
+  ASSERT_TRUE(run.Poll(&c, 5 * kS).ok());
+  EXPECT_EQ(c.events, 50u);
+  EXPECT_TRUE(run.Ended(5 * kS));
+  EXPECT_EQ(c.file_ends, 0);
+  run.FinishAll(&c);
+  EXPECT_EQ(c.file_ends, 2);
+  EXPECT_EQ(c.events, 50u);
+  EXPECT_TRUE(run.issues().empty());
+}
+
+// A process killed without an end record: the job ends `grace` after its
+// session did.
+TEST_F(RunFollowerTest, AKilledProcessEndsTheJobAfterTheGrace) {
+  absl::StatusOr<SessionFile> session = StartSession(dir_, "s1");
+  ASSERT_TRUE(session.ok());
+  for (const std::string& f : Frames(10, 30, /*ends=*/false)) Append("a.iotap", f);
+  RunFollower run(dir_, /*grace_ns=*/5 * kS);
+  Collector c;
+  ASSERT_TRUE(session->End(137).ok());
+  ASSERT_TRUE(run.Poll(&c, 10 * kS).ok());
+  EXPECT_EQ(c.events, 30u);
+  EXPECT_FALSE(run.Ended(14 * kS));
+  EXPECT_TRUE(run.Ended(15 * kS));
+}
+
+TEST_F(RunFollowerTest, WithoutASessionTheJobNeverEnds) {
+  for (const std::string& f : Frames(10, 30, /*ends=*/true)) Append("a.iotap", f);
+  Append("notes.txt", "not a trace");
+  Append("bad.iotap", "not a trace either");
+  RunFollower run(dir_);
+  Collector c;
+  ASSERT_TRUE(run.Poll(&c, 0).ok());
+  EXPECT_EQ(c.events, 30u);
+  EXPECT_EQ(run.files(), 2);
+  EXPECT_FALSE(run.Ended(1000 * kS));
+  ASSERT_EQ(run.issues().size(), 1u);
+  EXPECT_NE(run.issues()[0].ToString().find("bad.iotap: "), std::string::npos);
+  // A failed file is said once.
+  ASSERT_TRUE(run.Poll(&c, 1 * kS).ok());
+  EXPECT_EQ(run.issues().size(), 1u);
+  EXPECT_FALSE(RunFollower(dir_ + "/missing").Poll(&c, 0).ok());
+}
+
+}  // namespace
+}  // namespace iotap::analyzer
