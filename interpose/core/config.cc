@@ -93,6 +93,7 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
   const char* clock = getenv("IOTAP_CLOCK");
   config->allow_tsc = clock == nullptr || strcmp(clock, "monotonic") != 0;
   config->cupti = IsOne(getenv("IOTAP_CUPTI"));
+  config->py_sample_hz = ParseNumber(getenv("IOTAP_PY_SAMPLES"), 0, 10000, 0);
   return true;
 }
 

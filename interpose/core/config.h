@@ -13,6 +13,9 @@
 //   IOTAP_QUIET               "1" to silence the shim's warnings
 //   IOTAP_CUPTI               "1" to collect CUDA device-side activity
 //   IOTAP_DISABLE             "1" to load but record nothing
+//   IOTAP_PY_SAMPLES          Python stack samples per CPU-second the Python
+//                             helper takes (0 or unset: none); the shim only
+//                             writes the number into the trace header
 
 #ifndef IOTAP_INTERPOSE_CORE_CONFIG_H_
 #define IOTAP_INTERPOSE_CORE_CONFIG_H_
@@ -43,6 +46,7 @@ struct Config {
   bool allow_tsc = true;
   bool quiet = false;
   bool cupti = false;
+  uint32_t py_sample_hz = 0;
 };
 
 // Fills `config` from the environment. `cwd` makes a relative IOTAP_DIR
