@@ -283,7 +283,9 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
         OnCuda(e, start, end);
         break;
       case Layer::kMarker:
-        break;  // the marker collector has them
+        // The marker collector has the rest.
+        if (e.op == OP_PY_SAMPLE || e.op == OP_PY_SAMPLER) py_.OnEvent(process, e, offset);
+        break;
       case Layer::kTfRecord:
         result_.tfrecords.OnRecord(e);
         ++result_.layers[static_cast<int>(op.layer)].ops;
@@ -330,6 +332,7 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
   markers_.OnFileEnd(process);
   result_.tfrecords.OnFileEnd(process);
   result_.steps = markers_.TakeLogs();
+  result_.py = py_.Take();
   io_union_->Finish();
   result_.io_busy_ns = io_union_->total_ns();
   result_.late_clipped_ns = io_union_->late_clipped_ns();

@@ -24,6 +24,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "analyzer/analysis/accumulators.h"
 #include "analyzer/analysis/interval_union.h"
+#include "analyzer/analysis/py_profile.h"
 #include "analyzer/analysis/tfrecord_stats.h"
 #include "analyzer/analysis/time_bitmap.h"
 #include "analyzer/read/event.h"
@@ -144,6 +145,7 @@ struct ProcessResult {
   SizeHistogram data_read_sizes;        // every data-file read
   std::vector<StepLog> steps;           // from the process's in-band markers
   std::vector<TimedEvent> cuda_copies;  // host-to-device and others
+  PySamples py;                         // Python stack samples
   int64_t io_busy_ns = 0;               // exact union over the process's threads
   int64_t late_clipped_ns = 0;
   int64_t first_unix_ns = INT64_MAX;
@@ -220,6 +222,7 @@ class ProcessAnalyzer : public TraceVisitor {
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
   std::unique_ptr<IntervalUnion> io_union_;
   MarkerCollector markers_;
+  PySampleCollector py_;
   // POSIX reads made inside HDF5 calls, by call id, until the call's own
   // event (recorded after them) says which dataset they served.
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> hdf5_children_;

@@ -104,6 +104,7 @@ void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
     into.time_ns += c.time_ns;
   }
   s.marker_steps[index] = std::move(r.steps);
+  s.py_samples[index] = std::move(r.py);
   s.events += r.events;
   s.dropped += r.dropped;
   s.late_clipped_ns += r.late_clipped_ns;
@@ -215,6 +216,7 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   s.processes.resize(n);
   s.read_ok.assign(n, false);
   s.marker_steps.resize(n);
+  s.py_samples.resize(n);
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);
   SetUpGroups(s);
@@ -226,6 +228,7 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   internal::BuildSteps(s, &r);
   internal::BuildTimeline(s, options.timeline_bins, &r);
   internal::BuildTables(s, options.top_files, &r);
+  internal::BuildPyProfiles(s, &r);
   internal::BuildRunSummary(s, &r);
   internal::BuildNotes(s, &r);
   internal::CheckClocks(s, &r);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analyzer/analysis/process_analysis.h"
+#include "analyzer/analysis/py_profile.h"
 #include "analyzer/analysis/time_bitmap.h"
 #include "analyzer/read/path_table.h"
 #include "analyzer/read/run_catalog.h"
@@ -67,6 +68,7 @@ struct RunState {
   std::vector<AdaptiveSeries> layer_read_bytes;
   std::map<int, TrainerGroup> groups;    // by trainer catalog index
   std::vector<std::vector<StepLog>> marker_steps;  // by catalog index
+  std::vector<PySamples> py_samples;               // by catalog index
   std::vector<ReadIssue> issues;
   std::vector<std::string> step_log_paths;  // --steps
   std::vector<std::string> step_sources;    // what the steps came from
@@ -88,6 +90,10 @@ void BuildTimeline(RunState& state, int bins, report::Report* report);
 
 // Fills files, other_files, layers, datasets and cuda_copies.
 void BuildTables(RunState& state, int top_files, report::Report* report);
+
+// Fills report->py_profiles (after BuildSteps; py_profile_report.cc) and
+// adds notes on processes whose stacks could not be sampled.
+void BuildPyProfiles(RunState& state, report::Report* report);
 
 // Fills report->run (after the others) and report->notes.
 void BuildRunSummary(RunState& state, report::Report* report);

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "analyzer/trace_reader.h"
-#include "analyzer/trace_set.h"
+#include "analyzer/read/trace_reader.h"
+#include "analyzer/read/trace_set.h"
 #include "gtest/gtest.h"
 #include "tests/integration/testing.h"
 
