@@ -18,7 +18,8 @@ namespace iotap::analyzer::internal {
 
 namespace {
 
-constexpr int kTopFunctions = 30;
+constexpr int kTopFunctions = 30;  // by self time
+constexpr int kTopTotals = 10;     // and functions with no self time, by total
 constexpr int kTopStacks = 400;
 
 // Sorted, disjoint windows.
@@ -116,11 +117,23 @@ void FillFunctions(const Profile& p, const std::vector<PyFunction>& functions, i
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
     for (uint32_t f : seen) cost[f].second += ns;
   }
-  std::vector<std::pair<uint32_t, std::pair<double, double>>> rows(cost.begin(), cost.end());
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.second.second, a.second.first) > std::tie(b.second.second, b.second.first);
+  // The hot spots (most self time) first, then the largest totals not among
+  // them (the frames that hold the hot spots: __getitem__, the worker loop).
+  std::vector<std::pair<uint32_t, std::pair<double, double>>> all(cost.begin(), cost.end());
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.second.first, a.second.second) > std::tie(b.second.first, b.second.second);
   });
-  for (int i = 0; i < static_cast<int>(rows.size()) && i < top; ++i) {
+  std::vector<std::pair<uint32_t, std::pair<double, double>>> rows;
+  for (const auto& row : all) {
+    if (row.second.first > 0 && static_cast<int>(rows.size()) < top) rows.push_back(row);
+  }
+  std::sort(all.begin(), all.end(),
+            [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  for (const auto& row : all) {
+    if (static_cast<int>(rows.size()) >= top + kTopTotals) break;
+    if (row.second.first <= 0) rows.push_back(row);
+  }
+  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     const PyFunction& f = functions[rows[i].first];
     report::PyFunctionCost* c = out->Add();
     c->set_function(f.name);
@@ -191,7 +204,10 @@ void AddSamplingNotes(RunState& s) {
     const PySamples& p = s.py_samples[i];
     if (!p.unavailable.empty()) {
       unavailable[p.unavailable].push_back(absl::StrCat(h.pid()));
-    } else if (h.py_sample_hz() > 0 && !p.started && s.read_ok[i]) {
+    } else if (h.py_sample_hz() > 0 && !p.started && s.read_ok[i] &&
+               s.catalog.entries[i].role != report::HELPER) {
+      // Trainers and loaders only: under --torch-steps a Python helper
+      // process that never imports torch is not sampled, by design.
       std::string exe = h.executable();
       std::string base = exe.substr(exe.rfind('/') + 1);
       if (absl::StartsWith(base, "python")) silent.push_back(absl::StrCat(h.pid()));
