@@ -119,13 +119,21 @@ uint32_t PySampleCollector::Stack(const ProcessTrace& process, uint32_t id) {
   if (it != stack_of_id_.end()) return it->second;
   std::vector<uint32_t> frames;
   const InternedName& name = process.Name(id);
+  bool entered = false;  // the innermost frame is on its first line
   if (name.kind == InternedString::KIND_PY_STACK) {
     std::string_view s = name.value;
     uint64_t function = 0, line = 0;
     while (ReadVarint(s, &function) && ReadVarint(s, &line) && function <= UINT32_MAX) {
       frames.push_back(Function(process, static_cast<uint32_t>(function)));
+      int first = out_.functions[frames.back()].line;
+      entered = first > 0 && line == static_cast<uint64_t>(first);
     }
   }
+  // A function just entered has run nothing yet: the sampler got in at its
+  // first instruction (where the interpreter lets other threads run), and
+  // the CPU time since the previous sample was spent before, by its caller
+  // and what the caller ran. The sample counts for the caller.
+  if (entered && frames.size() > 1) frames.pop_back();
   if (frames.empty()) frames.push_back(Function(process, UINT32_MAX));  // "(unknown)"
   uint32_t index = static_cast<uint32_t>(out_.stacks.size());
   out_.stacks.push_back(std::move(frames));

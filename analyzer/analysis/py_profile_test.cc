@@ -61,6 +61,47 @@ TEST(ClassifyPyStackTest, CollateAndGetItemAndOther) {
   EXPECT_STREQ(other.kind, "other");
 }
 
+std::string Varints(std::initializer_list<uint32_t> values) {
+  std::string out;
+  for (uint32_t v : values) {
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+  }
+  return out;
+}
+
+TEST(PySampleCollectorTest, AFunctionOnItsFirstLineCountsForItsCaller) {
+  ProcessTrace p("trace");
+  p.AddString(1, InternedString::KIND_PY_FUNCTION, std::string("main\0/a.py\0" "1", 12));
+  p.AddString(2, InternedString::KIND_PY_FUNCTION, std::string("work\0/a.py\0" "10", 13));
+  p.AddString(3, InternedString::KIND_PY_STACK, Varints({1, 5, 2, 10}));  // entering work
+  p.AddString(4, InternedString::KIND_PY_STACK, Varints({1, 5, 2, 12}));  // inside work
+  PySampleCollector c;
+  Event e;
+  e.op = OP_PY_SAMPLE;
+  e.start_ns = 100;
+  e.end_ns = 200;
+  e.requested = 7;
+  e.aux = 42;
+  for (uint32_t stack : {3u, 4u}) {
+    e.file = stack;
+    c.OnEvent(p, e, 1000);
+  }
+  PySamples s = c.Take();
+  ASSERT_EQ(s.samples.size(), 2u);
+  EXPECT_EQ(s.samples[0].start_unix_ns, 1100);
+  EXPECT_EQ(s.samples[0].cpu_ns, 7);
+  EXPECT_EQ(s.samples[0].tid, 42u);
+  ASSERT_EQ(s.stacks.size(), 2u);
+  ASSERT_EQ(s.stacks[s.samples[0].stack].size(), 1u);
+  EXPECT_EQ(s.functions[s.stacks[s.samples[0].stack][0]].name, "main");
+  ASSERT_EQ(s.stacks[s.samples[1].stack].size(), 2u);
+  EXPECT_EQ(s.functions[s.stacks[s.samples[1].stack][1]].name, "work");
+}
+
 TEST(ParsePyFunctionTest, SplitsNameFileAndLine) {
   PyFunction f = ParsePyFunction(std::string("A.b\0/f.py\0" "17", 12));
   EXPECT_EQ(f.name, "A.b");
