@@ -213,14 +213,15 @@ class _Sampler:
     def _thread_entry(self, ident, thread, now):
         """A thread seen for the first time (or again after its entry was
         dropped): its tid, and its CPU time from now on."""
-        tid = getattr(thread, "native_id", None)
-        if tid is None:
-            # Started by a C extension, unknown to `threading`. The sampler
-            # holds the GIL and the thread has a Python frame, so it is alive.
-            try:
-                tid = ~(time.pthread_getcpuclockid(ident) >> 3)
-            except OSError:
-                return None
+        # The kernel's id of the thread, from its pthread: right for threads
+        # started by C extensions (unknown to `threading`) and for the main
+        # thread of a fork child, whose native_id in `threading` is still
+        # the parent's (Python 3.11). The sampler holds the GIL and the thread
+        # has a Python frame, so it is alive.
+        try:
+            tid = ~(time.pthread_getcpuclockid(ident) >> 3)
+        except OSError:
+            return None
         t = _Thread()
         t.thread = thread
         t.tid = tid
