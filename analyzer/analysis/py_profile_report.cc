@@ -120,15 +120,23 @@ void FillFunctions(const Profile& p, const std::vector<PyFunction>& functions, i
   // The hot spots (most self time) first, then the largest totals not among
   // them (the frames that hold the hot spots: __getitem__, the worker loop).
   std::vector<std::pair<uint32_t, std::pair<double, double>>> all(cost.begin(), cost.end());
-  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.second.first, a.second.second) > std::tie(b.second.first, b.second.second);
+  // Ties by name, so that the order does not depend on the sort.
+  auto name = [&](const auto& row) -> const std::string& { return functions[row.first].name; };
+  std::sort(all.begin(), all.end(), [&](const auto& a, const auto& b) {
+    if (a.second != b.second) {
+      return std::tie(a.second.first, a.second.second) >
+             std::tie(b.second.first, b.second.second);
+    }
+    return name(a) < name(b);
   });
   std::vector<std::pair<uint32_t, std::pair<double, double>>> rows;
   for (const auto& row : all) {
     if (row.second.first > 0 && static_cast<int>(rows.size()) < top) rows.push_back(row);
   }
-  std::sort(all.begin(), all.end(),
-            [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  std::sort(all.begin(), all.end(), [&](const auto& a, const auto& b) {
+    if (a.second.second != b.second.second) return a.second.second > b.second.second;
+    return name(a) < name(b);
+  });
   for (const auto& row : all) {
     if (static_cast<int>(rows.size()) >= top + kTopTotals) break;
     if (row.second.first <= 0) rows.push_back(row);
