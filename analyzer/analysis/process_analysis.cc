@@ -249,7 +249,11 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
         OnCuda(e, at);
         break;
       case Layer::kMarker:
-        break;  // the marker collector has them
+        // The marker collector has the rest (kFull only, as the samples).
+        if (full_ && (e.op == OP_PY_SAMPLE || e.op == OP_PY_SAMPLER)) {
+          py_.OnEvent(process, e, offset);
+        }
+        break;
       case Layer::kTfRecord:
         result_.tfrecords.OnRecord(e);
         if (full_) ++result_.layers[static_cast<int>(op.layer)].ops;
@@ -304,6 +308,7 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
   if (!full_) return;
   markers_.OnFileEnd(process);
   result_.steps = markers_.TakeLogs();
+  result_.py = py_.Take();
   if (process.end().has_value()) {
     result_.end_unix_ns = process.ToRealtimeNs(static_cast<int64_t>(process.end()->monotonic_ns()));
   }

@@ -37,6 +37,7 @@
 #include "analyzer/analysis/hdf5_accumulator.h"
 #include "analyzer/analysis/interval_union.h"
 #include "analyzer/analysis/mapped_accumulator.h"
+#include "analyzer/analysis/py_profile.h"
 #include "analyzer/analysis/tfrecord_accumulator.h"
 #include "analyzer/analysis/time_bitmap.h"
 #include "analyzer/read/event.h"
@@ -54,7 +55,8 @@ enum class AnalysisScope {
   // prints).
   kCounts,
   // Also what only the report needs: busy time, time series, layers, access
-  // sizes and patterns, bytes read again, step markers, CPU samples.
+  // sizes and patterns, bytes read again, step markers, CPU samples, Python
+  // stack samples.
   kFull,
 };
 
@@ -142,6 +144,7 @@ struct ProcessResult : ProcessCounts {
   SizeHistogram data_read_sizes;        // every data-file read
   std::vector<StepLog> steps;           // from the process's in-band markers
   std::vector<TimedEvent> cuda_copies;  // host-to-device and others
+  PySamples py;                         // Python stack samples
   int64_t io_busy_ns = 0;               // exact union over the process's threads
   int64_t late_clipped_ns = 0;
   int64_t first_unix_ns = INT64_MAX;
@@ -211,6 +214,7 @@ class ProcessAnalyzer : public TraceVisitor {
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
   std::unique_ptr<IntervalUnion> io_union_;
   MarkerCollector markers_;
+  PySampleCollector py_;  // kFull only
   Hdf5Accumulator hdf5_;
   int64_t last_cpu_ns_ = -1;
   int64_t last_run_queue_ns_ = -1;

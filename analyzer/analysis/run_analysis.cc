@@ -99,6 +99,7 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
     s.layer_read_bytes[i].Merge(r.read_bytes_by_layer[i]);
   }
   s.marker_steps[index] = std::move(r.steps);
+  s.py_samples[index] = std::move(r.py);
   AddTo(&s.late_clipped_ns, r.late_clipped_ns);
   s.end_ns = std::max({s.end_ns, r.last_unix_ns, r.end_unix_ns});
   kept.summary = std::move(r.summary);
@@ -242,6 +243,7 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
                          : s.origin_ns + options.range.to_ns;
   }
   SetUpProcesses(s, files);
+  s.py_samples.resize(s.catalog.entries.size());  // the full analysis only
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);
   SetUpGroups(s);
@@ -253,6 +255,7 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   internal::BuildSteps(s, &r);
   internal::BuildTimeline(s, options.timeline_bins, &r);
   internal::BuildTables(s, options.top_files, &r);
+  internal::BuildPyProfiles(s, &r);
   internal::BuildRunSummary(s, &r);
   internal::BuildNotes(s, &r);
   internal::CheckClocks(s, &r);

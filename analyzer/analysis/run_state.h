@@ -18,6 +18,7 @@
 #include "analyzer/analysis/clock_alignment.h"
 #include "analyzer/analysis/process_analysis.h"
 #include "analyzer/analysis/run_analysis.h"
+#include "analyzer/analysis/py_profile.h"
 #include "analyzer/analysis/time_bitmap.h"
 #include "analyzer/read/path_table.h"
 #include "analyzer/read/run_catalog.h"
@@ -95,6 +96,7 @@ struct RunState {
   std::vector<AdaptiveSeries> layer_read_bytes;
   std::map<int, TrainerGroup> groups;    // by trainer catalog index
   std::vector<std::vector<StepLog>> marker_steps;  // by catalog index
+  std::vector<PySamples> py_samples;               // by catalog index (kFull)
   // Issues met while reading (the catalog's first, then each file's by
   // rank); file_issues holds each file's, by catalog index, until then.
   std::vector<ReadIssue> issues;
@@ -127,6 +129,10 @@ void BuildTimeline(RunState& state, int bins, report::Report* report);
 
 // Fills files, other_files, layers, datasets and cuda_copies.
 void BuildTables(RunState& state, int top_files, report::Report* report);
+
+// Fills report->py_profiles (after BuildSteps; py_profile_report.cc) and
+// adds notes on processes whose stacks could not be sampled.
+void BuildPyProfiles(RunState& state, report::Report* report);
 
 // Fills everything `iotap stats` prints (stats_tables.cc), from a state read
 // with AnalysisScope::kCounts.

@@ -33,6 +33,7 @@ std::optional<Result> DataStall(const Context& c, const std::string& component) 
                 {"fetch_share", Pct(fetch)},
                 {"prep_share", Pct(prep)},
                 {"other_share", Pct(other)}};
+  if (component == "prep") AddPyCosts(c.report(), &res);
   AddEvidence(res, "data wait, share of step time", st.data_stall_share(), "share",
            absl::StrFormat("%s (%s of %s)", Pct(st.data_stall_share()),
                            HumanDuration(st.total_data_wait_s()), HumanDuration(st.total_step_s())));

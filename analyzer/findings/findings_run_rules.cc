@@ -67,6 +67,7 @@ std::optional<Result> TooFewWorkers(const Context& c) {
                 {"cpus", cpus > 0 ? absl::StrCat(static_cast<int64_t>(cpus)) : "an unknown number of"},
                 {"spare", absl::StrFormat("%.1f", std::max(0.0, spare))},
                 {"suggested", absl::StrCat("num_workers=", static_cast<int64_t>(per_trainer))}};
+  AddPyCosts(r, &res);
   AddEvidence(res, "loaders per trainer", loaders, "processes", absl::StrCat(static_cast<int64_t>(loaders)));
   AddEvidence(res, "share of the wait the loaders were computing", st.prep_share(), "share",
               Pct(st.prep_share()));

@@ -106,6 +106,42 @@ TEST(FindingsTest, StallsAreNamedByTheirLargestPartWithSeverityByShare) {
   EXPECT_EQ(Find(Analyzed(Base(0.09, 0.7, 0.2, 0.1)), "data_stall_fetch"), nullptr);
 }
 
+TEST(FindingsTest, PreparationStallNamesTheTopPythonCostsAndAdvisesOnTheFirst) {
+  Report r = Base(0.15, 0.1, 0.6, 0.3);
+  Report unsampled = Analyzed(r);
+  const Finding* plain = Find(unsampled, "data_stall_prep");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_NE(plain->summary().find("computing (decoding, transforms); "), std::string::npos)
+      << plain->summary();
+  report::PyProfile* p = r.add_py_profiles();
+  p->set_prep_cpu_s(10);
+  auto cost = [&](const char* kind, const char* name, double share) {
+    report::PyCost* c = p->add_prep_costs();
+    c->set_kind(kind);
+    c->set_name(name);
+    c->set_share(share);
+    c->set_cpu_s(10 * share);
+  };
+  cost("decoding", "PIL decoding (ImageFile.load)", 0.62);
+  cost("transform", "RandomResizedCrop", 0.21);
+  cost("collate", "collate_fn", 0.05);
+  Report named = Analyzed(r);
+  const Finding* f = Find(named, "data_stall_prep");
+  ASSERT_NE(f, nullptr) << Ids(named);
+  EXPECT_NE(f->summary().find("the loaders were computing: 62% in PIL decoding (ImageFile.load), "
+                              "21% in RandomResizedCrop; "),
+            std::string::npos)
+      << f->summary();
+  EXPECT_EQ(f->recommendation().rfind("Decoding costs most: decode at a lower resolution", 0), 0u)
+      << f->recommendation();
+  p->mutable_prep_costs()->SwapElements(0, 1);
+  Report swapped = Analyzed(r);
+  f = Find(swapped, "data_stall_prep");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->recommendation().rfind("The RandomResizedCrop transform costs most", 0), 0u)
+      << f->recommendation();
+}
+
 TEST(FindingsTest, SlowStorageComesBeforeTheStallItCauses) {
   Report r = Base(0.30, 0.8, 0.1, 0.1);
   report::DataFiles* d = r.mutable_data_files();

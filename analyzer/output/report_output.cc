@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
+#include "analyzer/output/py_profile_output.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace iotap::analyzer {
@@ -232,6 +233,7 @@ std::string ReportToText(const Report& r) {
                           : std::string_view(name) == "system" ? " files: /proc, /sys, /dev, IPC"
                                                                : "");
   }
+  absl::StrAppend(&out, PyProfilesToText(r));
   absl::StrAppend(&out, "\nProcesses\n");
   bool hosts = r.run().hosts_size() > 1;
   for (const report::Process& p : r.processes()) {
@@ -313,6 +315,7 @@ std::string ReportToMarkdown(const Report& r) {
                           HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
                           HumanBytes(f.write_bytes()), static_cast<int64_t>(f.opens()));
   }
+  absl::StrAppend(&out, PyProfilesToMarkdown(r));
   absl::StrAppend(&out, "\n### Processes\n\n| pid | host | role | rank | serves | read | I/O busy | CPU | end |\n"
                         "|---:|---|---|---:|---:|---:|---:|---:|---|\n");
   int listed = 0;

@@ -94,6 +94,7 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
   const char* clock = getenv("IOTAP_CLOCK");
   config->allow_tsc = clock == nullptr || strcmp(clock, "monotonic") != 0;
   config->cupti = IsOne(getenv("IOTAP_CUPTI"));
+  config->py_sample_hz = ParseNumber(getenv("IOTAP_PY_SAMPLES"), 0, 10000, 0);
   config->no_perf = IsOne(getenv("IOTAP_TEST_NO_PERF"));
   const char* offset = getenv("IOTAP_TEST_CLOCK_OFFSET_NS");
   config->test_clock_offset_ns = offset != nullptr ? strtoll(offset, nullptr, 10) : 0;

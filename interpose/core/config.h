@@ -14,6 +14,9 @@
 //   IOTAP_QUIET               "1" to silence the shim's warnings
 //   IOTAP_CUPTI               "1" to collect CUDA device-side activity
 //   IOTAP_DISABLE             "1" to load but record nothing
+//   IOTAP_PY_SAMPLES          Python stack samples per CPU-second the Python
+//                             helper takes (0 or unset: none); the shim only
+//                             writes the number into the trace header
 //   IOTAP_TEST_NO_PERF        "1": act as if perf_event_open were refused (tests of
 //                             the page-fault counters' fallback)
 //
@@ -53,6 +56,7 @@ struct Config {
   bool allow_tsc = true;
   bool quiet = false;
   bool cupti = false;
+  uint32_t py_sample_hz = 0;
   bool no_perf = false;  // IOTAP_TEST_NO_PERF
   // Test-only (above): 0 and empty unless set, and then read only where the
   // writer reads the wall clock or the host name, never on a call's path.

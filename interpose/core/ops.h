@@ -114,6 +114,8 @@ enum Op : uint16_t {
   kOpMark = 302,
   kOpDataWait = 303,
   kOpOptimizerStep = 304,
+  kOpPySample = 310,
+  kOpPySampler = 311,
 };
 
 enum Flag : uint16_t {
@@ -243,6 +245,8 @@ inline constexpr OpName kOpNames[] = {
     {"OP_MARK", kOpMark},
     {"OP_DATA_WAIT", kOpDataWait},
     {"OP_OPTIMIZER_STEP", kOpOptimizerStep},
+    {"OP_PY_SAMPLE", kOpPySample},
+    {"OP_PY_SAMPLER", kOpPySampler},
 };
 
 struct FlagName {

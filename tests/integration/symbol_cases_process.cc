@@ -149,6 +149,15 @@ const SpecTable& AllSpecs() {
     (*s)["iotap_step_end"].cases = {{"ok", {E(OP_STEP_END).Aux(7)}}};
     (*s)["iotap_mark"].cases = {{"ok", {E(OP_MARK, "hello")}}};
     (*s)["iotap_span"].cases = {{"ok", {E(OP_DATA_WAIT).Aux(7).Flags(FLAG_EXPLICIT_TIMES)}}};
+    // The Python sampler's: interning records no event; a sample names its
+    // stack (the bytes interned), thread (aux) and CPU time (requested).
+    (*s)["iotap_py_intern"].cases = {{"ok", {}}};
+    (*s)["iotap_py_sample"].cases = {
+        {"ok", {E(OP_PY_SAMPLE, std::string("\x05\x0b", 2))
+                    .Aux(4242)
+                    .Req(1500000)
+                    .Flags(FLAG_EXPLICIT_TIMES)}}};
+    (*s)["iotap_py_sampler"].cases = {{"ok", {E(OP_PY_SAMPLER, "CPython 3.11").Res(1).Aux(100)}}};
     return s;
   }();
   return *specs;
