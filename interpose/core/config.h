@@ -5,7 +5,8 @@
 //                             everything older than this)
 //   IOTAP_BUFFER_EVENTS       events per thread buffer, power of two, default 4096
 //   IOTAP_SAMPLE_INTERVAL_MS  CPU-use sampling period, default 100
-//   IOTAP_LAYERS              comma list of posix,stdio,hdf5,tfrecord,cuda; default all
+//   IOTAP_LAYERS              comma list of posix,stdio,hdf5,tfrecord,cuda,waits; default all
+//   IOTAP_WAIT_THRESHOLD_US   shortest wait (poll, semaphore, ...) recorded, default 20
 //   IOTAP_SESSION             job identifier, set by `iotap run`
 //   IOTAP_CLOCK               "monotonic" to avoid the TSC
 //   IOTAP_ZSTD_LEVEL          compression level, default 1
@@ -28,7 +29,8 @@ enum Layer : uint32_t {
   kLayerHdf5 = 1u << 2,
   kLayerTfRecord = 1u << 3,
   kLayerCuda = 1u << 4,
-  kLayerAll = 0x1f,
+  kLayerWaits = 1u << 5,
+  kLayerAll = 0x3f,
 };
 
 struct Config {
@@ -40,6 +42,7 @@ struct Config {
   uint32_t layers = kLayerAll;
   int zstd_level = 1;
   uint32_t time_unit_ns = 10;
+  uint64_t wait_threshold_ns = 20000;
   bool allow_tsc = true;
   bool quiet = false;
   bool cupti = false;
