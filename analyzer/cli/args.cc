@@ -1,8 +1,25 @@
 #include "analyzer/cli/args.h"
 
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
 
 namespace iotap::cli {
+
+bool IsHelpWord(std::string_view word) { return word == "--help" || word == "-h"; }
+
+bool ShowHelpIfAsked(int argc, char** argv, std::string_view help, bool command_follows) {
+  for (int i = 0; i < argc; ++i) {
+    std::string_view word = argv[i];
+    if (word == "--") return false;
+    if (IsHelpWord(word)) {
+      std::fwrite(help.data(), 1, help.size(), stdout);
+      return true;
+    }
+    if (command_follows && !word.empty() && word[0] != '-') return false;
+  }
+  return false;
+}
 
 absl::StatusOr<Args> Args::Parse(int argc, char** argv, const std::vector<OptionSpec>& specs,
                                  bool stop_at_first_positional) {

@@ -8,12 +8,17 @@
 //
 // Options come as "--name VALUE", "--name=VALUE" or "-o VALUE". "--" ends
 // option parsing; everything after it is positional (the command of `run`).
+//
+// Every command answers -h and --help the same way, before parsing:
+//
+//   if (ShowHelpIfAsked(argc, argv, kReportHelp)) return kExitOk;
 
 #ifndef IOTAP_ANALYZER_CLI_ARGS_H_
 #define IOTAP_ANALYZER_CLI_ARGS_H_
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,6 +30,15 @@ struct OptionSpec {
   std::string long_name;
   bool takes_value;
 };
+
+// Whether `word` asks for help: "-h" or "--help".
+bool IsHelpWord(std::string_view word);
+
+// If a word before "--" asks for help (IsHelpWord), prints `help` on
+// standard output and returns true. With `command_follows`, only the words
+// before the first positional one count: in `iotap run python train.py
+// --help`, the --help is the job's.
+bool ShowHelpIfAsked(int argc, char** argv, std::string_view help, bool command_follows = false);
 
 class Args {
  public:

@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analyzer/analysis/run_analysis.h"
+#include "analyzer/base/text.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
-#include "analyzer/findings.h"
-#include "analyzer/report_diff.h"
-#include "analyzer/report_diff_output.h"
-#include "analyzer/run_analysis.h"
-#include "analyzer/saved_report.h"
-#include "analyzer/text.h"
+#include "analyzer/findings/findings.h"
+#include "analyzer/output/report_diff.h"
+#include "analyzer/output/report_diff_output.h"
+#include "analyzer/output/saved_report.h"
 
 namespace iotap::cli {
 
@@ -83,13 +83,7 @@ int Load(const char* label, const std::string& path, bool saved,
 }  // namespace
 
 int DiffCommand(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kDiffHelp, stdout);
-      return kExitOk;
-    }
-  }
+  if (ShowHelpIfAsked(argc, argv, kDiffHelp)) return kExitOk;
   auto args = Args::Parse(argc, argv,
                           {{"", "--steps-a", true},
                            {"", "--steps-b", true},

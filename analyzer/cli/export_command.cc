@@ -5,11 +5,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "analyzer/chrome_json_export.h"
+#include "analyzer/base/text.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
-#include "analyzer/perfetto_export.h"
-#include "analyzer/text.h"
+#include "analyzer/output/export/chrome_json_export.h"
+#include "analyzer/output/export/perfetto_export.h"
 
 namespace iotap::cli {
 
@@ -50,13 +50,7 @@ void Summarize(const std::string& path, const analyzer::ExportStats& s) {
 }  // namespace
 
 int ExportCommand(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kExportHelp, stdout);
-      return kExitOk;
-    }
-  }
+  if (ShowHelpIfAsked(argc, argv, kExportHelp)) return kExitOk;
   auto args = Args::Parse(
       argc, argv,
       {{"", "--perfetto", true}, {"", "--chrome-json", true}, {"", "--max-events", true}});

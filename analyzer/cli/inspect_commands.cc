@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analyzer/analysis/stats.h"
+#include "analyzer/base/text.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
-#include "analyzer/dump.h"
-#include "analyzer/stats.h"
-#include "analyzer/text.h"
-#include "analyzer/trace_set.h"
+#include "analyzer/output/export/dump.h"
+#include "analyzer/read/trace_set.h"
 
 namespace iotap::cli {
 
@@ -37,14 +37,6 @@ constexpr char kDumpHelp[] =
     "thread recorded them: time since the process started, duration, pid, tid,\n"
     "layer, call, offset, bytes requested, result, errno, file.\n";
 
-bool WantsHelp(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") return true;
-  }
-  return false;
-}
-
 // Opens -o FILE (or stdout). Returns null after printing why.
 std::FILE* OpenOutput(const std::string& path) {
   if (path.empty() || path == "-") return stdout;
@@ -62,10 +54,7 @@ void ReportIssues(const std::vector<analyzer::ReadIssue>& issues) {
 }  // namespace
 
 int StatsCommand(int argc, char** argv) {
-  if (WantsHelp(argc, argv)) {
-    std::fputs(kStatsHelp, stdout);
-    return kExitOk;
-  }
+  if (ShowHelpIfAsked(argc, argv, kStatsHelp)) return kExitOk;
   auto args = Args::Parse(argc, argv,
                           {{"", "--json", false}, {"-o", "--output", true}, {"", "--strict", false}});
   if (!args.ok() || args->positional().size() != 1) {
@@ -99,10 +88,7 @@ int StatsCommand(int argc, char** argv) {
 }
 
 int DumpCommand(int argc, char** argv) {
-  if (WantsHelp(argc, argv)) {
-    std::fputs(kDumpHelp, stdout);
-    return kExitOk;
-  }
+  if (ShowHelpIfAsked(argc, argv, kDumpHelp)) return kExitOk;
   auto args = Args::Parse(argc, argv, {{"-o", "--output", true}});
   if (!args.ok() || args->positional().size() != 1) {
     std::fprintf(stderr, "iotap dump: %s\n\n%s",

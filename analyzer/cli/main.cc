@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
 
 namespace {
@@ -28,10 +29,14 @@ constexpr char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "help") == 0 ||
-      std::strcmp(argv[1], "-h") == 0) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? iotap::cli::kExitUsage : iotap::cli::kExitOk;
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return iotap::cli::kExitUsage;
+  }
+  // `iotap --help`, `iotap -h`, `iotap help`.
+  if (iotap::cli::IsHelpWord(argv[1]) || std::strcmp(argv[1], "help") == 0) {
+    std::fputs(kUsage, stdout);
+    return iotap::cli::kExitOk;
   }
   if (std::strcmp(argv[1], "--version") == 0) {
     std::puts("iotap 0.1.0");

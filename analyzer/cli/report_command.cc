@@ -6,12 +6,12 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "analyzer/analysis/run_analysis.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
-#include "analyzer/findings.h"
-#include "analyzer/report_html.h"
-#include "analyzer/report_output.h"
-#include "analyzer/run_analysis.h"
+#include "analyzer/findings/findings.h"
+#include "analyzer/output/report_html.h"
+#include "analyzer/output/report_output.h"
 
 namespace iotap::cli {
 
@@ -34,7 +34,7 @@ constexpr char kReportHelp[] =
     "                (charts, zoomable timeline, sortable tables; opens offline)\n"
     "  --top N       files listed one by one (default 50)\n"
     "  --rules FILE  findings' thresholds and wording (a copy of the built-in\n"
-    "                analyzer/findings.textproto, edited)\n"
+    "                analyzer/findings/findings.textproto, edited)\n"
     "\n"
     "Exit codes: 0 done, 1 bad usage, 2 nothing readable at PATH.\n";
 
@@ -50,13 +50,7 @@ bool WriteFile(const std::string& path, const std::string& contents) {
 }  // namespace
 
 int ReportCommand(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kReportHelp, stdout);
-      return kExitOk;
-    }
-  }
+  if (ShowHelpIfAsked(argc, argv, kReportHelp)) return kExitOk;
   auto args = Args::Parse(argc, argv,
                           {{"", "--steps", true},
                            {"", "--format", true},

@@ -22,6 +22,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analyzer/base/numbers.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
 
@@ -194,7 +195,7 @@ int WaitForOrphans(double seconds) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double waited = static_cast<double>(now.tv_sec - start.tv_sec) +
-                    static_cast<double>(now.tv_nsec - start.tv_nsec) / 1e9;
+                    analyzer::Seconds(now.tv_nsec - start.tv_nsec);
     if (waited >= seconds) break;
     struct timespec pause = {0, 20'000'000};
     nanosleep(&pause, nullptr);
@@ -244,15 +245,7 @@ int WaitForOrphans(double seconds) {
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--") break;
-    if (a == "--help" || a == "-h") {
-      std::fputs(kRunHelp, stdout);
-      return kExitOk;
-    }
-    if (!a.empty() && a[0] != '-') break;
-  }
+  if (ShowHelpIfAsked(argc, argv, kRunHelp, /*command_follows=*/true)) return kExitOk;
   auto args = Args::Parse(argc, argv,
                           {{"-o", "--output", true},
                            {"", "--flush-interval", true},

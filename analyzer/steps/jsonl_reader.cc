@@ -7,17 +7,14 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "analyzer/internal/byte_source.h"
-#include "analyzer/internal/decimal.h"
-#include "analyzer/internal/json_tokenizer.h"
+#include "analyzer/steps/byte_source.h"
+#include "analyzer/steps/decimal.h"
+#include "analyzer/steps/json_tokenizer.h"
 #include "analyzer/steps/span_building.h"
 
 namespace iotap::analyzer {
 
 namespace {
-
-using internal::JsonToken;
-using internal::JsonTokenizer;
 
 // A longer line is taken for damage (a file that is not JSON lines at all).
 constexpr size_t kMaxLineBytes = 16u << 20;
@@ -46,7 +43,7 @@ absl::Status ParseWaits(JsonTokenizer* json, std::vector<TimeWindow>* waits) {
     for (int64_t& end : ends) {
       if (absl::Status s = json->Next(&t); !s.ok()) return s;
       std::optional<int64_t> ns;
-      if (t.type == JsonToken::kNumber) ns = internal::ScaleDecimal(t.text, 9);
+      if (t.type == JsonToken::kNumber) ns = ScaleDecimal(t.text, 9);
       if (absl::Status s = Expect(ns.has_value(), t, kPair); !s.ok()) return s;
       end = *ns;
     }
@@ -88,7 +85,7 @@ absl::Status ParseLine(std::string_view text, uint64_t line, uint64_t offset, Li
       if (key == "rank") span.rank = static_cast<int>(n);
       if (key == "pid") span.pid = static_cast<int>(n);
     } else if (key == "start" || key == "end" || key == "data_wait") {
-      std::optional<int64_t> ns = number ? internal::ScaleDecimal(value.text, 9) : std::nullopt;
+      std::optional<int64_t> ns = number ? ScaleDecimal(value.text, 9) : std::nullopt;
       s = Expect(ns.has_value(), value, absl::StrCat("\"", key, "\" must be a number of seconds"));
       (key == "start" ? start : key == "end" ? end : wait) = ns;
     } else if (key == "data_waits") {
@@ -137,7 +134,7 @@ absl::Status ParseLine(std::string_view text, uint64_t line, uint64_t offset, Li
 }  // namespace
 
 absl::StatusOr<StepLog> ReadJsonLinesLog(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<internal::ByteSource>> in = internal::ByteSource::Open(path);
+  absl::StatusOr<std::unique_ptr<ByteSource>> in = ByteSource::Open(path);
   if (!in.ok()) return in.status();
   StepLog log;
   log.source = StepSource::kJsonLines;

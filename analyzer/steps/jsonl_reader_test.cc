@@ -3,7 +3,7 @@
 #include <string>
 
 #include "analyzer/steps/step_log.h"
-#include "analyzer/steps/step_test_util.h"
+#include "analyzer/testing/test_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -37,8 +37,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analyzer/read/trace_reader.h"
 #include "analyzer/steps/step_log.h"
-#include "analyzer/trace_reader.h"
 
 namespace iotap::analyzer {
 

@@ -7,17 +7,14 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "analyzer/internal/byte_source.h"
-#include "analyzer/internal/decimal.h"
-#include "analyzer/internal/json_tokenizer.h"
+#include "analyzer/steps/byte_source.h"
+#include "analyzer/steps/decimal.h"
+#include "analyzer/steps/json_tokenizer.h"
 #include "analyzer/steps/span_building.h"
 
 namespace iotap::analyzer {
 
 namespace {
-
-using internal::JsonToken;
-using internal::JsonTokenizer;
 
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
 constexpr std::string_view kWaitPrefix = "enumerate(DataLoader)#";
@@ -76,7 +73,7 @@ class TraceParser {
         saw_events_ = true;
         s = Events();
       } else if (key.text == "baseTimeNanoseconds" && value.type == JsonToken::kNumber) {
-        base_ns = internal::ScaleDecimal(value.text, 0);
+        base_ns = ScaleDecimal(value.text, 0);
       } else if (key.text == "distributedInfo" && value.type == JsonToken::kBeginObject) {
         s = DistributedInfo();
       } else {
@@ -150,8 +147,8 @@ class TraceParser {
     if (!is_step && !is_wait) return absl::OkStatus();
     RawSpan span;
     span.pid = pid;
-    std::optional<int64_t> ts = internal::ScaleDecimal(ts_, 3);
-    std::optional<int64_t> dur = internal::ScaleDecimal(dur_, 3);
+    std::optional<int64_t> ts = ScaleDecimal(ts_, 3);
+    std::optional<int64_t> dur = ScaleDecimal(dur_, 3);
     bool numbered = !is_step || absl::SimpleAtoi(name_.substr(kStepPrefix.size()), &span.step);
     if (!ts || !dur || *dur < 0 || !numbered) {
       ++unusable;
@@ -173,7 +170,7 @@ bool ByStart(const RawSpan& a, const RawSpan& b) { return a.ts_ns < b.ts_ns; }
 }  // namespace
 
 absl::StatusOr<StepLog> ReadProfilerTrace(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<internal::ByteSource>> in = internal::ByteSource::Open(path);
+  absl::StatusOr<std::unique_ptr<ByteSource>> in = ByteSource::Open(path);
   if (!in.ok()) return in.status();
   JsonTokenizer json(in->get());
   TraceParser parser(&json);

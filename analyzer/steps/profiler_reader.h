@@ -21,7 +21,7 @@
 // nanosecond written as "123.456" stays one. The rank comes from
 // `distributedInfo.rank`.
 //
-// The JSON is tokenized as it streams in (internal/json_tokenizer.h); memory
+// The JSON is tokenized as it streams in (json_tokenizer.h); memory
 // grows with the number of steps and waits, not the size of the file. A
 // malformed or cut file keeps the steps before the damage and reports the
 // line, column and byte offset in StepLog::errors.

@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/internal/byte_source.h"
-#include "analyzer/internal/json_tokenizer.h"
+#include "analyzer/steps/byte_source.h"
+#include "analyzer/steps/json_tokenizer.h"
 #include "analyzer/steps/jsonl_reader.h"
 #include "analyzer/steps/marker_steps.h"
 #include "analyzer/steps/profiler_reader.h"
@@ -29,13 +29,13 @@ constexpr std::array<std::string_view, 7> kProfilerKeys = {
 // A JSON object at the start of `head`: a profiler trace or a JSON-lines
 // step, by the first key that tells.
 Kind KindOfObject(std::string_view head) {
-  internal::JsonTokenizer json(head);
-  internal::JsonToken key, value;
-  if (!json.Next(&key).ok() || key.type != internal::JsonToken::kBeginObject) {
+  JsonTokenizer json(head);
+  JsonToken key, value;
+  if (!json.Next(&key).ok() || key.type != JsonToken::kBeginObject) {
     return Kind::kUnknown;
   }
   for (;;) {
-    if (!json.Next(&key).ok() || key.type != internal::JsonToken::kKey) return Kind::kUnknown;
+    if (!json.Next(&key).ok() || key.type != JsonToken::kKey) return Kind::kUnknown;
     if (key.text == "step") return Kind::kJsonLines;
     for (std::string_view k : kProfilerKeys) {
       if (key.text == k) return Kind::kProfiler;
@@ -94,7 +94,7 @@ const char* StepSourceName(StepSource source) {
 absl::StatusOr<StepLog> ReadStepLog(const std::string& path) {
   std::string head(kHeadBytes, '\0');
   {
-    absl::StatusOr<std::unique_ptr<internal::ByteSource>> in = internal::ByteSource::Open(path);
+    absl::StatusOr<std::unique_ptr<ByteSource>> in = ByteSource::Open(path);
     if (!in.ok()) return in.status();
     // A cut .gz still shows its start (the reader reports the cut later);
     // one that shows nothing is an error now.

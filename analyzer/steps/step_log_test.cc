@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "analyzer/steps/span_building.h"
-#include "analyzer/steps/step_test_util.h"
+#include "analyzer/testing/test_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

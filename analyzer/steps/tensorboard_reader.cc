@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzer/internal/byte_source.h"
+#include "analyzer/steps/byte_source.h"
 #include "analyzer/steps/span_building.h"
 #include "proto/wire/crc32c.h"
 #include "proto/wire/little_endian.h"
@@ -17,8 +17,6 @@
 namespace iotap::analyzer {
 
 namespace {
-
-using internal::ByteSource;
 
 // A record longer than this is taken for damage, even with a valid CRC.
 constexpr uint64_t kMaxRecordBytes = 1ull << 30;

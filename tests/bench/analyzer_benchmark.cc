@@ -7,11 +7,11 @@
 #include <iterator>
 #include <string>
 
-#include "analyzer/path_table.h"
-#include "analyzer/process_analysis.h"
-#include "analyzer/stats.h"
-#include "analyzer/synthetic_trace.h"
-#include "analyzer/trace_reader.h"
+#include "analyzer/analysis/process_analysis.h"
+#include "analyzer/analysis/stats.h"
+#include "analyzer/read/path_table.h"
+#include "analyzer/read/trace_reader.h"
+#include "analyzer/testing/synthetic_trace.h"
 #include "benchmark/benchmark.h"
 
 namespace iotap::analyzer {

@@ -60,7 +60,7 @@
 #include <thread>
 #include <vector>
 
-#include "analyzer/synthetic_trace.h"
+#include "analyzer/testing/synthetic_trace.h"
 
 namespace {
 

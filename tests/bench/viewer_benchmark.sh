@@ -59,7 +59,7 @@ for shape in "10 1000000" "100 100000"; do
   measure "$processes processes x $per_process" "$work/run-$processes"
 done
 # Wide rather than long: 2624 processes, 64 trainer groups on 8 hosts, where
-# the page keeps the busiest processes and series (analyzer/report_condense.h).
+# the page keeps the busiest processes and series (analyzer/output/report_condense.h).
 "$build/bin/make_sample_runs" "$work/samples" --wide
 measure "64 trainers x 40 loaders" "$work/samples/wide"
 exit $status

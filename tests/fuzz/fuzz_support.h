@@ -60,7 +60,7 @@ class MemoryFile {
 };
 
 // Whether `s` is valid UTF-8 (no overlong forms, surrogates or code points
-// past U+10FFFF), checked independently of analyzer/text.h.
+// past U+10FFFF), checked independently of analyzer/base/text.h.
 inline bool IsValidUtf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {

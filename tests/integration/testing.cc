@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/trace_set.h"
+#include "analyzer/read/trace_set.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/event.h"
-#include "analyzer/trace_reader.h"
+#include "analyzer/read/event.h"
+#include "analyzer/read/trace_reader.h"
 #include "iotap/trace.pb.h"
 
 namespace iotap::testing {

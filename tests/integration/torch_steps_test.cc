@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/read/trace_set.h"
 #include "analyzer/steps/marker_steps.h"
 #include "analyzer/steps/step_log.h"
-#include "analyzer/trace_set.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/testing.h"

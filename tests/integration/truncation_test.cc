@@ -6,8 +6,8 @@
 #include <set>
 #include <string>
 
-#include "analyzer/trace_reader.h"
-#include "analyzer/trace_set.h"
+#include "analyzer/read/trace_reader.h"
+#include "analyzer/read/trace_set.h"
 #include "gtest/gtest.h"
 #include "tests/integration/testing.h"
 #include "zstd.h"

@@ -1,5 +1,5 @@
 // Checks a Perfetto trace written by `iotap export --perfetto` with the schema
-// of the fields it writes (analyzer/perfetto_check.h), and that it holds
+// of the fields it writes (analyzer/testing/perfetto_check.h), and that it holds
 // slices and counters at all; for the trace of a real job.
 //
 //   check_perfetto FILE
@@ -9,7 +9,7 @@
 #include <iterator>
 #include <string>
 
-#include "analyzer/perfetto_check.h"
+#include "analyzer/testing/perfetto_check.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -1,5 +1,5 @@
 // Writes the synthetic runs the browser tests and the viewer benchmark report
-// on (analyzer/sample_runs.h):
+// on (analyzer/testing/sample_runs.h):
 //
 //   make_sample_runs DIR [--wide]
 //
@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <string>
 
-#include "analyzer/sample_runs.h"
+#include "analyzer/testing/sample_runs.h"
 
 int main(int argc, char** argv) {
   const bool wide = argc == 3 && std::strcmp(argv[2], "--wide") == 0;

@@ -7,12 +7,12 @@
 
 add_executable(make_sample_runs viewer/make_sample_runs.cc)
 target_include_directories(make_sample_runs PRIVATE ${PROJECT_SOURCE_DIR})
-target_link_libraries(make_sample_runs PRIVATE iotap_synthetic_trace)
+target_link_libraries(make_sample_runs PRIVATE iotap_analyzer_testing)
 
 # The Perfetto export of the same real job, decoded and checked.
 add_executable(check_perfetto viewer/check_perfetto.cc)
 target_include_directories(check_perfetto PRIVATE ${PROJECT_SOURCE_DIR})
-target_link_libraries(check_perfetto PRIVATE iotap_perfetto_check)
+target_link_libraries(check_perfetto PRIVATE iotap_analyzer_testing)
 
 set(viewer_dir ${CMAKE_CURRENT_SOURCE_DIR}/viewer)
 set(reports ${PROJECT_BINARY_DIR}/viewer-reports)

@@ -1,0 +1,59 @@
+// The analysis of a whole run: every trace file plus any step logs, turned
+// into a report::Report (proto/iotap/report.proto).
+//
+//   AnalysisOptions options;
+//   options.step_logs = {"runs/tb/events.out.tfevents..."};
+//   absl::StatusOr<report::Report> r = AnalyzeRun("iotap-20261121-101500", options);
+//
+// How the numbers are defined (the report's reader sees the same in
+// report.proto):
+// - I/O busy time is the union of the intervals of I/O calls on data files:
+//   exact per process; across processes and within steps, at the resolution
+//   of a time bitmap (1 us for runs up to about an hour, see time_bitmap.h).
+// - A step's data wait is what its step source says (data-wait markers,
+//   profiler DataLoader spans, a JSON-lines field). During a wait, `fetch` is
+//   the time the trainer or its loaders were in I/O calls; `prep` is the rest
+//   of the wait scaled by how busy the busiest loader was: running on a CPU
+//   or runnable and waiting for one (from the CPU and run-queue samples every
+//   process takes); `other` is what remains (queues, IPC, collation, idle
+//   workers).
+// - Exposed I/O is the trainer group's I/O during data waits; hidden I/O is
+//   its I/O during the rest of the steps.
+// Memory grows with the number of processes, files and time bins, not with
+// the number of events; files are read in parallel.
+
+#ifndef IOTAP_ANALYZER_ANALYSIS_RUN_ANALYSIS_H_
+#define IOTAP_ANALYZER_ANALYSIS_RUN_ANALYSIS_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "iotap/report.pb.h"
+#include "iotap/rules.pb.h"
+
+namespace iotap::analyzer {
+
+struct AnalysisOptions {
+  std::vector<std::string> step_logs;  // extra step sources (see steps/step_log.h)
+  int top_files = 50;                  // files listed one by one
+  int timeline_bins = 600;
+  int threads = 2;                     // files read in parallel
+  const rules::RuleSet* rules = nullptr;  // findings' rules; null: the built-in ones
+  // Called after each trace file with (files done, files total).
+  std::function<void(size_t, size_t)> progress;
+};
+
+// Analyses the run at `path` (a trace file or a directory of them). Fails
+// only if nothing could be read; everything else becomes a note.
+absl::StatusOr<report::Report> AnalyzeRun(const std::string& path,
+                                          const AnalysisOptions& options);
+
+// As AnalyzeRun, over a list of trace files.
+absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>& files,
+                                                 const AnalysisOptions& options);
+
+}  // namespace iotap::analyzer
+
+#endif  // IOTAP_ANALYZER_ANALYSIS_RUN_ANALYSIS_H_

@@ -1,0 +1,102 @@
+// Internal to the run analysis: what is kept for the whole run while trace
+// files are read, and the pieces that turn it into a report. Not part of the
+// analyzer's interface (see run_analysis.h).
+
+#ifndef IOTAP_ANALYZER_ANALYSIS_RUN_STATE_H_
+#define IOTAP_ANALYZER_ANALYSIS_RUN_STATE_H_
+
+#include <array>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "analyzer/analysis/process_analysis.h"
+#include "analyzer/analysis/time_bitmap.h"
+#include "analyzer/read/path_table.h"
+#include "analyzer/read/run_catalog.h"
+#include "analyzer/steps/step_log.h"
+#include "iotap/report.pb.h"
+
+namespace iotap::analyzer::internal {
+
+// A trainer and the loaders that serve it.
+struct TrainerGroup {
+  // Guards what the group's processes add while files are read in parallel
+  // (busy time, series), so that they do not wait for RunState::mu.
+  std::mutex mu;
+  int trainer = -1;                       // catalog index
+  std::vector<int> loaders;               // catalog indices
+  std::unique_ptr<TimeBitmap> io;         // trainer + loaders, data files
+  std::unique_ptr<TimeBitmap> writes;     // the trainer's data-file writes
+  std::unique_ptr<AdaptiveSeries> read_bytes;
+  std::unique_ptr<AdaptiveSeries> read_calls;
+  std::unique_ptr<AdaptiveSeries> read_ns;
+  std::unique_ptr<AdaptiveSeries> trainer_cpu;
+  std::map<int, AdaptiveSeries> loader_cpu;  // per loader
+  // Per loader: time its main thread was runnable but had no CPU.
+  std::map<int, AdaptiveSeries> loader_run_queue;
+  std::vector<StepSpan> steps;
+  std::vector<TimedEvent> cuda_copies;    // the trainer's
+  std::vector<TimeWindow> epochs;         // from the trainer's "epoch" marks
+};
+
+struct RunState {
+  RunCatalog catalog;
+  int64_t origin_ns = 0;       // wall clock of the run's start
+  int64_t end_ns = 0;          // last event or end record seen
+  int64_t resolution_ns = 1000;
+  std::mutex mu;
+
+  std::vector<ProcessResult> processes;  // by catalog index (summaries only kept)
+  std::vector<bool> read_ok;
+  // Every path any process touched; files_by_id holds their figures by id
+  // while the files are read, and `files` by path once all are.
+  PathTable paths;
+  std::deque<FileAccumulator> files_by_id;  // a deque: growing moves nothing
+  std::map<std::string, FileAccumulator> files;
+  SizeHistogram data_read_sizes;
+  std::array<LayerAccumulator, kLayerCount> layers;
+  std::map<std::string, DatasetAccumulator> datasets;
+  TfRecordCollector tfrecords;
+  std::map<CudaKey, CudaAccumulator> cuda;
+  std::unique_ptr<TimeBitmap> all_io;  // processes outside every group; then all
+  std::mutex all_io_mu;
+  std::vector<AdaptiveSeries> layer_read_bytes;
+  std::map<int, TrainerGroup> groups;    // by trainer catalog index
+  std::vector<std::vector<StepLog>> marker_steps;  // by catalog index
+  std::vector<ReadIssue> issues;
+  std::vector<std::string> step_log_paths;  // --steps
+  std::vector<std::string> step_sources;    // what the steps came from
+  std::vector<std::string> notes;           // said while building the report
+  uint64_t events = 0;
+  uint64_t dropped = 0;
+  int64_t late_clipped_ns = 0;
+};
+
+// The group a process belongs to (its own if a trainer), or -1.
+int GroupOf(const RunState& state, int index);
+
+// Fills report->steps, step_statistics, overlap, epochs and workers; promotes
+// processes that recorded steps to trainers.
+void BuildSteps(RunState& state, report::Report* report);
+
+// Fills report->timeline (after BuildSteps).
+void BuildTimeline(RunState& state, int bins, report::Report* report);
+
+// Fills files, other_files, layers, datasets and cuda_copies.
+void BuildTables(RunState& state, int top_files, report::Report* report);
+
+// Fills report->run (after the others) and report->notes.
+void BuildRunSummary(RunState& state, report::Report* report);
+void BuildNotes(RunState& state, report::Report* report);
+
+// Fills report->run.host_clocks and adds notes on wall-clock steps and host
+// clock skew (report_clocks.cc; after BuildSteps and FillProcesses).
+void CheckClocks(const RunState& state, report::Report* report);
+
+}  // namespace iotap::analyzer::internal
+
+#endif  // IOTAP_ANALYZER_ANALYSIS_RUN_STATE_H_

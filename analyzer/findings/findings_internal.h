@@ -1,0 +1,64 @@
+// Internal to the findings: what a rule computes and the context it reads.
+// Rules are plain functions registered by name (see findings.cc).
+
+#ifndef IOTAP_ANALYZER_FINDINGS_FINDINGS_INTERNAL_H_
+#define IOTAP_ANALYZER_FINDINGS_FINDINGS_INTERNAL_H_
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "iotap/report.pb.h"
+#include "iotap/rules.pb.h"
+
+namespace iotap::analyzer::internal {
+
+using report::Finding;
+using report::Report;
+
+// What a rule found: its severity, the seconds at stake, whether it is a
+// cause (ranked before symptoms), the values its summary names, and the
+// evidence and objects to show.
+struct Result {
+  Finding::Severity severity = Finding::INFO;
+  double score = 0;
+  bool cause = true;
+  std::map<std::string, std::string> values;
+  std::vector<report::Evidence> evidence;
+  std::vector<std::string> objects;
+};
+
+class Context {
+ public:
+  Context(const Report& r, const rules::Rule& rule) : r_(r), rule_(rule) {}
+  const Report& report() const { return r_; }
+  // The rule's threshold `name`, or `fallback` if the data file has none.
+  double T(const std::string& name, double fallback) const;
+  bool steps_known() const { return r_.step_statistics().data_stall_share() >= 0; }
+  double total_step_s() const { return r_.step_statistics().total_step_s(); }
+  double run_s() const;
+  // Severity of a cause costing `seconds` of waiting (with steps known), or
+  // `share_of_run` of the run (without).
+  Finding::Severity Impact(double seconds, double share_of_run) const;
+
+ private:
+  const Report& r_;
+  const rules::Rule& rule_;
+};
+
+using RuleFn = std::function<std::optional<Result>(const Context&)>;
+
+std::string Pct(double share);
+void AddEvidence(Result& res, std::string name, double value, std::string unit, std::string text);
+// Seconds trainers waited while their group was in I/O, over every step.
+double FetchSeconds(const Report& r);
+
+// Rule functions by id.
+void RegisterDataRules(std::map<std::string, RuleFn>* rules);
+void RegisterRunRules(std::map<std::string, RuleFn>* rules);
+
+}  // namespace iotap::analyzer::internal
+
+#endif  // IOTAP_ANALYZER_FINDINGS_FINDINGS_INTERNAL_H_

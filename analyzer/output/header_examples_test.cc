@@ -1,0 +1,86 @@
+// The usage examples in this folder's headers, compiled and run: an example
+// that drifts from the API breaks the build. Each test holds its header's
+// example as the header writes it (placeholders filled in); keep the two in
+// step.
+
+#include <sstream>
+#include <string>
+
+#include "analyzer/output/report_condense.h"
+#include "analyzer/output/report_diff.h"
+#include "analyzer/output/report_diff_output.h"
+#include "analyzer/output/report_html.h"
+#include "analyzer/output/report_output.h"
+#include "analyzer/output/saved_report.h"
+#include "analyzer/testing/test_files.h"
+#include "gtest/gtest.h"
+
+namespace iotap::analyzer {
+namespace {
+
+using testing::WriteTemp;
+
+// A report of `steps` steps of a second.
+report::Report StepsReport(int steps) {
+  report::Report r;
+  r.set_schema_version(1);
+  r.mutable_run()->add_command("python3");
+  r.mutable_run()->set_steps(steps);
+  r.mutable_step_statistics()->set_steps(steps);
+  r.mutable_step_statistics()->set_median_step_s(1);
+  for (int i = 0; i < steps; ++i) r.add_steps()->set_duration_s(1);
+  return r;
+}
+
+TEST(HeaderExamplesTest, ReportOutput) {
+  const report::Report report = StepsReport(3);
+  std::ostringstream out;
+  // report_output.h
+  out << ReportToText(report);
+  EXPECT_EQ(out.str().rfind("iotap report: python3\n", 0), 0u) << out.str();
+}
+
+TEST(HeaderExamplesTest, ReportHtml) {
+  const report::Report report = StepsReport(3);
+  // report_html.h
+  std::string page = ReportToHtml(report);   // write it to report.html
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+}
+
+TEST(HeaderExamplesTest, ReportCondense) {
+  const report::Report full = StepsReport(5000);
+  // report_condense.h
+  report::Report small = CondenseReport(full, CondenseOptions{});
+  std::string page = ReportToHtml(small);
+  EXPECT_LT(small.steps_size(), full.steps_size());
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+}
+
+TEST(HeaderExamplesTest, ReportDiff) {
+  const report::Report before = StepsReport(3), after = StepsReport(4);
+  int figures = 0;
+  std::ostringstream out;
+  // report_diff.h
+  report::ReportDiff d = DiffReports(before, after);
+  for (const report::MetricDiff& m : d.metrics()) figures += m.id() == "steps";
+  // report_diff_output.h
+  out << DiffToText(DiffReports(before, after));
+
+  EXPECT_EQ(figures, 1);
+  EXPECT_NE(out.str().find("steps"), std::string::npos) << out.str();
+}
+
+TEST(HeaderExamplesTest, SavedReport) {
+  const std::string path = WriteTemp("example-report.json", ReportToJson(StepsReport(2)));
+  double steps = 0;
+  // saved_report.h
+  if (LooksLikeSavedReport(path)) {
+    absl::StatusOr<report::Report> r = ReadSavedReport(path);
+    ASSERT_TRUE(r.ok()) << r.status();
+    steps = r->run().steps();
+  }
+  EXPECT_EQ(steps, 2);
+}
+
+}  // namespace
+}  // namespace iotap::analyzer

@@ -1,0 +1,469 @@
+#include "analyzer/read/event.h"
+
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "proto/wire/varint.h"
+
+namespace iotap::analyzer {
+
+namespace {
+
+// A column may be absent (all zeros) or hold one value per event.
+template <typename Column>
+bool SizeOk(const Column& column, int n) {
+  return column.empty() || column.size() == n;
+}
+
+// The column's values, or `n` zeros for an absent column, so the decoding
+// loop has no branch per value.
+template <typename T>
+const T* Values(const google::protobuf::RepeatedField<T>& column, int n) {
+  if (!column.empty()) return column.data();
+  thread_local std::vector<T> zeros;
+  if (zeros.size() < static_cast<size_t>(n)) zeros.resize(n, 0);
+  return zeros.data();
+}
+
+// Which op numbers the schema defines, looked up without a call per event.
+const std::array<bool, 512> kKnownOps = [] {
+  std::array<bool, 512> known{};
+  for (size_t i = 0; i < known.size(); ++i) known[i] = Op_IsValid(static_cast<int>(i));
+  return known;
+}();
+// Replaces each OP_TFRECORD_RECORDS event by the OP_TFRECORD_RECORD events it
+// stands for (trace.proto), which share its seq.
+absl::Status ExpandRecordGroups(EventBatch* batch) {
+  std::vector<Event> out;
+  out.reserve(batch->events.size() * 2);
+  for (const Event& e : batch->events) {
+    if (e.op != OP_TFRECORD_RECORDS) {
+      out.push_back(e);
+      continue;
+    }
+    uint64_t count = e.aux >> 56;
+    if (count < 2 || count > 8) {
+      return absl::DataLossError(absl::StrCat("a TFRecord record group of thread ", batch->tid,
+                                              " claims ", count, " records (2 to 8 expected)"));
+    }
+    bool index_known = (e.flags & FLAG_TFRECORD_INDEX_UNKNOWN) == 0;
+    uint64_t lengths[2] = {e.requested, static_cast<uint64_t>(e.result)};
+    uint64_t offset = static_cast<uint64_t>(e.offset);  // wraps, as in Assemble
+    for (uint64_t k = 0; k < count; ++k) {
+      Event r = e;
+      r.op = OP_TFRECORD_RECORD;
+      r.offset = static_cast<int64_t>(offset);
+      r.requested = (lengths[k / 4] >> (16 * (k % 4))) & 0xffff;
+      r.result = 1;
+      r.aux = index_known ? (e.aux & ((uint64_t{1} << 56) - 1)) + k : 0;
+      out.push_back(r);
+      offset += 16 + r.requested;
+    }
+  }
+  batch->events = std::move(out);
+  return absl::OkStatus();
+}
+
+// What a chunk says besides its columns.
+struct ChunkHeader {
+  uint32_t tid = 0;
+  uint64_t base_time_ns = 0;
+  uint32_t time_unit_ns = 0;
+  uint64_t first_seq = 0;
+  uint64_t dropped_before = 0;
+};
+
+absl::Status ColumnLengthError(uint32_t tid, int n) {
+  return absl::DataLossError(absl::StrCat(
+      "event chunk of thread ", tid, " has columns of different lengths (", n, " ops)"));
+}
+
+// One event's column values as stored (signed columns as the bits of the
+// int64, zigzag already undone).
+struct ColumnValues {
+  uint64_t op, gap, duration, file, offset_delta, requested, result, error, flags, parent, aux;
+};
+
+// Undoes the deltas of `n` events whose column values `next(i)` gives, in
+// order.
+template <typename Next>
+absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch) {
+  const int64_t unit = h.time_unit_ns == 0 ? 1 : h.time_unit_ns;
+  batch->tid = h.tid;
+  batch->dropped_before = h.dropped_before;
+  batch->events.resize(n);
+  // Deltas add up modulo 2^64, as two's complement: a damaged chunk may
+  // hold any values, and signed overflow would be undefined.
+  uint64_t end_units = static_cast<uint64_t>(static_cast<int64_t>(h.base_time_ns) / unit);
+  uint64_t offset = 0;
+  bool groups = false;
+  // Times past kMaxMonotonicNs, or ending before they start, are damage:
+  // the analysis adds wall-clock offsets to them.
+  const uint64_t max_units = static_cast<uint64_t>(kMaxMonotonicNs) / static_cast<uint64_t>(unit);
+  bool times_ok = true;
+  Event* events = batch->events.data();
+  for (int i = 0; i < n; ++i) {
+    const ColumnValues v = next(i);
+    Event& e = events[i];
+    uint64_t start_units = end_units + v.gap;
+    end_units = start_units + v.duration;
+    e.seq = h.first_seq + static_cast<uint64_t>(i);
+    times_ok &= start_units <= max_units && end_units <= max_units && start_units <= end_units;
+    e.start_ns = static_cast<int64_t>(start_units * static_cast<uint64_t>(unit));
+    e.end_ns = static_cast<int64_t>(end_units * static_cast<uint64_t>(unit));
+    uint32_t o = static_cast<uint32_t>(v.op);
+    e.op = o < kKnownOps.size() && kKnownOps[o] ? static_cast<Op>(o) : OP_UNSPECIFIED;
+    groups |= e.op == OP_TFRECORD_RECORDS;
+    e.file = static_cast<uint32_t>(v.file);
+    e.flags = static_cast<uint32_t>(v.flags);
+    bool has_offset = (e.flags & FLAG_HAS_OFFSET) != 0;
+    offset += has_offset ? v.offset_delta : 0;
+    e.offset = has_offset ? static_cast<int64_t>(offset) : 0;
+    e.requested = v.requested;
+    e.result = static_cast<int64_t>(v.result);
+    e.error = static_cast<uint32_t>(v.error);
+    e.parent = v.parent;
+    e.aux = v.aux;
+    e.tid = h.tid;
+  }
+  if (!times_ok) {
+    batch->events.clear();
+    return absl::DataLossError(absl::StrCat(
+        "event chunk of thread ", h.tid, " has event times out of range"));
+  }
+  return groups ? ExpandRecordGroups(batch) : absl::OkStatus();
+}
+
+// Decodes `n` events from padded columns (ChunkDecoder::Decode); nullopt
+// if a varint takes more than 10 bytes.
+template <typename Packer>
+std::optional<absl::Status> DecodeColumns(const ChunkHeader& h, int n,
+                                          const uint8_t* (&column)[11], EventBatch* batch) {
+  bool ok = true;
+  absl::Status status = Assemble(
+      h, n,
+      [&](int) {
+        ColumnValues v;
+        v.op = wire::NextPaddedVarint<Packer>(column[0], ok);
+        v.gap =
+            static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[1], ok)));
+        v.duration = wire::NextPaddedVarint<Packer>(column[2], ok);
+        v.file = wire::NextPaddedVarint<Packer>(column[3], ok);
+        v.offset_delta =
+            static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[4], ok)));
+        v.requested = wire::NextPaddedVarint<Packer>(column[5], ok);
+        v.result =
+            static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[6], ok)));
+        v.error = wire::NextPaddedVarint<Packer>(column[7], ok);
+        v.flags = wire::NextPaddedVarint<Packer>(column[8], ok);
+        v.parent = wire::NextPaddedVarint<Packer>(column[9], ok);
+        v.aux = wire::NextPaddedVarint<Packer>(column[10], ok);
+        return v;
+      },
+      batch);
+  if (!ok) return std::nullopt;
+  return status;
+}
+
+}  // namespace
+
+absl::Status DecodeChunk(const EventChunk& chunk, EventBatch* batch) {
+  const int n = chunk.op_size();
+  if (!SizeOk(chunk.start_gap(), n) || !SizeOk(chunk.duration(), n) ||
+      !SizeOk(chunk.file(), n) || !SizeOk(chunk.offset_delta(), n) ||
+      !SizeOk(chunk.requested(), n) || !SizeOk(chunk.result(), n) ||
+      !SizeOk(chunk.error(), n) || !SizeOk(chunk.flags(), n) || !SizeOk(chunk.parent(), n) ||
+      !SizeOk(chunk.aux(), n)) {
+    return ColumnLengthError(chunk.tid(), n);
+  }
+  ChunkHeader h{chunk.tid(), chunk.base_time_ns(), chunk.time_unit_ns(), chunk.first_seq(),
+                chunk.dropped_before()};
+  const uint32_t* op = chunk.op().data();
+  const int64_t* gap = Values(chunk.start_gap(), n);
+  const uint64_t* duration = Values(chunk.duration(), n);
+  const uint32_t* file = Values(chunk.file(), n);
+  const int64_t* offset_delta = Values(chunk.offset_delta(), n);
+  const uint64_t* requested = Values(chunk.requested(), n);
+  const int64_t* result = Values(chunk.result(), n);
+  const uint32_t* error = Values(chunk.error(), n);
+  const uint32_t* flags = Values(chunk.flags(), n);
+  const uint64_t* parent = Values(chunk.parent(), n);
+  const uint64_t* aux = Values(chunk.aux(), n);
+  return Assemble(
+      h, n,
+      [&](int i) {
+        return ColumnValues{op[i],
+                            static_cast<uint64_t>(gap[i]),
+                            duration[i],
+                            file[i],
+                            static_cast<uint64_t>(offset_delta[i]),
+                            requested[i],
+                            static_cast<uint64_t>(result[i]),
+                            error[i],
+                            flags[i],
+                            parent[i],
+                            aux[i]};
+      },
+      batch);
+}
+
+std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t size,
+                                                 EventBatch* batch) {
+  // Field numbers of the columns: 10 + index.
+  constexpr int kFirstColumn = 10;
+  struct Span {
+    const uint8_t* data = nullptr;
+    size_t size = 0;
+    bool seen = false;
+  };
+  std::array<Span, kColumns> spans;
+  ChunkHeader h;
+  const uint8_t* p = data;
+  const uint8_t* end = data + size;
+  while (p < end) {
+    uint64_t tag;
+    if (!wire::ReadVarint(&p, end, &tag) || tag > UINT32_MAX) return std::nullopt;
+    const uint64_t field = tag >> 3;
+    const int wire = static_cast<int>(tag & 7);
+    if (field == 0) return std::nullopt;
+    if (field >= 1 && field <= 5) {
+      uint64_t v;
+      if (wire != 0 || !wire::ReadVarint(&p, end, &v)) return std::nullopt;
+      switch (field) {
+        case 1: h.tid = static_cast<uint32_t>(v); break;
+        case 2: h.base_time_ns = v; break;
+        case 3: h.time_unit_ns = static_cast<uint32_t>(v); break;
+        case 4: h.first_seq = v; break;
+        case 5: h.dropped_before = v; break;
+      }
+      continue;
+    }
+    if (field >= kFirstColumn && field < kFirstColumn + kColumns) {
+      uint64_t length;
+      Span& span = spans[field - kFirstColumn];
+      if (wire != 2 || span.seen || !wire::ReadVarint(&p, end, &length) ||
+          length > static_cast<uint64_t>(end - p)) {
+        return std::nullopt;  // unpacked, given twice, or cut
+      }
+      span = Span{p, static_cast<size_t>(length), true};
+      p += length;
+      continue;
+    }
+    // An unknown field: skipped, as libprotobuf keeps it aside.
+    uint64_t length = 0;
+    switch (wire) {
+      case 0:
+        if (!wire::ReadVarint(&p, end, &length)) return std::nullopt;
+        length = 0;
+        break;
+      case 1: length = 8; break;
+      case 2:
+        if (!wire::ReadVarint(&p, end, &length)) return std::nullopt;
+        break;
+      case 5: length = 4; break;
+      default: return std::nullopt;  // groups and invalid wire types
+    }
+    if (length > static_cast<uint64_t>(end - p)) return std::nullopt;
+    p += length;
+  }
+  // Each column must hold one varint per op, or none; anything else (a
+  // cut varint, columns of different lengths) libprotobuf judges.
+  int64_t n = 0;
+  for (int c = 0; c < kColumns; ++c) {
+    int64_t count = wire::CountVarints(spans[c].data, spans[c].size);
+    if (count < 0 || (c > 0 && count != 0 && count != n)) return std::nullopt;
+    if (c == 0) n = count;
+  }
+  if (n > INT32_MAX) return std::nullopt;
+  // The columns side by side, each followed by zeros so that an 8-byte load
+  // at any varint stays inside; an absent column is `n` zeros, one-byte
+  // varints of 0.
+  constexpr size_t kPadding = 16;
+  size_t total = 0;
+  for (const Span& span : spans) total += (span.size > 0 ? span.size : n) + kPadding;
+  if (scratch_.size() < total) scratch_.resize(total);
+  const uint8_t* column[kColumns];
+  uint8_t* at = scratch_.data();
+  for (int c = 0; c < kColumns; ++c) {
+    column[c] = at;
+    if (spans[c].size > 0) {
+      std::memcpy(at, spans[c].data, spans[c].size);
+      at += spans[c].size;
+    } else {
+      std::memset(at, 0, n);
+      at += n;
+    }
+    std::memset(at, 0, kPadding);
+    at += kPadding;
+  }
+  // One varint of every column per event: the columns' reads do not wait
+  // for one another, so they overlap.
+#if defined(__x86_64__)
+  static const bool pext = wire::PextIsFast();
+  if (pext) return DecodeColumns<wire::PextPacker>(h, static_cast<int>(n), column, batch);
+#endif
+  return DecodeColumns<wire::ShiftPacker>(h, static_cast<int>(n), column, batch);
+}
+
+Layer LayerOf(Op op) {
+  int v = static_cast<int>(op);
+  if (v >= 1 && v < 100) return Layer::kPosix;
+  if (v >= 100 && v < 150) return Layer::kStdio;
+  if (v >= 150 && v < 200) return Layer::kHdf5;
+  if (v >= 200 && v < 220) return Layer::kTfRecord;
+  if (v >= 220 && v < 270) return Layer::kCuda;
+  if (v >= 270 && v < 300) return Layer::kGds;
+  if (v >= 300 && v < 320) return Layer::kMarker;
+  return Layer::kOther;
+}
+
+const char* LayerName(Layer layer) {
+  switch (layer) {
+    case Layer::kPosix: return "POSIX";
+    case Layer::kStdio: return "STDIO";
+    case Layer::kHdf5: return "HDF5";
+    case Layer::kTfRecord: return "TFRecord";
+    case Layer::kCuda: return "CUDA";
+    case Layer::kGds: return "GDS";
+    case Layer::kMarker: return "MARK";
+    case Layer::kOther: return "OTHER";
+  }
+  return "OTHER";
+}
+
+std::string OpName(Op op) {
+  switch (op) {
+    case OP_H5F_CREATE: return "H5Fcreate";
+    case OP_H5F_OPEN: return "H5Fopen";
+    case OP_H5F_FLUSH: return "H5Fflush";
+    case OP_H5F_CLOSE: return "H5Fclose";
+    case OP_H5D_CREATE: return "H5Dcreate";
+    case OP_H5D_OPEN: return "H5Dopen";
+    case OP_H5O_OPEN: return "H5Oopen";
+    case OP_H5O_CLOSE: return "H5Oclose";
+    case OP_H5D_CLOSE: return "H5Dclose";
+    case OP_H5D_READ: return "H5Dread";
+    case OP_H5D_WRITE: return "H5Dwrite";
+    case OP_H5D_READ_CHUNK: return "H5Dread_chunk";
+    case OP_H5D_WRITE_CHUNK: return "H5Dwrite_chunk";
+    case OP_CUDA_MEMCPY_HTOD: return "cudaMemcpyHtoD";
+    case OP_CUDA_MEMCPY_DTOH: return "cudaMemcpyDtoH";
+    case OP_CUDA_MEMCPY_DTOD: return "cudaMemcpyDtoD";
+    case OP_CUDA_MEMCPY_HTOH: return "cudaMemcpyHtoH";
+    case OP_CUDA_MEMCPY_PEER: return "cudaMemcpyPeer";
+    case OP_CUDA_MEMCPY_DEFAULT: return "cudaMemcpy";
+    case OP_CUDA_HOST_ALLOC: return "cudaHostAlloc";
+    case OP_CUDA_HOST_FREE: return "cudaFreeHost";
+    case OP_CUDA_HOST_REGISTER: return "cudaHostRegister";
+    case OP_CUDA_HOST_UNREGISTER: return "cudaHostUnregister";
+    case OP_CUPTI_MEMCPY: return "gpuMemcpy";
+    case OP_CUPTI_KERNEL: return "gpuKernel";
+    case OP_CUFILE_READ: return "cuFileRead";
+    case OP_CUFILE_WRITE: return "cuFileWrite";
+    case OP_CUFILE_HANDLE_REGISTER: return "cuFileRegister";
+    case OP_CUFILE_HANDLE_DEREGISTER: return "cuFileDeregister";
+    case OP_TFRECORD_RECORD: return "record";
+    default: break;
+  }
+  std::string name = Op_Name(op);
+  if (name.empty()) return absl::StrCat("op", static_cast<int>(op));
+  if (name.rfind("OP_", 0) == 0) name = name.substr(3);
+  return absl::AsciiStrToLower(name);
+}
+
+Transfer TransferOf(Op op) {
+  switch (op) {
+    case OP_READ:
+    case OP_PREAD:
+    case OP_READV:
+    case OP_PREADV:
+    case OP_PREADV2:
+    case OP_COPY_FILE_RANGE_IN:
+    case OP_SENDFILE_IN:
+    case OP_FREAD:
+    case OP_FGETS:
+    case OP_FGETC:
+    case OP_CUFILE_READ:
+      return Transfer::kRead;
+    case OP_WRITE:
+    case OP_PWRITE:
+    case OP_WRITEV:
+    case OP_PWRITEV:
+    case OP_PWRITEV2:
+    case OP_COPY_FILE_RANGE_OUT:
+    case OP_SENDFILE_OUT:
+    case OP_FWRITE:
+    case OP_FPUTC:
+    case OP_FPUTS:
+    case OP_FPRINTF:
+    case OP_CUFILE_WRITE:
+      return Transfer::kWrite;
+    default:
+      return Transfer::kNone;
+  }
+}
+
+bool IsOpen(Op op) {
+  switch (op) {
+    case OP_OPEN:
+    case OP_OPENAT:
+    case OP_CREAT:
+    case OP_MKSTEMP:
+    case OP_FOPEN:
+    case OP_FREOPEN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsMetadata(Op op) {
+  switch (op) {
+    case OP_OPEN:
+    case OP_OPENAT:
+    case OP_CREAT:
+    case OP_MKSTEMP:
+    case OP_CLOSE:
+    case OP_LSEEK:
+    case OP_STAT:
+    case OP_LSTAT:
+    case OP_FSTAT:
+    case OP_FSTATAT:
+    case OP_STATX:
+    case OP_OPENDIR:
+    case OP_READDIR:
+    case OP_CLOSEDIR:
+    case OP_UNLINK:
+    case OP_RENAME:
+    case OP_MKDIR:
+    case OP_RMDIR:
+    case OP_FOPEN:
+    case OP_FDOPEN:
+    case OP_FREOPEN:
+    case OP_FCLOSE:
+    case OP_FSEEK:
+    case OP_FTELL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace internal {
+
+const std::array<OpTraits, kOpTableSize> kOpTraits = [] {
+  std::array<OpTraits, kOpTableSize> traits;
+  for (int i = 0; i < kOpTableSize; ++i) {
+    Op op = static_cast<Op>(i);
+    traits[i] = OpTraits{LayerOf(op), TransferOf(op), IsOpen(op), IsMetadata(op)};
+  }
+  return traits;
+}();
+
+}  // namespace internal
+
+}  // namespace iotap::analyzer
