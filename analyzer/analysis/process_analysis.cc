@@ -75,14 +75,17 @@ void DatasetAccumulator::Merge(const DatasetAccumulator& o) {
   read_ns += o.read_ns;
 }
 
-ProcessAnalyzer::ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns, PathTable* paths)
+ProcessAnalyzer::ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns, PathTable* paths,
+                                 bool may_train)
     : origin_unix_ns_(origin_unix_ns),
       resolution_ns_(resolution_ns),
       own_paths_(paths == nullptr ? std::make_unique<PathTable>() : nullptr),
-      paths_(paths == nullptr ? own_paths_.get() : paths) {}
+      paths_(paths == nullptr ? own_paths_.get() : paths),
+      waits_(may_train, origin_unix_ns, resolution_ns) {}
 
 void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
   markers_.OnProcess(process);
+  waits_.OnProcess(process);
   result_.tfrecords.OnProcess(process);
   result_.io = std::make_unique<TimeSpans>(origin_unix_ns_, resolution_ns_);
   result_.writes = std::make_unique<TimeSpans>(origin_unix_ns_, resolution_ns_);
@@ -104,6 +107,9 @@ ProcessAnalyzer::FileSlot& ProcessAnalyzer::NewSlot(const ProcessTrace& process,
   FileSlot& slot = slots_[id];
   slot.known = true;
   const InternedName& name = process.Name(id);
+  if (name.kind == InternedString::KIND_PIPE || name.kind == InternedString::KIND_SOCKET) {
+    slot.channel = waits_.Channel(name.value);
+  }
   if (name.kind != InternedString::KIND_PATH && name.kind != InternedString::KIND_DEVICE) {
     return slot;  // pipes, sockets, datasets and marks are not files
   }
@@ -150,6 +156,9 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
     auto& child = hdf5_children_[e.parent];
     ++child.first;
     child.second += bytes;
+  }
+  if (slot.channel != WaitCollector::kNoChannel) {
+    waits_.OnChannel(e, start, end, slot.channel, t == Transfer::kWrite);
   }
   if (slot.file == kNoFile) return;
   FileAccumulator* f = &result_.files[slot.file];
@@ -203,7 +212,18 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
                 e.op == OP_STATX;
     if (stat && !e.Failed()) f->size_bytes = std::max(f->size_bytes, static_cast<int64_t>(e.aux));
   }
-  if (slot.data && e.op != OP_MMAP && e.op != OP_MUNMAP) io_union_->Add(start, end);
+  if (slot.data && e.op != OP_MMAP && e.op != OP_MUNMAP) {
+    io_union_->Add(start, end);
+    if (t != Transfer::kWrite && e.op != OP_FSYNC && e.op != OP_FDATASYNC) {
+      waits_.OnDataFile(e, start, end);
+    }
+  }
+}
+
+void ProcessAnalyzer::OnWait(const ProcessTrace& process, const Event& e, int64_t start,
+                             int64_t end) {
+  uint32_t channel = e.file != 0 ? Slot(process, e.file).channel : WaitCollector::kNoChannel;
+  waits_.OnWait(e, start, end, channel);
 }
 
 void ProcessAnalyzer::OnHdf5(const ProcessTrace& process, const Event& e, int64_t start,
@@ -215,6 +235,7 @@ void ProcessAnalyzer::OnHdf5(const ProcessTrace& process, const Event& e, int64_
   // Time inside H5Dread is time spent fetching data, whatever the library
   // does between its POSIX reads (chunk lookups, decompression).
   io_union_->Add(start, end);
+  waits_.OnDataFile(e, start, end);
   const InternedName& name = process.Name(e.file);
   DatasetAccumulator& d = result_.datasets[name.value];
   if (d.name.empty()) {
@@ -284,6 +305,9 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
         break;
       case Layer::kMarker:
         break;  // the marker collector has them
+      case Layer::kWait:
+        OnWait(process, e, start, end);
+        break;
       case Layer::kTfRecord:
         result_.tfrecords.OnRecord(e);
         ++result_.layers[static_cast<int>(op.layer)].ops;
@@ -330,6 +354,7 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
   markers_.OnFileEnd(process);
   result_.tfrecords.OnFileEnd(process);
   result_.steps = markers_.TakeLogs();
+  result_.waits = waits_.Finish();
   io_union_->Finish();
   result_.io_busy_ns = io_union_->total_ns();
   result_.late_clipped_ns = io_union_->late_clipped_ns();

@@ -26,6 +26,7 @@
 #include "analyzer/analysis/interval_union.h"
 #include "analyzer/analysis/tfrecord_stats.h"
 #include "analyzer/analysis/time_bitmap.h"
+#include "analyzer/analysis/wait_inference.h"
 #include "analyzer/read/event.h"
 #include "analyzer/read/path_table.h"
 #include "analyzer/read/trace_reader.h"
@@ -144,6 +145,7 @@ struct ProcessResult {
   SizeHistogram data_read_sizes;        // every data-file read
   std::vector<StepLog> steps;           // from the process's in-band markers
   std::vector<TimedEvent> cuda_copies;  // host-to-device and others
+  WaitEvidence waits;                   // what its threads waited on (wait_inference.h)
   int64_t io_busy_ns = 0;               // exact union over the process's threads
   int64_t late_clipped_ns = 0;
   int64_t first_unix_ns = INT64_MAX;
@@ -160,8 +162,11 @@ struct ProcessResult {
 class ProcessAnalyzer : public TraceVisitor {
  public:
   // `origin_unix_ns` is the run's start; `resolution_ns` the bitmap's;
-  // `paths` the run's path table (null: one of the analyzer's own).
-  ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns, PathTable* paths = nullptr);
+  // `paths` the run's path table (null: one of the analyzer's own);
+  // `may_train`: the process may be a trainer, whose waits are kept
+  // (a loader's are not needed).
+  ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns, PathTable* paths = nullptr,
+                  bool may_train = true);
 
   void OnProcess(const ProcessTrace& process) override;
   void OnEvents(const ProcessTrace& process, const EventBatch& batch) override;
@@ -176,6 +181,7 @@ class ProcessAnalyzer : public TraceVisitor {
     uint32_t file = kNoFile;  // index in result_.files
     bool data = false;
     bool known = false;
+    uint32_t channel = WaitCollector::kNoChannel;  // a pipe's or socket's
     // Access pattern trackers, one per thread reading the file: the first
     // reader's here (most files have one), other threads' in patterns_, the
     // last of them cached.
@@ -204,6 +210,7 @@ class ProcessAnalyzer : public TraceVisitor {
             int64_t end);
   void OnHdf5(const ProcessTrace& process, const Event& e, int64_t start, int64_t end);
   void OnCuda(const Event& e, int64_t start, int64_t end);
+  void OnWait(const ProcessTrace& process, const Event& e, int64_t start, int64_t end);
   void OnResources(const ResourceSample& sample, const ProcessTrace& process);
 
   int64_t origin_unix_ns_;
@@ -220,6 +227,7 @@ class ProcessAnalyzer : public TraceVisitor {
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
   std::unique_ptr<IntervalUnion> io_union_;
   MarkerCollector markers_;
+  WaitCollector waits_;
   // POSIX reads made inside HDF5 calls, by call id, until the call's own
   // event (recorded after them) says which dataset they served.
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> hdf5_children_;

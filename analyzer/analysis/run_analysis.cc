@@ -71,9 +71,18 @@ void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
       r.writes->SetInto(group.writes.get());
       group.trainer_cpu->Merge(*r.cpu_ns);
       group.cuda_copies = std::move(r.cuda_copies);
+      // A trainer without loaders reads its data itself: its main thread's
+      // reads tell where its steps load (wait_inference.h).
+      if (group.loaders.empty() && r.waits.own_io) {
+        group.own_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
+        r.waits.own_io->SetInto(group.own_io.get());
+      }
+      r.waits.own_io.reset();
+      group.waits = std::move(r.waits);
     } else {
       group.loader_cpu.emplace(index, std::move(*r.cpu_ns));
       group.loader_run_queue.emplace(index, std::move(*r.run_queue_ns));
+      group.loader_channels.insert(r.waits.channels.begin(), r.waits.channels.end());
     }
   }
   std::lock_guard<std::mutex> lock(s.mu);
@@ -123,7 +132,8 @@ void ReadAll(RunState& s, const AnalysisOptions& options) {
   auto worker = [&] {
     for (size_t i = next++; i < n; i = next++) {
       const CatalogEntry& entry = s.catalog.entries[i];
-      EndCatcher analyzer(s.origin_ns, s.resolution_ns, &s.paths);
+      EndCatcher analyzer(s.origin_ns, s.resolution_ns, &s.paths,
+                          /*may_train=*/entry.role != report::LOADER);
       std::vector<ReadIssue> issues;
       absl::Status status = ReadTraceFile(entry.path, &analyzer, &issues);
       {

@@ -311,6 +311,7 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
 
 Layer LayerOf(Op op) {
   int v = static_cast<int>(op);
+  if (v >= OP_POLL && v <= OP_COND_WAIT) return Layer::kWait;
   if (v >= 1 && v < 100) return Layer::kPosix;
   if (v >= 100 && v < 150) return Layer::kStdio;
   if (v >= 150 && v < 200) return Layer::kHdf5;
@@ -330,6 +331,7 @@ const char* LayerName(Layer layer) {
     case Layer::kCuda: return "CUDA";
     case Layer::kGds: return "GDS";
     case Layer::kMarker: return "MARK";
+    case Layer::kWait: return "WAIT";
     case Layer::kOther: return "OTHER";
   }
   return "OTHER";
@@ -378,6 +380,7 @@ std::string OpName(Op op) {
 Transfer TransferOf(Op op) {
   switch (op) {
     case OP_READ:
+    case OP_RECV:
     case OP_PREAD:
     case OP_READV:
     case OP_PREADV:

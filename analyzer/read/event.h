@@ -84,7 +84,9 @@ class ChunkDecoder {
 };
 
 // The layer an op belongs to.
-enum class Layer { kPosix, kStdio, kHdf5, kTfRecord, kCuda, kGds, kMarker, kOther };
+// kWait: the waits layer's blocking waits (poll, select, epoll, semaphores,
+// conditions), which move no data and are no layer's I/O.
+enum class Layer { kPosix, kStdio, kHdf5, kTfRecord, kCuda, kGds, kMarker, kWait, kOther };
 Layer LayerOf(Op op);
 const char* LayerName(Layer layer);
 
