@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
+
 namespace iotap::analyzer {
 
 void WaitCollector::OnProcess(const ProcessTrace& process) {
@@ -24,17 +26,31 @@ uint32_t WaitCollector::Channel(const std::string& name) {
 
 void WaitCollector::Receive(uint32_t tid, int64_t start, int64_t end, uint32_t channel,
                             bool may_begin) {
+  if (channel >= channel_used_.size()) channel_used_.resize(evidence_.channels.size(), false);
+  const bool fresh = !channel_used_[channel];
+  channel_used_[channel] = true;
   auto it = open_.find(tid);
   if (it != open_.end()) {
     Reception& r = it->second;
     if (start >= r.start_ns && start - r.end_ns <= kChainGapNs) {
       r.end_ns = std::max(r.end_ns, end);
+      last_end_[tid] = r.end_ns;
       return;
     }
     evidence_.receptions.push_back(r);
     open_.erase(it);
   }
-  if (may_begin) open_.emplace(tid, Reception{start, end, channel, tid == main_tid_});
+  if (!may_begin) return;
+  Reception r{start, end, channel, tid == main_tid_};
+  auto last = last_end_.find(tid);
+  if (fresh && absl::StartsWith(evidence_.channels[channel], "socket:") &&
+      last != last_end_.end() && start >= last->second &&
+      start - last->second <= kHandshakeGapNs) {
+    r.continues = true;
+    r.gap_start_ns = last->second;
+  }
+  last_end_[tid] = end;
+  open_.emplace(tid, r);
 }
 
 void WaitCollector::OnChannel(const Event& e, int64_t start, int64_t end, uint32_t channel,
@@ -68,6 +84,8 @@ WaitEvidence WaitCollector::Finish() {
   std::sort(evidence_.receptions.begin(), evidence_.receptions.end(), by_start);
   std::sort(evidence_.sync_waits.begin(), evidence_.sync_waits.end(), by_start);
   channel_index_.clear();
+  last_end_.clear();
+  channel_used_.clear();
   return std::move(evidence_);
 }
 
@@ -125,12 +143,19 @@ std::vector<InferredWindow> InferWaitWindows(const WaitInput& in,
            in.loader_channels->contains(ev.channels[r.channel]);
   };
   std::vector<TimeWindow> helper_receptions;  // other threads', from loaders
+  bool batch = false;  // the main thread's last reception was (part of) a batch
   for (const Reception& r : ev.receptions) {
-    if (!from_loader(r)) continue;
-    if (r.main_thread) {
+    if (!r.main_thread) {
+      if (from_loader(r)) helper_receptions.push_back({r.start_ns, r.end_ns});
+      continue;
+    }
+    if (from_loader(r)) {
       out.push_back({r.start_ns, r.end_ns, WaitKind::kLoaderQueue});
+      batch = true;
+    } else if (batch && r.continues) {
+      out.push_back({r.gap_start_ns, r.end_ns, WaitKind::kLoaderQueue});
     } else {
-      helper_receptions.push_back({r.start_ns, r.end_ns});
+      batch = false;
     }
   }
   helper_receptions = Union(helper_receptions);

@@ -27,7 +27,8 @@
 //   loader of the trainer also used (a DataLoader's result queue is a pipe
 //   every worker writes): from the start of the poll or read to the end of
 //   the last reception chained to it (the batch's bytes, the descriptors of
-//   its shared memory).
+//   its shared memory), and on through receptions that continue it (a fresh
+//   socket per shared-memory storage, kHandshakeGapNs).
 // - kLoaderThread: the main thread blocked on a semaphore, condition or
 //   epoll while another thread of the trainer received from a loader's
 //   channel (pin_memory's thread, which hands batches on through a queue).
@@ -58,6 +59,11 @@ namespace iotap::analyzer {
 // Receptions closer than this to each other belong to one (a batch's bytes,
 // then the handshake that passes its shared memory).
 inline constexpr int64_t kChainGapNs = 1'000'000;
+// A batch passed by descriptor: after reading it from the loaders' queue,
+// the trainer connects to the worker over a new socket for each of its
+// shared-memory storages. A fresh socket's first reception this soon after
+// the thread's previous one continues it.
+inline constexpr int64_t kHandshakeGapNs = 100'000'000;
 // Distinct pipes and sockets kept per process: a trainer that passes shared
 // memory by descriptor opens a socket per batch.
 inline constexpr size_t kMaxChannels = 4096;
@@ -68,6 +74,11 @@ struct Reception {
   int64_t end_ns = 0;
   uint32_t channel = 0;  // index in WaitEvidence::channels: what it began with
   bool main_thread = false;
+  // It began on a socket never used before, within kHandshakeGapNs of the
+  // end of the thread's previous reception (from `gap_start_ns`): the same
+  // batch's storages, if that one was the batch.
+  bool continues = false;
+  int64_t gap_start_ns = 0;
 };
 
 // What one trace file says about waiting.
@@ -112,6 +123,8 @@ class WaitCollector {
   WaitEvidence evidence_;
   absl::flat_hash_map<std::string, uint32_t> channel_index_;
   absl::flat_hash_map<uint32_t, Reception> open_;  // by thread
+  absl::flat_hash_map<uint32_t, int64_t> last_end_;  // by thread: its last reception's end
+  std::vector<bool> channel_used_;                    // by channel
 };
 
 enum class WaitKind { kLoaderQueue, kLoaderThread, kThreadPipeline, kOwnLoading };

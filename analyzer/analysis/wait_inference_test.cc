@@ -328,6 +328,45 @@ TEST(WaitCollectorTest, ReceptionsChainWhileTheyFollowWithinAMillisecond) {
   EXPECT_EQ(ev.sync_waits[0].start_ns, 5'000'000);
 }
 
+// A batch read from the loaders' queue, then its shared-memory storages
+// fetched over a fresh socket each (PyTorch's file_descriptor strategy): the
+// wait runs on to the last of them, the gaps between included.
+TEST(WaitCollectorTest, FreshSocketsSoonAfterABatchContinueItsWait) {
+  ProcessTrace process("trainer.iotap");
+  ProcessHeader header;
+  header.set_pid(10);
+  header.set_wait_threshold_ns(20'000);
+  process.SetHeader(header);
+  WaitCollector c(/*trainer=*/true, kT0, 1000);
+  c.OnProcess(process);
+  uint32_t queue = c.Channel("pipe:[1]");
+  uint32_t storage = c.Channel("socket:[5]");
+  uint32_t late = c.Channel("socket:[6]");
+  uint32_t ddp = c.Channel("socket:[7]");
+  Event read;
+  read.op = OP_READ;
+  read.tid = 10;
+  c.OnChannel(read, 1 * kMs, 2 * kMs, ddp, false);                // used before any batch
+  c.OnChannel(read, 10 * kMs, 11 * kMs, queue, false);            // the batch
+  c.OnChannel(read, 60 * kMs, 70 * kMs, storage, false);          // 49 ms later: continues
+  c.OnChannel(read, 80 * kMs, 81 * kMs, storage, false);          // not fresh: no
+  c.OnChannel(read, 82 * kMs, 83 * kMs, ddp, false);              // not fresh: no
+  c.OnChannel(read, 300 * kMs, 301 * kMs, late, false);           // 217 ms later: no
+  WaitEvidence ev = c.Finish();
+  ASSERT_EQ(ev.receptions.size(), 5u);
+  EXPECT_FALSE(ev.receptions[1].continues);
+  EXPECT_TRUE(ev.receptions[2].continues);
+  EXPECT_EQ(ev.receptions[2].gap_start_ns, 11 * kMs);
+  EXPECT_FALSE(ev.receptions[3].continues);  // 80..83 chained: socket:[5] again, then ddp
+  EXPECT_FALSE(ev.receptions[4].continues);
+  absl::flat_hash_set<std::string> loader_channels = {"pipe:[1]"};
+  WaitInput in{&ev, &loader_channels, /*has_loaders=*/true, nullptr, nullptr};
+  std::vector<TimeWindow> merged = MergeWindows(InferWaitWindows(in, {}));
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].start_ns, 10 * kMs);
+  EXPECT_EQ(merged[0].end_ns, 70 * kMs);
+}
+
 TEST(WaitInferenceHelpersTest, WaitsInsideClipsTheUnionToAStep) {
   std::vector<InferredWindow> windows = {{10, 20, WaitKind::kLoaderQueue},
                                          {15, 30, WaitKind::kLoaderThread},
