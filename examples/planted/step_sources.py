@@ -5,10 +5,11 @@ leave, for checking that iotap diagnoses a job whatever it logs:
   step_sources.py STEP_LOG OUT_PREFIX
 
 writes
-  OUT_PREFIX-measured.jsonl   {"step", "start", "end", "data_wait"}: the step
-                              from the start of its wait for the batch, with
-                              the wait the loop measured (what --torch-steps
-                              records too);
+  OUT_PREFIX-measured.jsonl   {"step", "start", "end", "data_waits"}: the
+                              step as --torch-steps records it, from the end
+                              of the previous step's compute to the end of
+                              its own, with the wait for its batch that the
+                              loop measured;
   OUT_PREFIX-start-end.jsonl  {"step", "start", "end"}: the step's compute
                               only, as a loop that times its forward and
                               backward pass logs it (the waits fall between
@@ -76,12 +77,15 @@ def main():
     frame = tfrecord_framing()
     with open(prefix + "-measured.jsonl", "w") as measured, \
             open(prefix + "-start-end.jsonl", "w") as start_end:
+        previous = None  # the previous step's end
         for s in steps:
             begin = s["start_unix_s"]
             got = begin + s["data_s"]
             done = got + s["compute_s"]
-            measured.write(json.dumps({"step": s["step"], "start": begin, "end": done,
-                                       "data_wait": s["data_s"]}) + "\n")
+            measured.write(json.dumps({"step": s["step"],
+                                       "start": begin if previous is None else previous,
+                                       "end": done, "data_waits": [[begin, got]]}) + "\n")
+            previous = done
             start_end.write(json.dumps({"step": s["step"], "start": got, "end": done}) + "\n")
     tensorboard = prefix + "-tensorboard"
     os.makedirs(tensorboard, exist_ok=True)
