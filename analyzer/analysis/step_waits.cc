@@ -41,7 +41,7 @@ struct Totals {
   std::vector<std::string> measured_by;
 };
 
-void InferGroup(RunState& s, TrainerGroup& g, Totals* t) {
+void InferGroup(TrainerGroup& g, Totals* t) {
   g.step_waits.assign(g.steps.size(), StepWaits{});
   for (size_t k = 1; k < g.steps.size(); ++k) {
     int64_t from = g.steps[k - 1].end_ns, to = g.steps[k].start_ns;
@@ -97,7 +97,7 @@ void InferGroup(RunState& s, TrainerGroup& g, Totals* t) {
 
 void InferWaits(RunState& s, report::StepStatistics* st) {
   Totals t;
-  for (auto& [index, g] : s.groups) InferGroup(s, g, &t);
+  for (auto& [index, g] : s.groups) InferGroup(g, &t);
   report::DataWaits* out = st->mutable_data_waits();
   out->set_measured_steps(t.measured_steps);
   for (const std::string& by : t.measured_by) out->add_measured_by(by);
