@@ -3,16 +3,17 @@
 // example as the header writes it (placeholders filled in); keep the two in
 // step.
 
-#include <sstream>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "analyzer/analysis/cuda_stats.h"
-#include "analyzer/analysis/hdf5_stats.h"
+#include "analyzer/analysis/cuda_accumulator.h"
+#include "analyzer/analysis/file_accumulator.h"
+#include "analyzer/analysis/hdf5_accumulator.h"
 #include "analyzer/analysis/interval_union.h"
+#include "analyzer/analysis/process_analysis.h"
 #include "analyzer/analysis/run_analysis.h"
-#include "analyzer/analysis/stats.h"
-#include "analyzer/analysis/tfrecord_stats.h"
+#include "analyzer/analysis/tfrecord_accumulator.h"
 #include "analyzer/analysis/time_bitmap.h"
 #include "analyzer/analysis/wait_inference.h"
 #include "analyzer/read/trace_set.h"
@@ -75,68 +76,97 @@ TEST(HeaderExamplesTest, WaitInference) {
   EXPECT_EQ(waits[0].duration_ns(), 8'000'000);
 }
 
-TEST(HeaderExamplesTest, CudaStats) {
+TEST(HeaderExamplesTest, CudaAccumulator) {
   EventBatch batch;
   Event copy;
   copy.op = OP_CUDA_MEMCPY_HTOD;
   copy.requested = 4096;
   copy.flags = FLAG_CUDA_PINNED;
   batch.events = {copy, copy};
-  // cuda_stats.h
-  CudaStats cuda;
-  for (const Event& e : batch.events) cuda.Add(e);
-  CudaReport report = cuda.Finish();
+  std::vector<std::string> directions;
+  // cuda_accumulator.h
+  CudaAccumulator cuda;
+  for (const Event& e : batch.events) cuda.Add(e);  // anything but CUDA is ignored
+  for (const auto& [key, copies] : cuda.copies) directions.push_back(key.direction);
 
-  ASSERT_EQ(report.copies.size(), 1u);
-  EXPECT_EQ(report.copies[0].calls, 2u);
-  EXPECT_EQ(report.copies[0].bytes, 8192u);
+  EXPECT_EQ(directions, std::vector<std::string>{"HtoD"});
+  EXPECT_EQ(cuda.copies.begin()->second.bytes, 8192u);
 }
 
-// Feeds a collector visitor by visitor, as StatsCollector does.
-template <typename Collector>
-struct Feeder : TraceVisitor {
-  explicit Feeder(Collector* c) : collector(c) {}
-  void OnProcess(const ProcessTrace& p) override { collector->OnProcess(p); }
-  void OnEvents(const ProcessTrace& p, const EventBatch& b) override { collector->OnEvents(p, b); }
-  void OnPacket(const ProcessTrace& p, const Packet& k) override { collector->OnPacket(p, k); }
-  void OnFileEnd(const ProcessTrace& p) override { collector->OnFileEnd(p); }
-  Collector* collector;
-};
+TEST(HeaderExamplesTest, FileAccumulator) {
+  Event e;
+  e.op = OP_PREAD;
+  e.result = 100;
+  // file_accumulator.h
+  FileCounts counts;
+  const OpTraits& op = TraitsOf(e.op);
+  counts.Count(e, op, BytesMoved(e));
+  counts.reads();  // POSIX, STDIO and GDS reads
 
-TEST(HeaderExamplesTest, Hdf5Stats) {
-  const std::vector<std::string> files = *ListTraceFiles(HostileRunDirectory());
-  // hdf5_stats.h
-  Hdf5Collector hdf5;      // fed by StatsCollector, visitor by visitor
-  Feeder<Hdf5Collector> feed(&hdf5);
-  ReadTraceSet(files, &feed);
-  std::vector<DatasetStats> datasets = hdf5.Finish();
+  EXPECT_EQ(counts.reads(), 1u);
+  EXPECT_EQ(counts.read_bytes, 100u);
+}
+
+TEST(HeaderExamplesTest, Hdf5Accumulator) {
+  ProcessTrace process("p.iotap");
+  process.AddString(7, InternedString::KIND_DATASET, "/d/x.h5:/images");
+  Event e;
+  e.op = OP_PREAD;
+  e.result = 512;
+  e.parent = 1;
+  const OpTraits& op = TraitsOf(e.op);
+  Packet packet;
+  packet.mutable_hdf5_dataset()->set_id(7);
+  // hdf5_accumulator.h
+  Hdf5Accumulator hdf5;                      // one per process
+  hdf5.OnBeneath(e, op, BytesMoved(e));      // a POSIX or STDIO event with a parent
+  e = Event();
+  e.op = OP_H5D_READ;
+  e.file = 7;
+  e.aux = 1;
+  hdf5.OnCall(process, e);                   // an HDF5 event
+  hdf5.OnDescription(packet.hdf5_dataset()); // an Hdf5Dataset packet
+  std::map<std::string, DatasetAccumulator> datasets = hdf5.Finish(process);
 
   ASSERT_EQ(datasets.size(), 1u);
-  EXPECT_EQ(datasets[0].reads, 1u);
-  EXPECT_EQ(datasets[0].posix_reads, 2u);
+  EXPECT_EQ(datasets.at("/d/x.h5:/images").posix_read_bytes, 512u);
 }
 
-TEST(HeaderExamplesTest, TfRecordStats) {
-  const std::vector<std::string> files = *ListTraceFiles(HostileRunDirectory());
-  // tfrecord_stats.h
-  TfRecordCollector tf;    // fed by StatsCollector, and per process by
-                           // ProcessAnalyzer for `iotap report`
-  Feeder<TfRecordCollector> feed(&tf);
-  ReadTraceSet(files, &feed);
-  std::vector<TfRecordFileStats> tfrecords = tf.Finish();
+TEST(HeaderExamplesTest, TfRecordAccumulator) {
+  ProcessTrace process("p.iotap");
+  process.AddString(3, InternedString::KIND_PATH, "/d/train.tfrecord");
+  Event e;
+  e.op = OP_TFRECORD_RECORD;
+  e.file = 3;
+  e.requested = 100;
+  Packet packet;
+  TfRecordAccumulator run;
+  const int rank = 0;
+  // tfrecord_accumulator.h
+  TfRecordAccumulator tf;          // one per process
+  tf.OnRecord(e);                  // each event; anything but a record is ignored
+  tf.OnPacket(process, packet);    // each packet: TfRecordFile descriptions
+  tf.OnFileEnd(process);           // the process's files, by path
+  run.Absorb(std::move(tf), rank); // into the run's
+  std::vector<TfRecordFileAccumulator> files = run.Files();
 
-  ASSERT_EQ(tfrecords.size(), 1u);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].records, 1u);
 }
 
-TEST(HeaderExamplesTest, Stats) {
-  const std::vector<std::string> files = *ListTraceFiles(HostileRunDirectory());
-  std::ostringstream out;
-  // stats.h
-  StatsCollector stats;
-  TraceSetResult read = ReadTraceSet(files, &stats);
-  out << StatsToJson(stats.Finish(std::move(read.issues)));
+TEST(HeaderExamplesTest, ProcessAnalysis) {
+  const std::string trace = ListTraceFiles(HostileRunDirectory())->front();
+  // process_analysis.h
+  PathTable paths;
+  ProcessAnalyzer analyzer(AnalysisScope::kCounts, &paths);
+  std::vector<ReadIssue> issues;
+  absl::Status s = ReadTraceFile(trace, &analyzer, &issues);
+  ProcessResult r = analyzer.Take();
+  // r.files[i]: the counts of the file paths.path(r.file_refs[i].path_id)
 
-  EXPECT_NE(out.str().find("\"processes\": 3"), std::string::npos) << out.str();
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_FALSE(r.files.empty());
+  EXPECT_EQ(r.files.size(), r.file_refs.size());
 }
 
 TEST(HeaderExamplesTest, RunAnalysis) {
@@ -151,6 +181,16 @@ TEST(HeaderExamplesTest, RunAnalysis) {
 
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->run().steps(), 2);
+}
+
+TEST(HeaderExamplesTest, RunCounts) {
+  const std::string trace = ListTraceFiles(HostileRunDirectory())->front();
+  // run_analysis.h
+  RunCounts counts = CountTraceFiles({trace}, AnalysisOptions());
+  // counts.stats.files(0).reads(): the same figure as the report's
+
+  EXPECT_EQ(counts.files_read, 1);
+  EXPECT_EQ(counts.stats.processes(), 1u);
 }
 
 }  // namespace

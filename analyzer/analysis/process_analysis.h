@@ -1,10 +1,19 @@
 // What the analysis learns from one trace file, in one streaming pass.
 //
 // ProcessAnalyzer is a TraceVisitor for a single file; its ProcessResult
-// holds only aggregates (per file, per layer, time series, a bitmap of busy
-// time) plus the few events the run-level analysis needs one by one (step
-// markers, CUDA copies). Several ProcessAnalyzers run in parallel, one file
-// each; RunAnalysis merges their results.
+// holds only aggregates (per file, per layer, per dataset, time series, a
+// bitmap of busy time) plus the few events the run-level analysis needs one
+// by one (step markers, CUDA copies). Several ProcessAnalyzers run in
+// parallel, one file each; the run analysis (run_analysis.h) merges their
+// results. Every figure `iotap report` and `iotap stats` print is counted
+// here, once; AnalysisScope says how much of the rest is worked out.
+//
+//   PathTable paths;
+//   ProcessAnalyzer analyzer(AnalysisScope::kCounts, &paths);
+//   std::vector<ReadIssue> issues;
+//   absl::Status s = ReadTraceFile("run/host.42.....iotap", &analyzer, &issues);
+//   ProcessResult r = analyzer.Take();
+//   // r.files[i]: the counts of the file paths.path(r.file_refs[i].path_id)
 //
 // Files are sorted into categories by path (FileCategory, path_table.h). Only
 // data files count towards I/O busy time, overlap and data stalls; every file
@@ -15,16 +24,19 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "analyzer/analysis/accumulators.h"
+#include "analyzer/analysis/cuda_accumulator.h"
+#include "analyzer/analysis/file_accumulator.h"
+#include "analyzer/analysis/hdf5_accumulator.h"
 #include "analyzer/analysis/interval_union.h"
-#include "analyzer/analysis/tfrecord_stats.h"
+#include "analyzer/analysis/tfrecord_accumulator.h"
 #include "analyzer/analysis/time_bitmap.h"
 #include "analyzer/analysis/wait_inference.h"
 #include "analyzer/read/event.h"
@@ -35,31 +47,20 @@
 
 namespace iotap::analyzer {
 
-// One file's figures; there may be millions of files, so this stays small.
-struct FileAccumulator {
-  const char* kind = nullptr;      // "file", "device"
-  const char* category = nullptr;  // FileCategory() of the path
-  uint64_t processes = 0;
-  uint64_t opens = 0;
-  uint64_t reads = 0;
-  uint64_t read_bytes = 0;
-  uint64_t writes = 0;
-  uint64_t write_bytes = 0;
-  uint64_t metadata_ops = 0;
-  int64_t metadata_ns = 0;
-  int64_t read_ns = 0;
-  int64_t write_ns = 0;
-  int64_t size_bytes = -1;
-  uint64_t direct_opens = 0;      // opened with O_DIRECT
-  uint64_t dontneed_advice = 0;   // posix_fadvise(POSIX_FADV_DONTNEED)
-  uint64_t hdf5_reads = 0;        // reads made inside HDF5 calls
-  DarshanHistogram read_sizes;
-  DarshanHistogram write_sizes;
-  AccessPattern read_pattern;
-  ByteRanges read_ranges;
-
-  void Merge(const FileAccumulator& o);
+// How much a ProcessAnalyzer works out.
+enum class AnalysisScope {
+  // The counts: per file and kind of descriptor, per process, per HDF5
+  // dataset, per TFRecord file, per CUDA copy group (what `iotap stats`
+  // prints).
+  kCounts,
+  // Also what only the report needs: busy time, time series, layers, access
+  // sizes and patterns, bytes read again, step markers, CPU samples.
+  kFull,
 };
+
+// How a process ended, in words: "exit 0", "_exit 1", "exec", "abort",
+// "unloaded", "unknown", or "killed (no end record)".
+std::string EndText(const ProcessTrace& process);
 
 struct LayerAccumulator {
   uint64_t ops = 0;
@@ -77,39 +78,6 @@ struct LayerAccumulator {
 
 inline constexpr int kLayerCount = static_cast<int>(Layer::kOther) + 1;
 
-// An HDF5 dataset as one process used it.
-struct DatasetAccumulator {
-  std::string file;
-  std::string name;
-  Hdf5Dataset description;
-  bool described = false;
-  uint64_t reads = 0;
-  uint64_t logical_bytes = 0;
-  uint64_t posix_reads = 0;
-  uint64_t posix_bytes = 0;
-  int64_t read_ns = 0;
-
-  void Merge(const DatasetAccumulator& o);
-};
-
-struct CudaKey {
-  std::string direction;
-  std::string host_memory;
-  bool async;
-  bool operator<(const CudaKey& o) const {
-    return std::tie(direction, host_memory, async) < std::tie(o.direction, o.host_memory, o.async);
-  }
-};
-
-// The table row a copy event counts in.
-CudaKey CudaKeyOf(Op op, uint32_t flags);
-
-struct CudaAccumulator {
-  uint64_t copies = 0;
-  uint64_t bytes = 0;
-  int64_t time_ns = 0;
-};
-
 // An event the run-level analysis needs one by one, in wall-clock ns.
 struct TimedEvent {
   Op op;
@@ -120,17 +88,40 @@ struct TimedEvent {
   uint32_t flags;
 };
 
+// Which file a process's FileCounts are of.
+struct FileRef {
+  uint32_t path_id = 0;  // in the run's PathTable
+  InternedString::Kind kind = InternedString::KIND_PATH;  // KIND_PATH or KIND_DEVICE
+  const char* category = nullptr;  // FileCategory() of the path (kFull only)
+};
+
 struct ProcessResult {
+  // Both scopes.
+  ProcessHeader header;  // as the trace file's header says
+  std::string end;       // EndText
+  // The files the process touched, in the order it first did (one entry per
+  // string id naming a path or device: a path interned twice has two), and
+  // which file each is (file_refs[i] is files[i]'s). A deque: slots point
+  // into it while the file is read.
+  std::deque<FileCounts> files;
+  std::vector<FileRef> file_refs;
+  std::map<int, FileCounts> ipc;  // pipes, sockets, ...: by InternedString::Kind
+  std::map<std::string, DatasetAccumulator> datasets;  // by "FILE:/path"
+  TfRecordAccumulator tfrecords;
+  CudaAccumulator cuda;
+  uint64_t events = 0;
+  uint64_t dropped = 0;
+  // Every POSIX, STDIO and GDS call, of any file or descriptor.
+  uint64_t reads = 0;
+  uint64_t read_bytes = 0;
+  uint64_t write_calls = 0;
+  uint64_t write_bytes = 0;
+  uint64_t metadata_ops = 0;
+
+  // AnalysisScope::kFull only.
   report::Process summary;
-  // The files the process touched, in the order it first did, and each
-  // one's id in the run's PathTable (file_ids[i] is files[i]'s): a process
-  // may touch every file of a dataset, and the run merges them by id.
-  std::vector<FileAccumulator> files;
-  std::vector<uint32_t> file_ids;
+  std::deque<FileDetail> file_details;  // file_details[i] is files[i]'s
   std::array<LayerAccumulator, kLayerCount> layers;
-  std::map<std::string, DatasetAccumulator> datasets;  // by "file:/name"
-  TfRecordCollector tfrecords;                         // the TFRecord files it read
-  std::map<CudaKey, CudaAccumulator> cuda;
   std::unique_ptr<TimeSpans> io;      // busy instants of data-file I/O
   std::unique_ptr<TimeSpans> writes;  // busy instants of data-file writes
   // Time series (origin: the run's start): read bytes per layer; data-file
@@ -150,23 +141,18 @@ struct ProcessResult {
   int64_t late_clipped_ns = 0;
   int64_t first_unix_ns = INT64_MAX;
   int64_t last_unix_ns = INT64_MIN;
-  uint64_t events = 0;
-  uint64_t dropped = 0;
-  uint64_t reads = 0;
-  uint64_t read_bytes = 0;
-  uint64_t write_calls = 0;
-  uint64_t write_bytes = 0;
-  uint64_t metadata_ops = 0;
+  int64_t end_unix_ns = 0;              // the end record's time, if any
 };
 
 class ProcessAnalyzer : public TraceVisitor {
  public:
-  // `origin_unix_ns` is the run's start; `resolution_ns` the bitmap's;
-  // `paths` the run's path table (null: one of the analyzer's own);
-  // `may_train`: the process may be a trainer, whose waits are kept
-  // (a loader's are not needed).
-  ProcessAnalyzer(int64_t origin_unix_ns, int64_t resolution_ns, PathTable* paths = nullptr,
-                  bool may_train = true);
+  // `paths`: the run's path table (null: one of the analyzer's own). With
+  // kFull, `origin_unix_ns` is the run's start and `resolution_ns` the busy
+  // time bitmap's, and `may_train` says the process may be a trainer, whose
+  // waits are kept (a loader's are not needed).
+  explicit ProcessAnalyzer(AnalysisScope scope, PathTable* paths = nullptr,
+                           int64_t origin_unix_ns = 0, int64_t resolution_ns = 1000,
+                           bool may_train = true);
 
   void OnProcess(const ProcessTrace& process) override;
   void OnEvents(const ProcessTrace& process, const EventBatch& batch) override;
@@ -176,9 +162,9 @@ class ProcessAnalyzer : public TraceVisitor {
   ProcessResult Take() { return std::move(result_); }
 
  private:
-  static constexpr uint32_t kNoFile = UINT32_MAX;
   struct FileSlot {
-    uint32_t file = kNoFile;  // index in result_.files
+    FileCounts* counts = nullptr;  // null: not a file nor a descriptor (datasets, marks)
+    FileDetail* detail = nullptr;  // files only, kFull only
     bool data = false;
     bool known = false;
     uint32_t channel = WaitCollector::kNoChannel;  // a pipe's or socket's
@@ -206,31 +192,28 @@ class ProcessAnalyzer : public TraceVisitor {
     return NewSlot(process, id);
   }
   FileSlot& NewSlot(const ProcessTrace& process, uint32_t id);
-  void OnIo(const ProcessTrace& process, const Event& e, const OpTraits& op, int64_t start,
-            int64_t end);
-  void OnHdf5(const ProcessTrace& process, const Event& e, int64_t start, int64_t end);
-  void OnCuda(const Event& e, int64_t start, int64_t end);
-  void OnWait(const ProcessTrace& process, const Event& e, int64_t start, int64_t end);
+  void OnIo(const ProcessTrace& process, const Event& e, const OpTraits& op, int64_t offset);
+  void OnHdf5(const ProcessTrace& process, const Event& e, int64_t offset);
+  void OnCuda(const Event& e, int64_t offset);
+  void OnWait(const ProcessTrace& process, const Event& e, int64_t offset);
+  // The wait channel of a pipe or socket (kNoChannel for other names).
+  uint32_t ChannelOf(const InternedName& name);
   void OnResources(const ResourceSample& sample, const ProcessTrace& process);
 
+  const bool full_;
   int64_t origin_unix_ns_;
   int64_t resolution_ns_;
   std::unique_ptr<PathTable> own_paths_;  // when the run has none
   PathTable* paths_;
   ProcessResult result_;
   std::vector<FileSlot> slots_;  // by the trace's string id
-  // result_.files' indices by run path id: a process may intern one path
-  // under two ids.
-  absl::flat_hash_map<uint32_t, uint32_t> file_of_path_;
   // Trackers of threads after a file's first reader. Node-based:
   // FileSlot::tracker points into it.
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
   std::unique_ptr<IntervalUnion> io_union_;
   MarkerCollector markers_;
-  WaitCollector waits_;
-  // POSIX reads made inside HDF5 calls, by call id, until the call's own
-  // event (recorded after them) says which dataset they served.
-  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> hdf5_children_;
+  WaitCollector waits_;  // kFull only
+  Hdf5Accumulator hdf5_;
   int64_t last_cpu_ns_ = -1;
   int64_t last_run_queue_ns_ = -1;
   int64_t last_cpu_at_ = 0;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
+#include <map>
+#include <string_view>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +18,7 @@
 namespace iotap::analyzer {
 
 using internal::GroupOf;
+using internal::ProcessSummary;
 using internal::RunState;
 using internal::TrainerGroup;
 
@@ -22,148 +26,119 @@ namespace {
 
 constexpr int64_t kInitialBinNs = 1'000'000;
 
-std::string EndText(const ProcessTrace& p) {
-  if (!p.end().has_value()) return "killed (no end record)";
-  const EndOfTrace& end = *p.end();
-  std::string code = end.exit_code_known() ? absl::StrCat(" ", end.exit_code()) : "";
-  switch (end.reason()) {
-    case EndOfTrace::REASON_EXIT: return absl::StrCat("exit", code);
-    case EndOfTrace::REASON_UNDERSCORE_EXIT: return absl::StrCat("_exit", code);
-    case EndOfTrace::REASON_EXEC: return "exec";
-    case EndOfTrace::REASON_ABORT: return "abort";
-    default: return "unknown";
-  }
-}
-
-// Records how the file ended (the ProcessAnalyzer sees the trace, not its end
-// record's wording).
-class EndCatcher : public ProcessAnalyzer {
- public:
-  using ProcessAnalyzer::ProcessAnalyzer;
-  void OnFileEnd(const ProcessTrace& p) override {
-    ProcessAnalyzer::OnFileEnd(p);
-    end_text = EndText(p);
-    if (p.end().has_value()) {
-      end_unix_ns = p.ToRealtimeNs(static_cast<int64_t>(p.end()->monotonic_ns()));
-    }
-  }
-  std::string end_text;
-  int64_t end_unix_ns = 0;
-};
-
-void Merge(RunState& s, int index, ProcessResult r, int64_t end_unix_ns) {
-  // Busy time and series first, under the lock of the group they go to: a
-  // process's intervals are many, and the other threads need not wait for
-  // them. A group's busy time goes into the run's after reading (ReadAll):
-  // each interval is set once.
+// The busy time and series of a process, under the lock of the group they
+// go to: a process's intervals are many, and the other threads need not wait
+// for them. A group's busy time goes into the run's after reading (ReadAll):
+// each interval is set once.
+void MergeTimes(RunState& s, int index, ProcessResult& r) {
   int g = GroupOf(s, index);
   if (g < 0) {
     std::lock_guard<std::mutex> lock(s.all_io_mu);
     r.io->SetInto(s.all_io.get());
-  } else {
-    TrainerGroup& group = s.groups.at(g);  // groups are fixed while reading
-    std::lock_guard<std::mutex> lock(group.mu);
-    r.io->SetInto(group.io.get());
-    group.read_bytes->Merge(*r.data_read_bytes);
-    group.read_calls->Merge(*r.data_read_calls);
-    group.read_ns->Merge(*r.data_read_ns);
-    if (g == index) {
-      r.writes->SetInto(group.writes.get());
-      group.trainer_cpu->Merge(*r.cpu_ns);
-      group.cuda_copies = std::move(r.cuda_copies);
-      // A trainer without loaders reads its data itself: its main thread's
-      // reads tell where its steps load (wait_inference.h).
-      if (group.loaders.empty() && r.waits.own_io) {
-        group.own_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
-        r.waits.own_io->SetInto(group.own_io.get());
-      }
-      r.waits.own_io.reset();
-      group.waits = std::move(r.waits);
-    } else {
-      group.loader_cpu.emplace(index, std::move(*r.cpu_ns));
-      group.loader_run_queue.emplace(index, std::move(*r.run_queue_ns));
-      group.loader_channels.insert(r.waits.channels.begin(), r.waits.channels.end());
+    return;
+  }
+  TrainerGroup& group = s.groups.at(g);  // groups are fixed while reading
+  std::lock_guard<std::mutex> lock(group.mu);
+  r.io->SetInto(group.io.get());
+  group.read_bytes->Merge(*r.data_read_bytes);
+  group.read_calls->Merge(*r.data_read_calls);
+  group.read_ns->Merge(*r.data_read_ns);
+  if (g == index) {
+    r.writes->SetInto(group.writes.get());
+    group.trainer_cpu->Merge(*r.cpu_ns);
+    group.cuda_copies = std::move(r.cuda_copies);
+    // A trainer without loaders reads its data itself: its main thread's
+    // reads tell where its steps load (wait_inference.h).
+    if (group.loaders.empty() && r.waits.own_io) {
+      group.own_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
+      r.waits.own_io->SetInto(group.own_io.get());
     }
+    r.waits.own_io.reset();
+    group.waits = std::move(r.waits);
+  } else {
+    group.loader_cpu.emplace(index, std::move(*r.cpu_ns));
+    group.loader_run_queue.emplace(index, std::move(*r.run_queue_ns));
+    group.loader_channels.insert(r.waits.channels.begin(), r.waits.channels.end());
   }
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.read_ok[index] = true;
+}
+
+// Adds process `index`'s figures into the run's (under s.mu).
+void MergeCounts(RunState& s, int index, ProcessResult& r) {
+  const int rank = s.rank[index];
+  const bool full = !r.file_details.empty();
   for (size_t i = 0; i < r.files.size(); ++i) {
-    uint32_t id = r.file_ids[i];
-    if (id >= s.files_by_id.size()) s.files_by_id.resize(id + 1);
-    s.files_by_id[id].Merge(r.files[i]);
+    const FileRef& ref = r.file_refs[i];
+    if (ref.path_id >= s.files_by_id.size()) s.files_by_id.resize(ref.path_id + 1);
+    FileAccumulator& f = s.files_by_id[ref.path_id];
+    // A process may name one path under two string ids: it counts once.
+    if (f.last_process != index) {
+      f.last_process = index;
+      ++f.processes;
+    }
+    if (rank >= f.kind_rank) {
+      f.kind = ref.kind;
+      f.kind_rank = rank;
+    }
+    f.category = ref.category;
+    f.counts.Merge(r.files[i]);
+    if (full) f.detail.Merge(r.file_details[i]);
   }
+  for (const auto& [kind, c] : r.ipc) {
+    FileAccumulator& into = s.ipc[kind];
+    into.kind = static_cast<InternedString::Kind>(kind);
+    ++into.processes;
+    into.counts.Merge(c);
+  }
+  for (auto& [name, d] : r.datasets) {
+    d.described_rank = rank;
+    s.datasets[name].Merge(d);
+  }
+  s.tfrecords.Absorb(std::move(r.tfrecords), rank);
+  s.cuda.Merge(r.cuda);
+  s.events += r.events;
+  s.dropped += r.dropped;
+  ProcessSummary& kept = s.processes[index];
+  kept.header = std::move(r.header);
+  kept.end = std::move(r.end);
+  kept.events = r.events;
+  kept.dropped = r.dropped;
+  kept.reads = r.reads;
+  kept.read_bytes = r.read_bytes;
+  kept.write_calls = r.write_calls;
+  kept.write_bytes = r.write_bytes;
+  if (s.scope != AnalysisScope::kFull) return;
   s.data_read_sizes.Merge(r.data_read_sizes);
   for (int i = 0; i < kLayerCount; ++i) {
     s.layers[i].Merge(r.layers[i]);
     s.layer_read_bytes[i].Merge(r.read_bytes_by_layer[i]);
   }
-  s.tfrecords.Absorb(std::move(r.tfrecords));
-  for (auto& [name, d] : r.datasets) {
-    DatasetAccumulator& into = s.datasets[name];
-    if (into.name.empty()) {
-      into.file = d.file;
-      into.name = d.name;
-    }
-    into.Merge(d);
-  }
-  for (auto& [key, c] : r.cuda) {
-    CudaAccumulator& into = s.cuda[key];
-    into.copies += c.copies;
-    into.bytes += c.bytes;
-    into.time_ns += c.time_ns;
-  }
   s.marker_steps[index] = std::move(r.steps);
-  s.events += r.events;
-  s.dropped += r.dropped;
   s.late_clipped_ns += r.late_clipped_ns;
-  s.end_ns = std::max({s.end_ns, r.last_unix_ns, end_unix_ns});
-  // Keep the summary; drop the heavy parts now.
-  ProcessResult kept;
+  s.end_ns = std::max({s.end_ns, r.last_unix_ns, r.end_unix_ns});
   kept.summary = std::move(r.summary);
   kept.first_unix_ns = r.first_unix_ns;
-  kept.last_unix_ns = std::max(r.last_unix_ns, end_unix_ns);
+  kept.last_unix_ns = std::max(r.last_unix_ns, r.end_unix_ns);
   kept.io_busy_ns = r.io_busy_ns;
-  s.processes[index] = std::move(kept);
 }
 
-void ReadAll(RunState& s, const AnalysisOptions& options) {
+void Merge(RunState& s, int index, ProcessResult r) {
+  if (s.scope == AnalysisScope::kFull) MergeTimes(s, index, r);
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.read_ok[index] = true;
+  MergeCounts(s, index, r);
+}
+
+// Sizes the per-process vectors for s.catalog's entries, ranked by their
+// position in `files`.
+void SetUpProcesses(RunState& s, const std::vector<std::string>& files) {
   const size_t n = s.catalog.entries.size();
-  std::atomic<size_t> next{0}, done{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) {
-      const CatalogEntry& entry = s.catalog.entries[i];
-      EndCatcher analyzer(s.origin_ns, s.resolution_ns, &s.paths,
-                          /*may_train=*/entry.role != report::LOADER);
-      std::vector<ReadIssue> issues;
-      absl::Status status = ReadTraceFile(entry.path, &analyzer, &issues);
-      {
-        std::lock_guard<std::mutex> lock(s.mu);
-        s.issues.insert(s.issues.end(), issues.begin(), issues.end());
-        if (!status.ok()) {
-          s.issues.push_back(ReadIssue{entry.path, 0, 0, false, std::string(status.message())});
-        }
-      }
-      if (status.ok()) {
-        ProcessResult r = analyzer.Take();
-        r.summary.set_end(analyzer.end_text);
-        Merge(s, static_cast<int>(i), std::move(r), analyzer.end_unix_ns);
-      }
-      size_t finished = ++done;
-      if (options.progress) options.progress(finished, n);
-    }
-  };
-  int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(n)));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  for (auto& [index, group] : s.groups) s.all_io->Or(*group.io);
-  for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
-    // A path only a trace that could not be read interned has no figures.
-    if (s.files_by_id[id].kind == nullptr) continue;
-    s.files.emplace(s.paths.path(id), std::move(s.files_by_id[id]));
-  }
-  s.files_by_id.clear();
+  std::map<std::string_view, int> position;
+  for (int i = static_cast<int>(files.size()) - 1; i >= 0; --i) position[files[i]] = i;
+  for (const CatalogEntry& e : s.catalog.entries) s.rank.push_back(position[e.path]);
+  s.processes.resize(n);
+  s.read_ok.assign(n, false);
+  s.file_issues.resize(n);
+  s.marker_steps.resize(n);
 }
 
 void SetUpGroups(RunState& s) {
@@ -189,6 +164,7 @@ void FillProcesses(RunState& s, report::Report* r) {
   for (int i = 0; i < static_cast<int>(s.catalog.entries.size()); ++i) {
     const CatalogEntry& e = s.catalog.entries[i];
     report::Process p = s.processes[i].summary;
+    p.set_end(s.processes[i].end);
     p.set_pid(e.header.pid());
     p.set_ppid(e.header.ppid());
     p.set_host(ValidUtf8(e.header.hostname()));
@@ -208,6 +184,55 @@ void FillProcesses(RunState& s, report::Report* r) {
 
 }  // namespace
 
+namespace internal {
+
+void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>& progress) {
+  const size_t n = s.catalog.entries.size();
+  std::atomic<size_t> next{0}, done{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) {
+      const CatalogEntry& entry = s.catalog.entries[i];
+      const std::string& path = entry.path;
+      ProcessAnalyzer analyzer(s.scope, &s.paths, s.origin_ns, s.resolution_ns,
+                               /*may_train=*/entry.role != report::LOADER);
+      std::vector<ReadIssue>& issues = s.file_issues[i];  // this thread's alone
+      absl::Status status = ReadTraceFile(path, &analyzer, &issues);
+      if (status.ok()) {
+        Merge(s, static_cast<int>(i), analyzer.Take());
+      } else {
+        issues.push_back(UnreadableFileIssue(path, status));
+      }
+      size_t finished = ++done;
+      if (progress) progress(finished, n);
+    }
+  };
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(n)));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  // Each file's issues in the order of the files, whichever thread read it.
+  std::vector<int> by_rank(n);
+  for (size_t i = 0; i < n; ++i) by_rank[i] = static_cast<int>(i);
+  std::stable_sort(by_rank.begin(), by_rank.end(), [&](int a, int b) { return s.rank[a] < s.rank[b]; });
+  for (int i : by_rank) {
+    s.issues.insert(s.issues.end(), s.file_issues[i].begin(), s.file_issues[i].end());
+  }
+  s.file_issues.clear();
+  if (s.scope == AnalysisScope::kFull) {
+    for (auto& [index, group] : s.groups) s.all_io->Or(*group.io);
+  }
+  if (s.scope != AnalysisScope::kFull) return;  // the counts use files_by_id
+  for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
+    // A path only a trace that could not be read interned has no figures.
+    if (s.files_by_id[id].processes == 0) continue;
+    s.files.emplace(s.paths.path(id), std::move(s.files_by_id[id]));
+  }
+  s.files_by_id.clear();
+}
+
+}  // namespace internal
+
 absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>& files,
                                                  const AnalysisOptions& options) {
   RunState s;
@@ -221,14 +246,11 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   s.step_log_paths = options.step_logs;
   s.resolution_ns = ChooseResolution(std::max<int64_t>(0, s.catalog.end_unix_ns - s.origin_ns));
   s.end_ns = std::max(s.origin_ns, s.catalog.end_unix_ns);
-  const size_t n = s.catalog.entries.size();
-  s.processes.resize(n);
-  s.read_ok.assign(n, false);
-  s.marker_steps.resize(n);
+  SetUpProcesses(s, files);
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);
   SetUpGroups(s);
-  ReadAll(s, options);
+  internal::ReadAll(s, options.threads, options.progress);
 
   report::Report r;
   r.set_schema_version(1);
@@ -247,6 +269,20 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
     AddFindings(*rules, &r);
   }
   return r;
+}
+
+RunCounts CountTraceFiles(const std::vector<std::string>& files, const AnalysisOptions& options) {
+  RunState s;
+  s.scope = AnalysisScope::kCounts;
+  // No catalog: the counts need no roles or clocks, and a file whose header
+  // is damaged is still counted.
+  for (const std::string& path : files) s.catalog.entries.push_back(CatalogEntry{path});
+  SetUpProcesses(s, files);
+  internal::ReadAll(s, options.threads, options.progress);
+  RunCounts out;
+  internal::BuildStats(s, &out.stats);
+  out.files_read = static_cast<int>(std::count(s.read_ok.begin(), s.read_ok.end(), true));
+  return out;
 }
 
 absl::StatusOr<report::Report> AnalyzeRun(const std::string& path,

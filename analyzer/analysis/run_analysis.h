@@ -1,9 +1,14 @@
 // The analysis of a whole run: every trace file plus any step logs, turned
-// into a report::Report (proto/iotap/report.proto).
+// into a report::Report (proto/iotap/report.proto); or, for `iotap stats`,
+// the counts of the same analysis, without steps, timeline or findings,
+// turned into a stats::Stats (proto/iotap/stats.proto).
 //
 //   AnalysisOptions options;
 //   options.step_logs = {"runs/tb/events.out.tfevents..."};
 //   absl::StatusOr<report::Report> r = AnalyzeRun("iotap-20261121-101500", options);
+//
+//   RunCounts counts = CountTraceFiles({"run/host.42.....iotap"}, AnalysisOptions());
+//   // counts.stats.files(0).reads(): the same figure as the report's
 //
 // How the numbers are defined (the report's reader sees the same in
 // report.proto):
@@ -32,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "iotap/report.pb.h"
 #include "iotap/rules.pb.h"
+#include "iotap/stats.pb.h"
 
 namespace iotap::analyzer {
 
@@ -53,6 +59,17 @@ absl::StatusOr<report::Report> AnalyzeRun(const std::string& path,
 // As AnalyzeRun, over a list of trace files.
 absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>& files,
                                                  const AnalysisOptions& options);
+
+// What `iotap stats` prints, and how many files could be read.
+struct RunCounts {
+  stats::Stats stats;  // with every issue met while reading, in file order
+  int files_read = 0;  // files that yielded a process
+};
+
+// Counts the trace files (AnalysisScope::kCounts): every file is read that
+// can be, header or not; one that cannot becomes an issue. Uses `threads`
+// and `progress` of `options`.
+RunCounts CountTraceFiles(const std::vector<std::string>& files, const AnalysisOptions& options);
 
 }  // namespace iotap::analyzer
 

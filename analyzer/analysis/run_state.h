@@ -7,6 +7,7 @@
 
 #include <array>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,7 @@
 #include "analyzer/read/run_catalog.h"
 #include "analyzer/steps/step_log.h"
 #include "iotap/report.pb.h"
+#include "iotap/stats.pb.h"
 
 namespace iotap::analyzer::internal {
 
@@ -62,31 +64,60 @@ struct TrainerGroup {
   std::vector<TimeWindow> epochs;         // from the trainer's "epoch" marks
 };
 
+// What the run keeps of a process once its trace file has been read.
+struct ProcessSummary {
+  ProcessHeader header;  // as the file's own header says (the catalog's, for the report)
+  std::string end;       // EndText
+  uint64_t events = 0;
+  uint64_t dropped = 0;
+  uint64_t reads = 0;
+  uint64_t read_bytes = 0;
+  uint64_t write_calls = 0;
+  uint64_t write_bytes = 0;
+  // AnalysisScope::kFull only.
+  report::Process summary;
+  int64_t first_unix_ns = INT64_MAX;
+  int64_t last_unix_ns = INT64_MIN;
+  int64_t io_busy_ns = 0;
+};
+
 struct RunState {
+  AnalysisScope scope = AnalysisScope::kFull;
   RunCatalog catalog;
+  // By catalog index: the position of the entry's file in the list of trace
+  // files analysed. Where processes disagree (a dataset's description, a
+  // TFRecord file's compression, a path's kind), the one ranked last says;
+  // read issues are listed in this order.
+  std::vector<int> rank;
   int64_t origin_ns = 0;       // wall clock of the run's start
   int64_t end_ns = 0;          // last event or end record seen
   int64_t resolution_ns = 1000;
   std::mutex mu;
 
-  std::vector<ProcessResult> processes;  // by catalog index (summaries only kept)
+  std::vector<ProcessSummary> processes;  // by catalog index
   std::vector<bool> read_ok;
   // Every path any process touched; files_by_id holds their figures by id
-  // while the files are read, and `files` by path once all are.
+  // while the files are read, and (kFull) `files` by path once all are
+  // (paths only traces that could not be read interned are left out). The
+  // counts (kCounts) keep files_by_id: they need no order by path.
   PathTable paths;
   std::deque<FileAccumulator> files_by_id;  // a deque: growing moves nothing
   std::map<std::string, FileAccumulator> files;
+  std::map<int, FileAccumulator> ipc;       // pipes, sockets, ...: by InternedString::Kind
   SizeHistogram data_read_sizes;
   std::array<LayerAccumulator, kLayerCount> layers;
-  std::map<std::string, DatasetAccumulator> datasets;
-  TfRecordCollector tfrecords;
-  std::map<CudaKey, CudaAccumulator> cuda;
+  std::map<std::string, DatasetAccumulator> datasets;  // by "FILE:/path"
+  TfRecordAccumulator tfrecords;
+  CudaAccumulator cuda;
   std::unique_ptr<TimeBitmap> all_io;  // processes outside every group; then all
   std::mutex all_io_mu;
   std::vector<AdaptiveSeries> layer_read_bytes;
   std::map<int, TrainerGroup> groups;    // by trainer catalog index
   std::vector<std::vector<StepLog>> marker_steps;  // by catalog index
+  // Issues met while reading (the catalog's first, then each file's by
+  // rank); file_issues holds each file's, by catalog index, until then.
   std::vector<ReadIssue> issues;
+  std::vector<std::vector<ReadIssue>> file_issues;
   std::vector<std::string> step_log_paths;  // --steps
   std::vector<std::string> step_sources;    // what the steps came from
   std::vector<std::string> notes;           // said while building the report
@@ -94,6 +125,11 @@ struct RunState {
   uint64_t dropped = 0;
   int64_t late_clipped_ns = 0;
 };
+
+// Reads every file of s.catalog into `s`, `threads` files at a time, with
+// ProcessAnalyzers of s.scope (run_analysis.cc). With kFull, s.groups must
+// be set up.
+void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>& progress);
 
 // The group a process belongs to (its own if a trainer), or -1.
 int GroupOf(const RunState& state, int index);
@@ -112,6 +148,10 @@ void BuildTimeline(RunState& state, int bins, report::Report* report);
 
 // Fills files, other_files, layers, datasets and cuda_copies.
 void BuildTables(RunState& state, int top_files, report::Report* report);
+
+// Fills everything `iotap stats` prints (stats_tables.cc), from a state read
+// with AnalysisScope::kCounts.
+void BuildStats(const RunState& state, stats::Stats* stats);
 
 // Fills report->run (after the others) and report->notes.
 void BuildRunSummary(RunState& state, report::Report* report);

@@ -17,52 +17,55 @@ namespace iotap::analyzer::internal {
 namespace {
 
 double RereadBytes(const FileAccumulator& f) {
-  return std::max(0.0, static_cast<double>(f.read_bytes) - static_cast<double>(f.read_ranges.covered()));
+  return std::max(0.0, static_cast<double>(f.counts.read_bytes) -
+                           static_cast<double>(f.detail.read_ranges.covered()));
 }
 
 // A read file's size: the largest that stat calls saw, else the distinct
 // bytes read (not the bytes read, which count every pass over the file),
 // else, for reads without offsets, the bytes read.
 double FileBytes(const FileAccumulator& f) {
-  double size = std::max(static_cast<double>(f.size_bytes),
-                         static_cast<double>(f.read_ranges.covered()));
-  return size > 0 ? size : static_cast<double>(f.read_bytes);
+  double size = std::max(static_cast<double>(f.detail.size_bytes),
+                         static_cast<double>(f.detail.read_ranges.covered()));
+  return size > 0 ? size : static_cast<double>(f.counts.read_bytes);
 }
 
 void FillFile(const std::string& path, const FileAccumulator& f, report::File* out) {
+  const FileCounts& c = f.counts;
   out->set_path(ValidUtf8(path));
-  out->set_kind(f.kind);
+  out->set_kind(FileKindName(f.kind));
   out->set_category(f.category);
   out->set_processes(static_cast<double>(f.processes));
-  out->set_opens(static_cast<double>(f.opens));
-  out->set_reads(static_cast<double>(f.reads));
-  out->set_read_bytes(static_cast<double>(f.read_bytes));
-  out->set_writes(static_cast<double>(f.writes));
-  out->set_write_bytes(static_cast<double>(f.write_bytes));
-  out->set_metadata_ops(static_cast<double>(f.metadata_ops));
-  out->set_metadata_s(Seconds(f.metadata_ns));
-  out->set_read_time_s(Seconds(f.read_ns));
-  out->set_write_time_s(Seconds(f.write_ns));
-  out->set_size_bytes(static_cast<double>(f.size_bytes));
+  out->set_opens(static_cast<double>(c.opens));
+  out->set_reads(static_cast<double>(c.reads()));
+  out->set_read_bytes(static_cast<double>(c.read_bytes));
+  out->set_writes(static_cast<double>(c.writes()));
+  out->set_write_bytes(static_cast<double>(c.write_bytes));
+  out->set_metadata_ops(static_cast<double>(c.metadata_ops));
+  out->set_metadata_s(Seconds(c.metadata_ns));
+  out->set_read_time_s(Seconds(c.read_ns));
+  out->set_write_time_s(Seconds(c.write_ns));
+  out->set_size_bytes(static_cast<double>(f.detail.size_bytes));
   out->set_reread_bytes(RereadBytes(f));
-  f.read_sizes.ToProto(out->mutable_read_sizes());
-  f.write_sizes.ToProto(out->mutable_write_sizes());
-  f.read_pattern.ToProto(out->mutable_read_pattern());
+  f.detail.read_sizes.ToProto(out->mutable_read_sizes());
+  f.detail.write_sizes.ToProto(out->mutable_write_sizes());
+  f.detail.read_pattern.ToProto(out->mutable_read_pattern());
   out->set_files(1);
 }
 
 // Sums a file into a total row (other files, a directory).
 void AddInto(report::File* total, const FileAccumulator& f) {
+  const FileCounts& c = f.counts;
   total->set_files(total->files() + 1);
-  total->set_opens(total->opens() + static_cast<double>(f.opens));
-  total->set_reads(total->reads() + static_cast<double>(f.reads));
-  total->set_read_bytes(total->read_bytes() + static_cast<double>(f.read_bytes));
-  total->set_writes(total->writes() + static_cast<double>(f.writes));
-  total->set_write_bytes(total->write_bytes() + static_cast<double>(f.write_bytes));
-  total->set_metadata_ops(total->metadata_ops() + static_cast<double>(f.metadata_ops));
-  total->set_metadata_s(total->metadata_s() + Seconds(f.metadata_ns));
-  total->set_read_time_s(total->read_time_s() + Seconds(f.read_ns));
-  total->set_write_time_s(total->write_time_s() + Seconds(f.write_ns));
+  total->set_opens(total->opens() + static_cast<double>(c.opens));
+  total->set_reads(total->reads() + static_cast<double>(c.reads()));
+  total->set_read_bytes(total->read_bytes() + static_cast<double>(c.read_bytes));
+  total->set_writes(total->writes() + static_cast<double>(c.writes()));
+  total->set_write_bytes(total->write_bytes() + static_cast<double>(c.write_bytes));
+  total->set_metadata_ops(total->metadata_ops() + static_cast<double>(c.metadata_ops));
+  total->set_metadata_s(total->metadata_s() + Seconds(c.metadata_ns));
+  total->set_read_time_s(total->read_time_s() + Seconds(c.read_ns));
+  total->set_write_time_s(total->write_time_s() + Seconds(c.write_ns));
   total->set_reread_bytes(total->reread_bytes() + RereadBytes(f));
 }
 
@@ -77,20 +80,21 @@ void DataFileSummary(const RunState& s, report::Report* r) {
     if (std::string_view(f.category) != "data") continue;
     // Paths only looked at (stat, access, an open that read nothing: module
     // searches, existence checks) are not the job's data.
-    if (f.reads == 0 && f.writes == 0) continue;
+    const FileCounts& c = f.counts;
+    if (c.reads() == 0 && c.writes() == 0) continue;
     d->set_files(d->files() + 1);
-    d->set_opens(d->opens() + static_cast<double>(f.opens));
-    d->set_reads(d->reads() + static_cast<double>(f.reads));
-    d->set_read_bytes(d->read_bytes() + static_cast<double>(f.read_bytes));
-    d->set_read_time_s(d->read_time_s() + Seconds(f.read_ns));
-    d->set_metadata_ops(d->metadata_ops() + static_cast<double>(f.metadata_ops));
-    d->set_metadata_s(d->metadata_s() + Seconds(f.metadata_ns));
-    d->set_direct_opens(d->direct_opens() + static_cast<double>(f.direct_opens));
-    d->set_dontneed_advice(d->dontneed_advice() + static_cast<double>(f.dontneed_advice));
-    d->set_hdf5_posix_reads(d->hdf5_posix_reads() + static_cast<double>(f.hdf5_reads));
+    d->set_opens(d->opens() + static_cast<double>(c.opens));
+    d->set_reads(d->reads() + static_cast<double>(c.reads()));
+    d->set_read_bytes(d->read_bytes() + static_cast<double>(c.read_bytes));
+    d->set_read_time_s(d->read_time_s() + Seconds(c.read_ns));
+    d->set_metadata_ops(d->metadata_ops() + static_cast<double>(c.metadata_ops));
+    d->set_metadata_s(d->metadata_s() + Seconds(c.metadata_ns));
+    d->set_direct_opens(d->direct_opens() + static_cast<double>(f.detail.direct_opens));
+    d->set_dontneed_advice(d->dontneed_advice() + static_cast<double>(f.detail.dontneed_advice));
+    d->set_hdf5_posix_reads(d->hdf5_posix_reads() + static_cast<double>(f.detail.hdf5_reads));
     d->set_reread_bytes(d->reread_bytes() + RereadBytes(f));
-    pattern.Merge(f.read_pattern);
-    if (f.reads > 0) {
+    pattern.Merge(f.detail.read_pattern);
+    if (c.reads() > 0) {
       d->set_read_files(d->read_files() + 1);
       per_file.push_back(FileBytes(f));
     }
@@ -120,16 +124,6 @@ void DataFileSummary(const RunState& s, report::Report* r) {
   for (size_t i = 0; i < sorted.size() && i < 20; ++i) *r->add_directories() = sorted[i];
 }
 
-const char* LayoutName(Hdf5Dataset::Layout layout) {
-  switch (layout) {
-    case Hdf5Dataset::LAYOUT_COMPACT: return "compact";
-    case Hdf5Dataset::LAYOUT_CONTIGUOUS: return "contiguous";
-    case Hdf5Dataset::LAYOUT_CHUNKED: return "chunked";
-    case Hdf5Dataset::LAYOUT_VIRTUAL: return "virtual";
-    default: return "unknown";
-  }
-}
-
 }  // namespace
 
 void BuildTables(RunState& s, int top_files, report::Report* r) {
@@ -140,7 +134,7 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
   for (const auto& entry : s.files) order.push_back(&entry);
   auto key = [](const std::pair<const std::string, FileAccumulator>* e) {
     return std::make_pair(-CategoryRank(e->second.category),
-                          e->second.read_bytes + e->second.write_bytes);
+                          e->second.counts.read_bytes + e->second.counts.write_bytes);
   };
   size_t listed = std::min(order.size(), static_cast<size_t>(std::max(0, top_files)));
   std::partial_sort(order.begin(), order.begin() + listed, order.end(),
@@ -169,32 +163,35 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
     l.read_sizes.ToProto(out->mutable_read_sizes());
     l.read_pattern.ToProto(out->mutable_read_pattern());
   }
+  // The datasets the job read (by H5Dread or H5Dread_chunk), which the
+  // report's table is about: its reads count both calls, its logical bytes
+  // what they returned (elements for H5Dread, stored bytes for a chunk).
   for (const auto& [key, d] : s.datasets) {
+    const uint64_t reads = d.reads + d.chunk_reads;
+    if (reads == 0) continue;
+    const uint64_t logical_bytes = d.read_bytes + d.chunk_read_bytes;
     report::Dataset* out = r->add_datasets();
-    out->set_file(ValidUtf8(d.file));
-    out->set_name(ValidUtf8(d.name));
+    auto [file, name] = DatasetNameParts(key);
+    out->set_file(ValidUtf8(file));
+    out->set_name(ValidUtf8(name));
     if (d.described) {
       const Hdf5Dataset& h = d.description;
       out->set_element_size(static_cast<double>(h.element_size()));
       for (uint64_t v : h.dims()) out->add_dims(static_cast<double>(v));
       out->set_layout(LayoutName(h.layout()));
-      double chunk = static_cast<double>(h.element_size());
-      for (uint64_t v : h.chunk_dims()) {
-        out->add_chunk_dims(static_cast<double>(v));
-        chunk *= static_cast<double>(v);
-      }
-      out->set_chunk_bytes(h.chunk_dims_size() > 0 ? chunk : 0);
+      for (uint64_t v : h.chunk_dims()) out->add_chunk_dims(static_cast<double>(v));
+      out->set_chunk_bytes(static_cast<double>(d.ChunkBytes()));
       for (const Hdf5Dataset::Filter& f : h.filter()) out->add_filters(ValidUtf8(f.name()));
     }
-    out->set_reads(static_cast<double>(d.reads));
-    out->set_logical_bytes(static_cast<double>(d.logical_bytes));
+    out->set_reads(static_cast<double>(reads));
+    out->set_logical_bytes(static_cast<double>(logical_bytes));
     out->set_posix_reads(static_cast<double>(d.posix_reads));
-    out->set_posix_bytes(static_cast<double>(d.posix_bytes));
-    out->set_read_time_s(Seconds(d.read_ns));
-    out->set_byte_amplification(Ratio(d.posix_bytes, d.logical_bytes));
-    out->set_reads_per_call(Ratio(d.posix_reads, d.reads));
+    out->set_posix_bytes(static_cast<double>(d.posix_read_bytes));
+    out->set_read_time_s(Seconds(d.read_ns + d.chunk_read_ns));
+    out->set_byte_amplification(Ratio(d.posix_read_bytes, logical_bytes));
+    out->set_reads_per_call(Ratio(d.posix_reads, reads));
   }
-  for (const TfRecordFileStats& t : s.tfrecords.Finish()) {
+  for (const TfRecordFileAccumulator& t : s.tfrecords.Files()) {
     report::TfRecordFile* out = r->add_tfrecord_files();
     out->set_path(ValidUtf8(t.path));
     out->set_compression(t.compression);
@@ -202,7 +199,7 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
     out->set_records(static_cast<double>(t.records));
     out->set_record_bytes(static_cast<double>(t.record_bytes));
     auto file = s.files.find(t.path);
-    double reads = file == s.files.end() ? 0 : static_cast<double>(file->second.reads);
+    double reads = file == s.files.end() ? 0 : static_cast<double>(file->second.counts.reads());
     out->set_posix_reads(reads);
     out->set_records_per_read(Ratio(t.records, reads));
     out->set_order(t.Order());
@@ -220,14 +217,14 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
       log2->Set(bucket, log2->Get(bucket) + static_cast<double>(n));
     }
   }
-  for (const auto& [key, c] : s.cuda) {
+  for (const auto& [key, c] : s.cuda.copies) {
     report::CudaCopies* out = r->add_cuda_copies();
     out->set_direction(key.direction);
     out->set_host_memory(key.host_memory);
     out->set_async(key.async);
-    out->set_copies(static_cast<double>(c.copies));
+    out->set_copies(static_cast<double>(c.calls));
     out->set_bytes(static_cast<double>(c.bytes));
-    out->set_time_s(Seconds(c.time_ns));
+    out->set_time_s(Seconds(c.ns));
   }
   // Copies made by trainers inside their steps.
   for (const auto& [index, g] : s.groups) {
@@ -236,7 +233,7 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
         return copy.start_unix_ns >= st.start_ns && copy.start_unix_ns < st.end_ns;
       });
       if (!in_step) continue;
-      CudaKey key = CudaKeyOf(copy.op, copy.flags);
+      CudaCopyKey key = CudaCopyKeyOf(copy.op, copy.flags);
       for (report::CudaCopies& c : *r->mutable_cuda_copies()) {
         if (c.direction() == key.direction && c.host_memory() == key.host_memory &&
             c.async() == key.async) {

@@ -3,11 +3,14 @@
 // example as the header writes it (placeholders filled in); keep the two in
 // step.
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/version.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace iotap::cli {
@@ -62,6 +65,15 @@ TEST(HeaderExamplesTest, Help) {
   EXPECT_FALSE(ShowHelpIfAsked(4, argv.data(), "help", /*command_follows=*/true));
   EXPECT_TRUE(IsHelpWord("-h"));
   EXPECT_FALSE(IsHelpWord("help"));
+}
+
+TEST(HeaderExamplesTest, Version) {
+  ::testing::internal::CaptureStdout();
+  // version.h
+  std::printf("iotap %s (commit %s)\n", kVersion, kCommit);
+
+  EXPECT_THAT(::testing::internal::GetCapturedStdout(),
+              ::testing::MatchesRegex("iotap [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [0-9a-z.+-]+\\)\n"));
 }
 
 }  // namespace

@@ -5,11 +5,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/analysis/stats.h"
+#include "analyzer/analysis/run_analysis.h"
 #include "analyzer/base/text.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
 #include "analyzer/output/export/dump.h"
+#include "analyzer/output/stats_output.h"
 #include "analyzer/read/trace_set.h"
 
 namespace iotap::cli {
@@ -68,20 +69,20 @@ int StatsCommand(int argc, char** argv) {
     std::fprintf(stderr, "iotap stats: %s\n", std::string(files.status().message()).c_str());
     return kExitNoInput;
   }
-  analyzer::StatsCollector collector;
-  analyzer::TraceSetResult read = analyzer::ReadTraceSet(*files, &collector);
-  ReportIssues(read.issues);
-  if (read.files_read == 0) {
+  analyzer::RunCounts counts = analyzer::CountTraceFiles(*files, analyzer::AnalysisOptions());
+  for (const stats::Issue& i : counts.stats.issues()) {
+    std::fprintf(stderr, "iotap: warning: %s\n", analyzer::DisplayName(i.text()).c_str());
+  }
+  if (counts.files_read == 0) {
     std::fprintf(stderr, "iotap stats: no trace under %s could be read\n",
                  args->positional()[0].c_str());
     return kExitNoInput;
   }
-  bool damaged = !read.issues.empty();
-  analyzer::StatsReport report = collector.Finish(std::move(read.issues));
+  bool damaged = counts.stats.issues_size() > 0;
   std::FILE* out = OpenOutput(args->Get("--output"));
   if (out == nullptr) return kExitUsage;
-  std::string text = args->Has("--json") ? analyzer::StatsToJson(report)
-                                         : analyzer::StatsToText(report);
+  std::string text = args->Has("--json") ? analyzer::StatsToJson(counts.stats)
+                                         : analyzer::StatsToText(counts.stats);
   std::fwrite(text.data(), 1, text.size(), out);
   if (out != stdout) std::fclose(out);
   return damaged && args->Has("--strict") ? kExitDamaged : kExitOk;

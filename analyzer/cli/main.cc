@@ -6,6 +6,7 @@
 
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/version.h"
 
 namespace {
 
@@ -24,7 +25,8 @@ constexpr char kUsage[] =
     "  diff RUN_A RUN_B [--format F]              two runs (or saved reports) side by side\n"
     "\n"
     "PATH is a trace file or a directory of them (what `iotap run` wrote).\n"
-    "`iotap COMMAND --help` describes each command.\n";
+    "`iotap COMMAND --help` describes each command; `iotap --version` prints the\n"
+    "version and the commit built.\n";
 
 }  // namespace
 
@@ -39,7 +41,7 @@ int main(int argc, char** argv) {
     return iotap::cli::kExitOk;
   }
   if (std::strcmp(argv[1], "--version") == 0) {
-    std::puts("iotap 0.1.0");
+    std::printf("iotap %s (commit %s)\n", iotap::cli::kVersion, iotap::cli::kCommit);
     return iotap::cli::kExitOk;
   }
   std::string command = argv[1];

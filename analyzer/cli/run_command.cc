@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -84,40 +85,49 @@ std::string SelfDirectory() {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
-// libiotap.so: $IOTAP_LIBRARY, or next to the iotap binary (build tree
-// bin/../lib, or an installed ../lib/iotap).
-std::string FindLibrary() {
-  if (const char* env = std::getenv("IOTAP_LIBRARY"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  std::string dir = SelfDirectory();
-  for (const char* rel : {"/../lib/libiotap.so", "/libiotap.so", "/../lib/iotap/libiotap.so"}) {
-    std::string candidate = dir + rel;
+// Where the shim and the Python helper are, relative to the directory of the
+// iotap binary (README.md, "Installing"): the build tree's lib/ (build/bin/iotap,
+// build/lib/libiotap.so, build/lib/python), or an installed tree's library
+// directory (P/bin/iotap, P/LIBDIR/libiotap.so, P/LIBDIR/iotap/python), whose
+// place relative to bin/ was fixed at configure time. Nothing absolute is
+// compiled in: a moved tree still finds its own files.
+constexpr char kBuildLibDir[] = "../lib";
+constexpr char kBuildPythonDir[] = "../lib/python";
+constexpr char kInstalledLibDir[] = IOTAP_LIBDIR_FROM_BINDIR;
+constexpr char kInstalledPythonDir[] = IOTAP_LIBDIR_FROM_BINDIR "/iotap/python";
+
+// The first directory of `dirs` (relative to the iotap binary's directory)
+// that holds a readable `file`, with symbolic links resolved; or "".
+std::string FindNextToSelf(std::initializer_list<const char*> dirs, const std::string& file) {
+  std::string self = SelfDirectory();
+  for (const char* dir : dirs) {
+    std::string candidate = absl::StrCat(self, "/", dir);
     char resolved[PATH_MAX];
-    if (access(candidate.c_str(), R_OK) == 0 && realpath(candidate.c_str(), resolved) != nullptr) {
+    if (access(absl::StrCat(candidate, "/", file).c_str(), R_OK) == 0 &&
+        realpath(candidate.c_str(), resolved) != nullptr) {
       return resolved;
     }
   }
   return "";
 }
 
-// The iotap Python package (interpose/python, copied into the build tree):
-// $IOTAP_PYTHON_DIR, or next to the iotap binary (build tree bin/../lib/python,
-// or an installed ../lib/iotap/python).
+// libiotap.so: $IOTAP_LIBRARY, or found from the iotap binary.
+std::string FindLibrary() {
+  if (const char* env = std::getenv("IOTAP_LIBRARY"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::string dir = FindNextToSelf({kBuildLibDir, kInstalledLibDir}, "libiotap.so");
+  return dir.empty() ? "" : dir + "/libiotap.so";
+}
+
+// The directory holding the iotap Python package (interpose/python, copied
+// into the build tree and installed): $IOTAP_PYTHON_DIR, or found from the
+// iotap binary.
 std::string FindPythonDirectory() {
   if (const char* env = std::getenv("IOTAP_PYTHON_DIR"); env != nullptr && *env != '\0') {
     return env;
   }
-  std::string dir = SelfDirectory();
-  for (const char* rel : {"/../lib/python", "/../lib/iotap/python"}) {
-    std::string candidate = dir + rel;
-    char resolved[PATH_MAX];
-    if (access((candidate + "/iotap/_site/sitecustomize.py").c_str(), R_OK) == 0 &&
-        realpath(candidate.c_str(), resolved) != nullptr) {
-      return resolved;
-    }
-  }
-  return "";
+  return FindNextToSelf({kBuildPythonDir, kInstalledPythonDir}, "iotap/_site/sitecustomize.py");
 }
 
 std::string DefaultDirectory() {
@@ -273,8 +283,17 @@ int RunCommand(int argc, char** argv) {
   std::string library = FindLibrary();
   if (library.empty()) {
     std::fprintf(stderr,
-                 "iotap run: cannot find libiotap.so next to the iotap binary; set "
-                 "IOTAP_LIBRARY to its path\n");
+                 "iotap run: cannot find libiotap.so in %s/%s or %s/%s; set IOTAP_LIBRARY to "
+                 "its path\n",
+                 SelfDirectory().c_str(), kBuildLibDir, SelfDirectory().c_str(), kInstalledLibDir);
+    return kExitUsage;
+  }
+  // LD_PRELOAD separates its paths with spaces and colons and has no escape.
+  if (library.find_first_of(" :") != std::string::npos) {
+    std::fprintf(stderr,
+                 "iotap run: %s cannot be preloaded: LD_PRELOAD cannot carry a path with a "
+                 "space or colon; install iotap where its path has none\n",
+                 library.c_str());
     return kExitUsage;
   }
   std::string python_dir;
@@ -282,8 +301,17 @@ int RunCommand(int argc, char** argv) {
     python_dir = FindPythonDirectory();
     if (python_dir.empty()) {
       std::fprintf(stderr,
-                   "iotap run: --torch-steps: cannot find the iotap Python package next to the "
-                   "iotap binary; set IOTAP_PYTHON_DIR to the directory holding iotap/\n");
+                   "iotap run: --torch-steps: cannot find the iotap Python package in %s/%s or "
+                   "%s/%s; set IOTAP_PYTHON_DIR to the directory holding iotap/\n",
+                   SelfDirectory().c_str(), kBuildPythonDir, SelfDirectory().c_str(),
+                   kInstalledPythonDir);
+      return kExitUsage;
+    }
+    if (python_dir.find(':') != std::string::npos) {
+      std::fprintf(stderr,
+                   "iotap run: --torch-steps: %s cannot go on PYTHONPATH, which separates its "
+                   "paths with colons; install iotap where its path has none\n",
+                   python_dir.c_str());
       return kExitUsage;
     }
   }

@@ -12,6 +12,7 @@
 #include "analyzer/output/report_html.h"
 #include "analyzer/output/report_output.h"
 #include "analyzer/output/saved_report.h"
+#include "analyzer/output/stats_output.h"
 #include "analyzer/testing/test_files.h"
 #include "gtest/gtest.h"
 
@@ -80,6 +81,15 @@ TEST(HeaderExamplesTest, SavedReport) {
     steps = r->run().steps();
   }
   EXPECT_EQ(steps, 2);
+}
+
+TEST(HeaderExamplesTest, StatsOutput) {
+  std::ostringstream out;
+  // stats_output.h
+  stats::Stats stats;  // as the analysis fills it (CountTraceFiles, run_analysis.h)
+  stats.set_processes(2);
+  out << StatsToText(stats);
+  EXPECT_EQ(out.str().rfind("2 processes, 0 events recorded, 0 dropped\n", 0), 0u) << out.str();
 }
 
 }  // namespace

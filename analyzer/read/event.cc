@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "proto/wire/varint.h"
@@ -35,31 +36,56 @@ const std::array<bool, 512> kKnownOps = [] {
   for (size_t i = 0; i < known.size(); ++i) known[i] = Op_IsValid(static_cast<int>(i));
   return known;
 }();
-// Replaces each OP_TFRECORD_RECORDS event by the OP_TFRECORD_RECORD events it
-// stands for (trace.proto), which share its seq.
+// The most record events the compact events of one chunk may stand for:
+// the shim writes at most 4096 events per chunk, each for at most 255
+// records. More is damage, and would make a small file take gigabytes.
+constexpr uint64_t kMaxExpandedRecords = 1u << 20;
+
+// How many records a compact event stands for, or an error.
+absl::StatusOr<uint64_t> CompactCount(const Event& e, uint32_t tid) {
+  bool run = e.op == OP_TFRECORD_RUN;
+  uint64_t count = run ? static_cast<uint64_t>(e.result) : e.aux >> 56;
+  uint64_t most = run ? 255 : 8;
+  if (count < 2 || count > most) {
+    return absl::DataLossError(absl::StrCat("a TFRecord record ", run ? "run" : "group",
+                                            " of thread ", tid, " claims ", count,
+                                            " records (2 to ", most, " expected)"));
+  }
+  return count;
+}
+
+// Replaces each OP_TFRECORD_RECORDS and OP_TFRECORD_RUN event by the
+// OP_TFRECORD_RECORD events it stands for (trace.proto), which share its
+// seq.
 absl::Status ExpandRecordGroups(EventBatch* batch) {
   std::vector<Event> out;
   out.reserve(batch->events.size() * 2);
+  uint64_t expanded = 0;
   for (const Event& e : batch->events) {
-    if (e.op != OP_TFRECORD_RECORDS) {
+    if (e.op != OP_TFRECORD_RECORDS && e.op != OP_TFRECORD_RUN) {
       out.push_back(e);
       continue;
     }
-    uint64_t count = e.aux >> 56;
-    if (count < 2 || count > 8) {
-      return absl::DataLossError(absl::StrCat("a TFRecord record group of thread ", batch->tid,
-                                              " claims ", count, " records (2 to 8 expected)"));
+    absl::StatusOr<uint64_t> count = CompactCount(e, batch->tid);
+    if (!count.ok()) return count.status();
+    expanded += *count;
+    if (expanded > kMaxExpandedRecords) {
+      return absl::DataLossError(absl::StrCat("an event chunk of thread ", batch->tid,
+                                              " stands for more than ", kMaxExpandedRecords,
+                                              " TFRecord records"));
     }
+    bool run = e.op == OP_TFRECORD_RUN;
     bool index_known = (e.flags & FLAG_TFRECORD_INDEX_UNKNOWN) == 0;
+    uint64_t first_index = run ? e.aux : e.aux & ((uint64_t{1} << 56) - 1);
     uint64_t lengths[2] = {e.requested, static_cast<uint64_t>(e.result)};
     uint64_t offset = static_cast<uint64_t>(e.offset);  // wraps, as in Assemble
-    for (uint64_t k = 0; k < count; ++k) {
+    for (uint64_t k = 0; k < *count; ++k) {
       Event r = e;
       r.op = OP_TFRECORD_RECORD;
       r.offset = static_cast<int64_t>(offset);
-      r.requested = (lengths[k / 4] >> (16 * (k % 4))) & 0xffff;
+      r.requested = run ? e.requested : (lengths[k / 4] >> (16 * (k % 4))) & 0xffff;
       r.result = 1;
-      r.aux = index_known ? (e.aux & ((uint64_t{1} << 56) - 1)) + k : 0;
+      r.aux = index_known ? first_index + k : 0;
       out.push_back(r);
       offset += 16 + r.requested;
     }
@@ -117,7 +143,7 @@ absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch)
     e.end_ns = static_cast<int64_t>(end_units * static_cast<uint64_t>(unit));
     uint32_t o = static_cast<uint32_t>(v.op);
     e.op = o < kKnownOps.size() && kKnownOps[o] ? static_cast<Op>(o) : OP_UNSPECIFIED;
-    groups |= e.op == OP_TFRECORD_RECORDS;
+    groups |= e.op == OP_TFRECORD_RECORDS || e.op == OP_TFRECORD_RUN;
     e.file = static_cast<uint32_t>(v.file);
     e.flags = static_cast<uint32_t>(v.flags);
     bool has_offset = (e.flags & FLAG_HAS_OFFSET) != 0;
@@ -314,8 +340,8 @@ Layer LayerOf(Op op) {
   if (v >= OP_POLL && v <= OP_COND_WAIT) return Layer::kWait;
   if (v >= 1 && v < 100) return Layer::kPosix;
   if (v >= 100 && v < 150) return Layer::kStdio;
-  if (v >= 150 && v < 200) return Layer::kHdf5;
-  if (v >= 200 && v < 220) return Layer::kTfRecord;
+  if (v >= 150 && v < 196) return Layer::kHdf5;
+  if (v >= 196 && v < 220) return Layer::kTfRecord;
   if (v >= 220 && v < 270) return Layer::kCuda;
   if (v >= 270 && v < 300) return Layer::kGds;
   if (v >= 300 && v < 320) return Layer::kMarker;

@@ -55,9 +55,9 @@ struct EventBatch {
 
 // Decodes `chunk` into `batch` (reusing its memory). Fails if the columns
 // disagree in length or a value is out of range. Compact forms are expanded:
-// an OP_TFRECORD_RECORDS event becomes the OP_TFRECORD_RECORD events it
-// stands for, all with its seq, so a batch may hold more events than the
-// chunk.
+// an OP_TFRECORD_RECORDS or OP_TFRECORD_RUN event becomes the
+// OP_TFRECORD_RECORD events it stands for, all with its seq, so a batch may
+// hold more events than the chunk.
 absl::Status DecodeChunk(const EventChunk& chunk, EventBatch* batch);
 
 // Decodes EventChunk messages straight from their wire bytes, as DecodeChunk

@@ -57,6 +57,70 @@ TEST(DecodeChunkTest, RecordGroupOfImpossibleSizeIsDamage) {
   EXPECT_FALSE(DecodeChunk(GroupChunk(1), &batch).ok());
 }
 
+// A chunk of one read and `runs` runs of `count` records of 1000 bytes
+// after it, the first from offset 4096, index 9.
+EventChunk RunChunk(int64_t count, int runs = 1) {
+  EventChunk c;
+  c.set_tid(7);
+  c.set_first_seq(40);
+  c.set_time_unit_ns(1);
+  for (int i = 0; i <= runs; ++i) {
+    c.add_op(i == 0 ? OP_READ : OP_TFRECORD_RUN);
+    c.add_start_gap(0);
+    c.add_duration(0);
+    c.add_file(3);
+    c.add_flags(FLAG_HAS_OFFSET | (i > 0 ? FLAG_TFRECORD_CRC_OK : 0));
+    c.add_parent(i > 0 ? (uint64_t{7} << 40 | 40) : 0);
+    c.add_offset_delta(i == 0 ? 4096 : 0);
+    c.add_requested(i == 0 ? 262144 : 1000);
+    c.add_result(i == 0 ? 262144 : count);
+    c.add_aux(i == 0 ? 0 : 9);
+  }
+  return c;
+}
+
+TEST(DecodeChunkTest, RecordRunsBecomeOneEventPerRecord) {
+  EventBatch batch;
+  ASSERT_TRUE(DecodeChunk(RunChunk(255), &batch).ok());
+  ASSERT_EQ(batch.size(), 256u);
+  EXPECT_EQ(batch.events[0].op, OP_READ);
+  for (int k = 0; k < 255; ++k) {
+    const Event& r = batch.events[k + 1];
+    SCOPED_TRACE(k);
+    EXPECT_EQ(r.op, OP_TFRECORD_RECORD);
+    EXPECT_EQ(r.offset, 4096 + 1016 * k);
+    EXPECT_EQ(r.requested, 1000u);
+    EXPECT_EQ(r.result, 1);
+    EXPECT_EQ(r.aux, 9u + k);
+    EXPECT_EQ(r.seq, 41u);
+    EXPECT_EQ(r.file, 3u);
+    EXPECT_EQ(r.parent, uint64_t{7} << 40 | 40);
+  }
+}
+
+TEST(DecodeChunkTest, RecordRunOfImpossibleSizeIsDamage) {
+  EventBatch batch;
+  EXPECT_TRUE(DecodeChunk(RunChunk(2), &batch).ok());
+  for (int64_t count : {int64_t{256}, int64_t{1}, int64_t{0}, int64_t{-2}, INT64_MAX}) {
+    absl::Status s = DecodeChunk(RunChunk(count), &batch);
+    EXPECT_FALSE(s.ok()) << count;
+    EXPECT_NE(std::string(s.message()).find("record run of thread 7 claims"), std::string::npos)
+        << s;
+  }
+}
+
+TEST(DecodeChunkTest, ChunkStandingForTooManyRecordsIsDamage) {
+  // 4200 runs of 255: more than a chunk of the shim's 4096 events can hold.
+  EventBatch batch;
+  EXPECT_TRUE(DecodeChunk(RunChunk(255, 4096), &batch).ok());
+  EXPECT_EQ(batch.size(), 4096u * 255 + 1);
+  absl::Status s = DecodeChunk(RunChunk(255, 4200), &batch);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("more than 1048576 TFRecord records"),
+            std::string::npos)
+      << s;
+}
+
 TEST(DecodeChunkTest, TimesOutOfRangeAreDamage) {
   // Whatever a damaged chunk holds, times stay where wall-clock offsets can
   // be added to them without overflow.

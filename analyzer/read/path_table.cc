@@ -39,13 +39,16 @@ const char* FileCategory(std::string_view path) {
   return "data";
 }
 
-PathTable::Entry PathTable::Intern(std::string_view path) {
+PathTable::Entry PathTable::Intern(std::string_view path, bool categorize) {
   size_t hash = absl::HashOf(path);
   Shard& shard = shards_[(hash >> 7) % kShards];
   std::lock_guard<std::mutex> lock(shard.mu);
-  if (auto it = shard.entries.find(path); it != shard.entries.end()) return it->second;
+  if (auto it = shard.entries.find(path); it != shard.entries.end()) {
+    if (categorize && it->second.category == nullptr) it->second.category = FileCategory(path);
+    return it->second;
+  }
   Entry e;
-  e.category = FileCategory(path);
+  if (categorize) e.category = FileCategory(path);
   std::string_view key;
   {
     std::lock_guard<std::mutex> ids_lock(ids_mu_);

@@ -43,8 +43,11 @@ class PathTable {
     const char* category = nullptr;  // FileCategory() of the path
   };
 
-  // The path's entry, added if the table has not seen it yet.
-  Entry Intern(std::string_view path);
+  // The path's entry, added if the table has not seen it yet. Without
+  // `categorize`, the entry's category may be null (not worked out yet):
+  // what only counts needs no category, and working one out is most of the
+  // cost of interning a new path.
+  Entry Intern(std::string_view path, bool categorize = true);
 
   // Paths interned so far; ids are 0 to size() - 1.
   size_t size() const;

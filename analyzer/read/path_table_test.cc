@@ -41,6 +41,16 @@ TEST(PathTableTest, OneIdAndCategoryPerPath) {
   EXPECT_EQ(paths.path(b.id), "/usr/lib/python3.11/os.py");
 }
 
+TEST(PathTableTest, CategoryOnlyWhenAskedFor) {
+  PathTable paths;
+  PathTable::Entry a = paths.Intern("/proc/self/stat", /*categorize=*/false);
+  EXPECT_EQ(a.category, nullptr);
+  PathTable::Entry again = paths.Intern("/proc/self/stat");
+  EXPECT_EQ(again.id, a.id);
+  EXPECT_STREQ(again.category, "system");
+  EXPECT_STREQ(paths.Intern("/proc/self/stat", /*categorize=*/false).category, "system");
+}
+
 TEST(PathTableTest, LongPathsAndManyOfThem) {
   PathTable paths;
   std::string long_path = "/data/" + std::string(100000, 'x');

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "analyzer/analysis/run_analysis.h"
-#include "analyzer/analysis/stats.h"
 #include "analyzer/output/export/dump.h"
 #include "analyzer/output/report_output.h"
+#include "analyzer/output/stats_output.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/steps/json_tokenizer.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -28,32 +28,6 @@
 
 namespace iotap::analyzer {
 namespace {
-
-// Hands every callback to two visitors.
-class Tee : public TraceVisitor {
- public:
-  Tee(TraceVisitor* a, TraceVisitor* b) : a_(a), b_(b) {}
-  void OnProcess(const ProcessTrace& p) override {
-    a_->OnProcess(p);
-    b_->OnProcess(p);
-  }
-  void OnEvents(const ProcessTrace& p, const EventBatch& batch) override {
-    a_->OnEvents(p, batch);
-    b_->OnEvents(p, batch);
-  }
-  void OnPacket(const ProcessTrace& p, const Packet& packet) override {
-    a_->OnPacket(p, packet);
-    b_->OnPacket(p, packet);
-  }
-  void OnFileEnd(const ProcessTrace& p) override {
-    a_->OnFileEnd(p);
-    b_->OnFileEnd(p);
-  }
-
- private:
-  TraceVisitor* a_;
-  TraceVisitor* b_;
-};
 
 // Whether `text` is exactly one JSON document.
 bool IsJson(const std::string& text) {
@@ -88,26 +62,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                           ? std::string(reinterpret_cast<const char*>(data + 1), size - 1)
                           : Frame(data + 1, size - 1);
   static std::FILE* null = std::fopen("/dev/null", "w");
-  StatsCollector stats;
   DumpWriter dump(null);
-  Tee both(&stats, &dump);
   std::vector<ReadIssue> issues;
-  absl::Status read = ReadTraceBytes("fuzz.iotap", bytes, &both, &issues);
+  (void)ReadTraceBytes("fuzz.iotap", bytes, &dump, &issues);
   for (const ReadIssue& issue : issues) (void)issue.ToString();
-  StatsReport report = stats.Finish(issues);
-  std::string json = StatsToJson(report);
-  FUZZ_CHECK(iotap::fuzz::IsValidUtf8(json));
-  FUZZ_CHECK(IsJson(json));
-  (void)StatsToText(report);
-  if (!read.ok()) return 0;
 
-  // The whole analysis, as `iotap report` runs it, on the same bytes.
+  // `iotap stats` and `iotap report`, as they run, on the same bytes.
   static iotap::fuzz::MemoryFile file;
   AnalysisOptions options;
   options.threads = 1;
   const uint8_t* start = reinterpret_cast<const uint8_t*>(bytes.data());
-  absl::StatusOr<iotap::report::Report> analysis =
-      AnalyzeTraceFiles({file.Hold(start, bytes.size())}, options);
+  const std::string path = file.Hold(start, bytes.size());
+  RunCounts counts = CountTraceFiles({path}, options);
+  std::string json = StatsToJson(counts.stats);
+  FUZZ_CHECK(iotap::fuzz::IsValidUtf8(json));
+  FUZZ_CHECK(IsJson(json));
+  (void)StatsToText(counts.stats);
+  if (counts.files_read == 0) return 0;
+  absl::StatusOr<iotap::report::Report> analysis = AnalyzeTraceFiles({path}, options);
   if (!analysis.ok()) return 0;
   (void)ReportToText(*analysis);
   std::string markdown = ReportToMarkdown(*analysis);

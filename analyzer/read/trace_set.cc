@@ -45,6 +45,12 @@ absl::StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path)
   return files;
 }
 
+ReadIssue UnreadableFileIssue(const std::string& path, const absl::Status& status) {
+  std::string message(status.message());
+  if (absl::StartsWith(message, path + ": ")) message.erase(0, path.size() + 2);
+  return ReadIssue{path, 0, 0, false, message};
+}
+
 TraceSetResult ReadTraceSet(const std::vector<std::string>& files, TraceVisitor* visitor,
                             const std::function<void(size_t, size_t)>& progress) {
   TraceSetResult result;
@@ -53,9 +59,7 @@ TraceSetResult ReadTraceSet(const std::vector<std::string>& files, TraceVisitor*
     if (s.ok()) {
       ++result.files_read;
     } else {
-      std::string message(s.message());
-      if (absl::StartsWith(message, files[i] + ": ")) message.erase(0, files[i].size() + 2);
-      result.issues.push_back(ReadIssue{files[i], 0, 0, false, message});
+      result.issues.push_back(UnreadableFileIssue(files[i], s));
     }
     if (progress) progress(i + 1, files.size());
   }

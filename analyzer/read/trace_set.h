@@ -28,6 +28,10 @@ struct TraceSetResult {
   std::vector<ReadIssue> issues;   // damage, and files that could not be read
 };
 
+// The issue that says `path` could not be read at all, from ReadTraceFile's
+// `status` (its message without the path, which the issue names).
+ReadIssue UnreadableFileIssue(const std::string& path, const absl::Status& status);
+
 // Reads every file into `visitor`. A file that cannot be read at all becomes
 // an issue; the others are read regardless. `progress`, if set, is called
 // after each file with (files done, files total).

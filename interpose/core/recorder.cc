@@ -30,6 +30,12 @@ constinit std::atomic<uint64_t> g_dropped_without_ring{0};
 constinit std::atomic<uint32_t> g_wake{0};
 constinit std::atomic<bool> g_writer_sleeping{false};
 constinit std::atomic<bool> g_warned{false};
+// Set on a thread whose descriptor table has no stderr (the writer's).
+constinit __thread bool t_warnings_deferred __attribute__((tls_model("initial-exec"))) = false;
+// Such a thread's warning: the next application thread through the shim's
+// slow path prints it (PrintDeferredWarning).
+constinit char g_deferred_warning[512];
+constinit std::atomic<size_t> g_deferred_warning_size{0};
 
 void ThreadExited(void* ring) {
   static_cast<Ring*>(ring)->state.store(kRingOrphaned, std::memory_order_release);
@@ -101,6 +107,7 @@ RawEvent* ReserveEventSlow(ThreadState* ts) {
 }
 
 void WakeWriter(ThreadState* ts) {
+  if (g_deferred_warning_size.load(std::memory_order_relaxed) != 0) PrintDeferredWarning();
   Ring* r = ts->ring;
   r->tail_seen = r->tail.load(std::memory_order_acquire);
   if (r->head.load(std::memory_order_relaxed) - r->tail_seen < r->capacity / 2) return;
@@ -155,6 +162,7 @@ void UnlockRingsAfterFork(bool child) {
   g_dropped_without_ring.store(0, std::memory_order_relaxed);
   tls_thread.ring = nullptr;
   g_writer_sleeping.store(false, std::memory_order_relaxed);
+  g_deferred_warning_size.store(0, std::memory_order_relaxed);
 }
 
 void WarnOnce(const char* what, int err) {
@@ -162,7 +170,21 @@ void WarnOnce(const char* what, int err) {
   char msg[512];
   int n = err != 0 ? snprintf(msg, sizeof(msg), "iotap: %s (%s)\n", what, strerrordesc_np(err))
                    : snprintf(msg, sizeof(msg), "iotap: %s\n", what);
-  if (n > 0) syscall(SYS_write, 2, msg, static_cast<size_t>(n < 512 ? n : 511));
+  if (n <= 0) return;
+  size_t size = static_cast<size_t>(n < 512 ? n : 511);
+  if (t_warnings_deferred) {
+    memcpy(g_deferred_warning, msg, size);
+    g_deferred_warning_size.store(size, std::memory_order_release);
+  } else {
+    syscall(SYS_write, 2, msg, size);
+  }
+}
+
+void DeferWarnings() { t_warnings_deferred = true; }
+
+void PrintDeferredWarning() {
+  size_t n = g_deferred_warning_size.exchange(0, std::memory_order_acquire);
+  if (n != 0) syscall(SYS_write, 2, g_deferred_warning, n);
 }
 
 }  // namespace iotap::interpose

@@ -148,8 +148,14 @@ void LockRingsForFork();
 void UnlockRingsAfterFork(bool child);
 
 // Warns once per process on stderr (unless IOTAP_QUIET=1); `err` is an errno
-// value or 0.
+// value or 0. On a thread that called DeferWarnings (the writer, whose
+// descriptor table has no stderr), the warning waits for the next
+// application thread through the shim's slow path (every few thousand
+// events), or for PrintDeferredWarning.
 void WarnOnce(const char* what, int err);
+void DeferWarnings();
+// Prints a deferred warning, if one waits; on an application thread.
+void PrintDeferredWarning();
 
 }  // namespace iotap::interpose
 

@@ -10,6 +10,9 @@ namespace iotap::interpose {
 
 namespace {
 
+// Set on the writer thread once its descriptor table is its own.
+constinit __thread bool t_own_table __attribute__((tls_model("initial-exec"))) = false;
+
 // Descriptors at or above this are the shim's. Staying under 1024 keeps the
 // kernel's descriptor table small and out of select()'s range problems for
 // descriptors the program opens itself.
@@ -23,6 +26,10 @@ int ParkingFloor() {
 
 }  // namespace
 
+void KeptFd::UseOwnTable() { t_own_table = true; }
+
+bool KeptFd::InOwnTable() { return t_own_table; }
+
 bool KeptFd::Adopt(int fd) {
   Close();
   int floor = ParkingFloor();
@@ -35,24 +42,23 @@ bool KeptFd::Adopt(int fd) {
   }
   if (high < 0) return false;
   syscall(SYS_close, fd);
-  fd_ = high;
-  dev_ = st.st_dev;
-  ino_ = st.st_ino;
+  Mine() = Slot{high, st.st_dev, st.st_ino};
   return true;
 }
 
 int KeptFd::Get() {
-  if (fd_ < 0) return -1;
+  Slot& s = Mine();
+  if (s.fd < 0) return -1;
   struct stat st;
-  if (syscall(SYS_fstat, fd_, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
-    fd_ = -1;
+  if (syscall(SYS_fstat, s.fd, &st) != 0 || st.st_dev != s.dev || st.st_ino != s.ino) {
+    s.fd = -1;
   }
-  return fd_;
+  return s.fd;
 }
 
 void KeptFd::Close() {
-  if (Get() >= 0) syscall(SYS_close, fd_);
-  fd_ = -1;
+  if (Get() >= 0) syscall(SYS_close, Mine().fd);
+  Mine().fd = -1;
 }
 
 }  // namespace iotap::interpose

@@ -9,6 +9,10 @@
 // use it checks that the number still names that file: a program that closed
 // every descriptor, or dup2'd over ours, makes the check fail, and the shim
 // forgets the number (it is the program's now) and opens the file again.
+//
+// The writer thread has a descriptor table of its own (writer.cc explains
+// why), so a kept file has a number in each table: every thread sees the one
+// of its own table, opened and checked the same way.
 
 #ifndef IOTAP_INTERPOSE_FILE_KEPT_FD_H_
 #define IOTAP_INTERPOSE_FILE_KEPT_FD_H_
@@ -19,6 +23,12 @@ namespace iotap::interpose {
 
 class KeptFd {
  public:
+  // Called by a thread that has just given itself an empty descriptor table
+  // of its own: from then on it adopts and uses descriptors in that table.
+  static void UseOwnTable();
+  // Whether the calling thread's descriptor table is its own.
+  static bool InOwnTable();
+
   // Takes `fd` over: moves it high and closes the original. Returns false,
   // leaving `fd` open and the caller's, when it cannot be moved; the caller
   // then uses a short-lived descriptor instead.
@@ -30,16 +40,26 @@ class KeptFd {
 
   // The number last adopted, unchecked (it may be someone else's now), or
   // -1: for announcing a use of it before Get() checks it.
-  int number() const { return fd_; }
+  int number() const { return Mine().fd; }
 
-  // Closes the descriptor if it still names the adopted file (a fork child
-  // closing its copy of the parent's), and forgets it.
+  // Closes the calling thread's table's descriptor if it still names the
+  // adopted file (a fork child closing its copy of the parent's), and forgets
+  // it. (A fork child's writer thread has a new table, where the number its
+  // parent's writer had is checked like any other before it is used.)
   void Close();
 
  private:
-  int fd_ = -1;
-  dev_t dev_ = 0;
-  ino_t ino_ = 0;
+  struct Slot {
+    int fd = -1;
+    dev_t dev = 0;
+    ino_t ino = 0;
+  };
+  // The slot of the calling thread's table: [0] the program's, [1] the
+  // writer thread's own.
+  Slot& Mine() { return slots_[InOwnTable() ? 1 : 0]; }
+  const Slot& Mine() const { return slots_[InOwnTable() ? 1 : 0]; }
+
+  Slot slots_[2];
 };
 
 }  // namespace iotap::interpose

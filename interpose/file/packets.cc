@@ -20,7 +20,7 @@ namespace iotap::interpose {
 namespace {
 
 constexpr uint32_t kFormatVersion = 1;
-constexpr char kShimVersion[] = "0.1.0";
+constexpr char kShimVersion[] = IOTAP_VERSION;  // the project's (CMakeLists.txt)
 // The header keeps at most this much of the command line.
 constexpr size_t kMaxArgvBytes = 64 * 1024;
 
@@ -306,12 +306,16 @@ bool EncodePendingStrings(WireWriter* w) {
         Packet& p = *static_cast<Packet*>(context);
         // Keep each packet modest; a later call continues.
         if (p.written > 0 && p.written + s.size + 32 > 64 * 1024) return false;
+        // A string that does not fit is left pending for the next packet,
+        // without marking the writer overflowed: an overflowed packet is
+        // discarded whole, and the strings already in it were taken.
+        size_t table_header = p.begun ? 0 : 2 * (10 + kNestedLengthBytes);
+        if (p.w->remaining() < table_header + s.size + 64) return false;
         if (!p.begun) {
           p.packet = p.w->BeginNested(1);
           p.table = p.w->BeginNested(3);
           p.begun = true;
         }
-        if (p.w->Claim(s.size + 64) == nullptr) return false;
         size_t entry = p.w->BeginNested(1);
         p.w->Varint(1, s.id);
         p.w->Bytes(2, s.bytes, s.size);

@@ -90,5 +90,54 @@ TEST(PacketsTest, EndReasonsMatchTheProto) {
   EXPECT_EQ(EndOfTrace::Reason_descriptor()->value_count(), 6);
 }
 
+// A buffer with room for two of three strings: the packet holds the two,
+// is not marked overflowed (an overflowed packet is dropped whole, and the
+// strings in it would be lost), and the third waits for the next buffer.
+TEST(PacketsTest, StringThatDoesNotFitWaitsWithoutLosingThePacket) {
+  DrainStrings();
+  std::vector<uint32_t> ids;
+  for (char c = 'a'; c < 'd'; ++c) {
+    std::string s(10 * 1024, c);
+    ids.push_back(InternString(s.data(), s.size(), kKindPath));
+  }
+  std::vector<uint8_t> buf(25 * 1024);
+  WireWriter first(buf.data(), buf.size());
+  EXPECT_FALSE(EncodePendingStrings(&first));
+  EXPECT_FALSE(first.overflow());
+  Trace trace = Parse(first);
+  ASSERT_EQ(trace.packet_size(), 1);
+  ASSERT_EQ(trace.packet(0).strings().entry_size(), 2);
+  EXPECT_EQ(trace.packet(0).strings().entry(0).id(), ids[0]);
+  EXPECT_EQ(trace.packet(0).strings().entry(1).id(), ids[1]);
+
+  WireWriter second(buf.data(), buf.size());
+  EXPECT_TRUE(EncodePendingStrings(&second));
+  EXPECT_FALSE(second.overflow());
+  trace = Parse(second);
+  ASSERT_EQ(trace.packet_size(), 1);
+  ASSERT_EQ(trace.packet(0).strings().entry_size(), 1);
+  EXPECT_EQ(trace.packet(0).strings().entry(0).id(), ids[2]);
+  EXPECT_EQ(trace.packet(0).strings().entry(0).value(), std::string(10 * 1024, 'c'));
+}
+
+// Not even the table's header fits: nothing is written, nothing is taken.
+TEST(PacketsTest, FullBufferTakesNoString) {
+  DrainStrings();
+  uint32_t id = InternString("/data/x", 7, kKindPath);
+  std::vector<uint8_t> buf(16);
+  WireWriter full(buf.data(), buf.size());
+  EXPECT_FALSE(EncodePendingStrings(&full));
+  EXPECT_FALSE(full.overflow());
+  EXPECT_EQ(full.size(), 0u);
+
+  std::vector<uint8_t> room(4096);
+  WireWriter next(room.data(), room.size());
+  EXPECT_TRUE(EncodePendingStrings(&next));
+  Trace trace = Parse(next);
+  ASSERT_EQ(trace.packet_size(), 1);
+  ASSERT_EQ(trace.packet(0).strings().entry_size(), 1);
+  EXPECT_EQ(trace.packet(0).strings().entry(0).id(), id);
+}
+
 }  // namespace
 }  // namespace iotap::interpose

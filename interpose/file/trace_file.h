@@ -47,6 +47,12 @@ class TraceFile {
   // `data` remains in the file.
   int Append(const uint8_t* data, size_t n);
 
+  // Opens the file in the calling thread's descriptor table now rather than
+  // at its first write: the writer thread, whose table is its own, opens it
+  // by name, which the program could still change later. Returns 0 or an
+  // errno value.
+  int Open() { return Append(nullptr, 0); }
+
   bool created() const { return created_; }
   const char* path() const { return path_; }
   uint64_t size() const { return size_; }

@@ -5,10 +5,13 @@
 // One writer thread, started with the first event (WriterHooks::ring_taken),
 // drains every ring at least once per flush interval, encodes columnar
 // chunks, compresses and writes them, and samples the process's CPU use. A
-// thread whose ring fills up first drains it itself (DrainFullRing). Layers
-// that describe an object once (HDF5 datasets, TFRecord files) hand their
-// packets to WritePackets; the lifecycle wrappers (exec, exit, abort) end the
-// trace through the functions at the end of this header.
+// thread whose ring fills up first drains it itself (DrainFullRing). The
+// writer thread has a descriptor table of its own (UseOwnDescriptorTable in
+// writer.cc), so that a program with one thread keeps Linux's faster I/O
+// path for unshared tables. Layers that describe an object once (HDF5
+// datasets, TFRecord files) hand their packets to WritePackets; the
+// lifecycle wrappers (exec, exit, abort) end the trace through the functions
+// at the end of this header.
 //
 // The writer lock comes first in the shim's lock order (core/recorder.h).
 //

@@ -184,9 +184,13 @@ void Decide(FdEntry* f, TfStream* s) {
   }
 }
 
-// Turns the records the parser finds into events after the read's: one
-// OP_TFRECORD_RECORD each, except that runs of small records the read
-// delivered whole go eight to an OP_TFRECORD_RECORDS event (trace.proto).
+// Turns the records the parser finds into events after the read's. A record
+// that took more than one read is an OP_TFRECORD_RECORD event of its own.
+// Consecutive records the read delivered whole are grouped (trace.proto):
+// while their data lengths are equal, up to kMaxRun of them in one
+// OP_TFRECORD_RUN event (fixed-size records, however small, cost one event
+// per read); once lengths differ, up to eight below 64 KiB in an
+// OP_TFRECORD_RECORDS event; a group of one is an OP_TFRECORD_RECORD.
 class RecordEvents {
  public:
   RecordEvents(TraceCall* call, uint32_t file, uint64_t read_id)
@@ -196,44 +200,64 @@ class RecordEvents {
   ~RecordEvents() { Flush(); }
 
   void operator()(const TfRecordInfo& r) {
-    bool small = r.reads == 1 && r.length < kMaxGroupedLength;
-    if (count_ > 0 && (!small || r.offset != next_offset_ || r.index_known != index_known_)) {
+    if (r.reads != 1) {
       Flush();
-    }
-    if (!small) {
       Emit(kOpTfrecordRecord, r.offset, r.length, r.reads, r.index_known ? r.index : 0,
-           r.index_known, r.reads > 1);
+           r.index_known, true);
       return;
     }
+    if (count_ > 0 && !Extends(r)) Flush();
     if (count_ == 0) {
       first_ = r;
-      index_known_ = r.index_known;
+      uniform_ = true;
+      packable_ = true;
       lengths_[0] = lengths_[1] = 0;
     }
-    lengths_[count_ / 4] |= r.length << (16 * (count_ % 4));
+    if (count_ < kMaxGroup) {
+      if (r.length < kMaxGroupedLength) {
+        lengths_[count_ / 4] |= r.length << (16 * (count_ % 4));
+      } else {
+        packable_ = false;
+      }
+    }
+    uniform_ &= r.length == first_.length;
     next_offset_ = r.offset + static_cast<int64_t>(kTfHeaderBytes + r.length + kTfFooterBytes);
-    if (++count_ == kMaxGroup) Flush();
+    ++count_;
+    if (count_ == (uniform_ ? kMaxRun : kMaxGroup)) Flush();
   }
 
  private:
   static constexpr uint32_t kMaxGroup = 8;
+  static constexpr uint32_t kMaxRun = 255;
   static constexpr uint64_t kMaxGroupedLength = 1u << 16;
 
+  // Whether `r` (delivered whole) can join the records grouped so far.
+  bool Extends(const TfRecordInfo& r) const {
+    if (r.offset != next_offset_ || r.index_known != first_.index_known) return false;
+    if (uniform_ && r.length == first_.length) return true;
+    // Lengths differ: a group of eight at most, each length in 16 bits. A
+    // run of eight or more is written as it is rather than broken up.
+    return count_ < kMaxGroup && packable_ && r.length < kMaxGroupedLength;
+  }
+
   void Flush() {
+    uint64_t index = first_.index_known ? first_.index : 0;
     if (count_ == 1) {
-      Emit(kOpTfrecordRecord, first_.offset, first_.length, 1,
-           index_known_ ? first_.index : 0, index_known_, false);
+      Emit(kOpTfrecordRecord, first_.offset, first_.length, 1, index, first_.index_known, false);
+    } else if (count_ > 1 && uniform_) {
+      Emit(kOpTfrecordRun, first_.offset, first_.length, count_, index, first_.index_known,
+           false);
     } else if (count_ > 1) {
       Emit(kOpTfrecordRecords, first_.offset, lengths_[0], static_cast<int64_t>(lengths_[1]),
-           uint64_t{count_} << 56 | (index_known_ ? first_.index : 0), index_known_, false);
+           uint64_t{count_} << 56 | index, first_.index_known, false);
     }
     count_ = 0;
   }
 
-  RawEvent* Emit(Op op, int64_t offset, uint64_t requested, int64_t result, uint64_t aux,
-                 bool index_known, bool spanned) {
+  void Emit(Op op, int64_t offset, uint64_t requested, int64_t result, uint64_t aux,
+            bool index_known, bool spanned) {
     RawEvent* e = call_->Follow(op);
-    if (e == nullptr) return nullptr;
+    if (e == nullptr) return;
     e->file = file_;
     e->offset = offset;
     e->requested = requested;
@@ -243,7 +267,6 @@ class RecordEvents {
     e->flags = kFlagHasOffset | kFlagTfRecordCrcOk;
     if (spanned) e->flags |= kFlagTfRecordSpanned;
     if (!index_known) e->flags |= kFlagTfRecordIndexUnknown;
-    return e;
   }
 
   TraceCall* call_;
@@ -251,9 +274,10 @@ class RecordEvents {
   uint64_t read_id_;
   TfRecordInfo first_ = {};
   int64_t next_offset_ = 0;
-  uint64_t lengths_[2] = {0, 0};
+  uint64_t lengths_[2] = {0, 0};  // of the first kMaxGroup records, 16 bits each
   uint32_t count_ = 0;
-  bool index_known_ = false;
+  bool uniform_ = true;   // every length equals first_.length
+  bool packable_ = true;  // every length in lengths_ fits its 16 bits
 };
 
 }  // namespace

@@ -7,9 +7,11 @@
 // variants, fread and its variants) hand what they returned to the
 // descriptor's TfRecordParser; each record whose data a read completed
 // becomes an OP_TFRECORD_RECORD event right after that read's event, linked
-// to it by `parent` = the read's EventId() (runs of small records the read
-// delivered whole go eight to an OP_TFRECORD_RECORDS event, which readers
-// expand: one event per record would cost more than the read). The file
+// to it by `parent` = the read's EventId(). Records the read delivered whole
+// are grouped, which readers expand (one event per record would cost more
+// than the read): a run of up to 255 of equal length is one OP_TFRECORD_RUN
+// event, and records of differing lengths under 64 KiB go eight to an
+// OP_TFRECORD_RECORDS event. The file
 // itself is described once per trace file by a TfRecordFile packet; a file
 // named as TFRecord that starts with a GZIP or ZLIB header is reported as
 // compressed and not parsed (its records exist only after decompression, in

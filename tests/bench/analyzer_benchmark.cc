@@ -1,14 +1,33 @@
-// Read-and-aggregate throughput of the analyzer on one synthetic trace of
-// regular reads: decoding alone, `iotap stats`' aggregation, and the full
-// per-process analysis. Reported as events per second on one core.
+// Read-and-aggregate throughput of the analyzer, on one core, in events per
+// second, on two traces:
+//
+//   BM_Decode...           reading and decoding alone (a visitor that counts)
+//   BM_Stats...            what `iotap stats` does: reading, the per-process
+//                          counting and the run-wide merge (CountTraceFiles,
+//                          one thread), into the stats it prints
+//   BM_ProcessAnalysis...  the report's per-process analysis of the file
+//                          (AnalysisScope::kFull: busy time, series, access
+//                          patterns too)
+//
+// The plain names run on a built-in trace of regular reads (64 reads of 4 KiB
+// per file, 1,000,000 events); the ...File ones on the trace file
+// IOTAP_BENCH_TRACE names, such as a DataLoader worker's of the scale job
+// (tests/bench/run-analyzer-scale.sh), which opens a new file every ~25
+// events:
+//
+//   IOTAP_BENCH_TRACE=/tmp/iotap-scale/KEY/node01.2040.iotap \
+//       build/bin/analyzer_benchmark --benchmark_filter=File
+
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "analyzer/analysis/process_analysis.h"
-#include "analyzer/analysis/stats.h"
+#include "analyzer/analysis/run_analysis.h"
 #include "analyzer/read/path_table.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/testing/synthetic_trace.h"
@@ -20,8 +39,9 @@ namespace {
 constexpr int64_t kT0 = 1'700'000'000'000'000'000;
 constexpr long kEvents = 1'000'000;
 
-const std::string& TraceBytes() {
-  static const std::string* bytes = [] {
+// The built-in trace, written once to a file of its own.
+const std::string& RegularTrace() {
+  static const std::string* path = [] {
     SyntheticProcess p(7, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0,
                        ProcessHeader::ORIGIN_FORK);
     int64_t t = kT0 + 1000;
@@ -32,9 +52,19 @@ const std::string& TraceBytes() {
       p.Read(OP_PREAD, t, t + d, file, (i % 64) * 4096, 4096);
       t += d + 300;
     }
-    return new std::string(p.Bytes());
+    auto* s = new std::string("/tmp/iotap-analyzer-benchmark-" + std::to_string(getpid()) +
+                              ".iotap");
+    p.WriteTo(*s);
+    std::atexit([] { unlink(RegularTrace().c_str()); });
+    return s;
   }();
-  return *bytes;
+  return *path;
+}
+
+// IOTAP_BENCH_TRACE, or "" when unset.
+const std::string& FileTrace() {
+  static const std::string path = std::getenv("IOTAP_BENCH_TRACE") ? std::getenv("IOTAP_BENCH_TRACE") : "";
+  return path;
 }
 
 class Counter : public TraceVisitor {
@@ -43,43 +73,40 @@ class Counter : public TraceVisitor {
   size_t events = 0;
 };
 
-// IOTAP_BENCH_TRACE=FILE: a trace of one's own instead (a file that
-// generate_traces wrote, or a real one).
-const std::string& FileBytes() {
-  static const std::string* bytes = [] {
-    const char* path = std::getenv("IOTAP_BENCH_TRACE");
-    auto* s = new std::string;
-    if (path == nullptr) return s;
-    std::ifstream in(path, std::ios::binary);
-    s->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    return s;
-  }();
-  return *bytes;
-}
-
-template <typename Visitor, typename... Args>
-void Run(benchmark::State& state, const std::string& bytes, Args... args) {
-  if (bytes.empty()) {
-    state.SkipWithError("IOTAP_BENCH_TRACE is not set or names an empty file");
+// Runs `work(path)` per iteration; events per second from the file's events.
+template <typename Work>
+void Run(benchmark::State& state, const std::string& path, Work work) {
+  if (path.empty()) {
+    state.SkipWithError("IOTAP_BENCH_TRACE is not set");
     return;
   }
   Counter count;
-  std::vector<ReadIssue> ignored;
-  auto counted = ReadTraceBytes("bench", bytes, &count, &ignored);
-  benchmark::DoNotOptimize(counted);
-  for (auto _ : state) {
-    Visitor v(args...);
-    std::vector<ReadIssue> issues;
-    auto s = ReadTraceBytes("bench", bytes, &v, &issues);
-    benchmark::DoNotOptimize(s);
+  std::vector<ReadIssue> issues;
+  if (!ReadTraceFile(path, &count, &issues).ok() || count.events == 0) {
+    state.SkipWithError("the trace cannot be read, or holds no event");
+    return;
   }
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  const auto file_bytes = static_cast<double>(in.tellg());
+  for (auto _ : state) work(path);
   const auto events = static_cast<int64_t>(count.events);
   state.SetItemsProcessed(state.iterations() * events);
-  state.counters["bytes_per_event"] = static_cast<double>(bytes.size()) / events;
+  state.counters["bytes_per_event"] = file_bytes / static_cast<double>(events);
 }
 
-void BM_Decode(benchmark::State& state) { Run<Counter>(state, TraceBytes()); }
-void BM_Stats(benchmark::State& state) { Run<StatsCollector>(state, TraceBytes()); }
+void Decode(const std::string& path) {
+  Counter v;
+  std::vector<ReadIssue> issues;
+  benchmark::DoNotOptimize(ReadTraceFile(path, &v, &issues));
+}
+
+void Stats(const std::string& path) {
+  AnalysisOptions options;
+  options.threads = 1;
+  RunCounts counts = CountTraceFiles({path}, options);
+  benchmark::DoNotOptimize(counts);
+}
+
 // The run's path table, shared by every process's analysis as in a run: a
 // path is added and classified once, by the first process that touches it.
 PathTable* RunPaths() {
@@ -87,14 +114,19 @@ PathTable* RunPaths() {
   return paths;
 }
 
-void BM_ProcessAnalysis(benchmark::State& state) {
-  Run<ProcessAnalyzer>(state, TraceBytes(), kT0, int64_t{1000}, RunPaths());
+void ProcessAnalysis(const std::string& path) {
+  ProcessAnalyzer v(AnalysisScope::kFull, RunPaths(), kT0, int64_t{1000});
+  std::vector<ReadIssue> issues;
+  benchmark::DoNotOptimize(ReadTraceFile(path, &v, &issues));
+  benchmark::DoNotOptimize(v.Take());
 }
-void BM_DecodeFile(benchmark::State& state) { Run<Counter>(state, FileBytes()); }
-void BM_StatsFile(benchmark::State& state) { Run<StatsCollector>(state, FileBytes()); }
-void BM_ProcessAnalysisFile(benchmark::State& state) {
-  Run<ProcessAnalyzer>(state, FileBytes(), kT0, int64_t{1000}, RunPaths());
-}
+
+void BM_Decode(benchmark::State& state) { Run(state, RegularTrace(), Decode); }
+void BM_Stats(benchmark::State& state) { Run(state, RegularTrace(), Stats); }
+void BM_ProcessAnalysis(benchmark::State& state) { Run(state, RegularTrace(), ProcessAnalysis); }
+void BM_DecodeFile(benchmark::State& state) { Run(state, FileTrace(), Decode); }
+void BM_StatsFile(benchmark::State& state) { Run(state, FileTrace(), Stats); }
+void BM_ProcessAnalysisFile(benchmark::State& state) { Run(state, FileTrace(), ProcessAnalysis); }
 
 BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Stats)->Unit(benchmark::kMillisecond);

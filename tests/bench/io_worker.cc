@@ -2,9 +2,16 @@
 // one kind of call, timed from inside.
 //
 //   io_worker pread1 FILE CALLS THREADS   1-byte pread at offset 0 (page cache)
-//   io_worker read4k FILE CALLS           sequential 4 KiB reads, wrapping at EOF
-//   io_worker read256k FILE CALLS         sequential 256 KiB reads, wrapping at EOF,
+//   io_worker read4k FILE CALLS THREADS   sequential 4 KiB reads, wrapping at EOF
+//   io_worker read256k FILE CALLS THREADS sequential 256 KiB reads, wrapping at EOF,
 //                                         as tf.data reads a TFRecord file
+//
+// THREADS (default 1) is how many threads the program creates, each running
+// the loop on its own descriptor, or "main": the loop runs on the main thread
+// and the program creates no thread at all, as cat, dd or a DataLoader worker
+// reads. The two differ untraced: Linux and glibc take faster paths in a
+// process with one thread (see UseOwnDescriptorTable in
+// interpose/file/writer.cc), so each needs its own measurement.
 //   io_worker make-tfrecord FILE BYTES RECORD
 //                                         writes a TFRecord file of about BYTES
 //                                         bytes of RECORD-byte records (untimed)
@@ -114,16 +121,21 @@ int main(int argc, char** argv) {
     return MakeTfRecord(argv[2], std::atol(argv[3]), std::atol(argv[4]));
   }
   if (argc < 4) {
-    std::fprintf(stderr, "usage: io_worker pread1|read4k|read256k FILE CALLS [THREADS]\n");
+    std::fprintf(stderr, "usage: io_worker pread1|read4k|read256k FILE CALLS [THREADS|main]\n");
     return 1;
   }
-  int threads = argc > 4 ? std::atoi(argv[4]) : 1;
+  bool on_main = argc > 4 && std::strcmp(argv[4], "main") == 0;
+  int threads = on_main ? 1 : argc > 4 ? std::atoi(argv[4]) : 1;
   std::vector<Job> jobs(threads, Job{argv[1], argv[2], std::atol(argv[3])});
   long rss0 = RssKib();
   double process0 = Seconds(CLOCK_PROCESS_CPUTIME_ID);
-  std::vector<pthread_t> ids(threads);
-  for (int t = 0; t < threads; ++t) pthread_create(&ids[t], nullptr, Run, &jobs[t]);
-  for (int t = 0; t < threads; ++t) pthread_join(ids[t], nullptr);
+  if (on_main) {
+    Run(&jobs[0]);
+  } else {
+    std::vector<pthread_t> ids(threads);
+    for (int t = 0; t < threads; ++t) pthread_create(&ids[t], nullptr, Run, &jobs[t]);
+    for (int t = 0; t < threads; ++t) pthread_join(ids[t], nullptr);
+  }
   double process_cpu = Seconds(CLOCK_PROCESS_CPUTIME_ID) - process0;
   long rss1 = RssKib();
   double wall = 0, cpu = 0;

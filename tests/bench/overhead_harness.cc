@@ -3,6 +3,10 @@
 //   overhead_harness --shim build/lib/libiotap.so --worker build/bin/io_worker \
 //       --mode pread1 --calls 1000000 --threads 1 --pairs 15 --file DATA
 //
+// --threads N has the worker create N threads that each run the loop;
+// --threads main runs it on the worker's main thread, with no other thread
+// (a single-threaded program, which Linux serves faster untraced).
+//
 // Runs the worker in pairs, once untraced and once with the shim (order
 // alternating from pair to pair), and reports for each the median ns per call
 // and the median of the per-pair differences: pairing cancels the slow drift
@@ -151,7 +155,7 @@ int main(int argc, char** argv) {
   if (shim.empty() || worker.empty() || file.empty()) {
     std::fprintf(stderr,
                  "usage: overhead_harness --shim LIB --worker BIN --file DATA [--mode MODE]"
-                 " [--calls N] [--threads N] [--pairs N] [--iotap BIN] [--json FILE]"
+                 " [--calls N] [--threads N|main] [--pairs N] [--iotap BIN] [--json FILE]"
                  " [--baseline-layers LIST]\n");
     return 1;
   }
@@ -195,8 +199,11 @@ int main(int argc, char** argv) {
   }
   fs::remove_all(base);
 
-  std::printf("mode %s, %s calls x %s threads, %d pairs\n", mode.c_str(), calls.c_str(),
-              threads.c_str(), pairs);
+  bool on_main = threads == "main";
+  std::string where =
+      on_main ? "on the main thread, no other thread" : "x " + threads + " created threads";
+  std::printf("mode %s, %s calls %s, %d pairs\n", mode.c_str(), calls.c_str(), where.c_str(),
+              pairs);
   std::string baseline =
       baseline_layers.empty() ? "untraced" : "baseline (traced, layers " + baseline_layers + ")";
   std::printf("  %-9s median %.1f ns/call (cpu %.1f)\n", baseline.c_str(), Median(plain_wall),
@@ -228,7 +235,8 @@ int main(int argc, char** argv) {
                    " \"added_ns_per_call\": %.2f, \"added_cpu_ns_per_call\": %.2f,\n"
                    " \"bytes_per_event\": %.4f, \"rss_growth_kib\": %.0f,\n"
                    " \"min_events\": %ld, \"max_dropped\": %ld}\n",
-                   mode.c_str(), calls.c_str(), threads.c_str(), pairs, Median(plain_wall),
+                   mode.c_str(), calls.c_str(),
+                   on_main ? "\"main\"" : threads.c_str(), pairs, Median(plain_wall),
                    Median(traced_wall), Median(diff_wall), Median(diff_cpu),
                    Median(bytes_per_event), Median(rss_growth), min_events, max_dropped);
       std::fclose(f);

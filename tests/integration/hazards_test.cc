@@ -56,8 +56,9 @@ Family FamilyOf(const LoadedRun& run, size_t children) {
 RunResult RunHazard(const std::vector<std::string>& args, const std::string& trace) {
   std::vector<std::string> argv = {TestProgram("lifecycle_hazards")};
   argv.insert(argv.end(), args.begin(), args.end());
+  // The program gives up after 3 children that do not end in 30 s each.
   RunOptions options;
-  options.timeout_seconds = 120;
+  options.timeout_seconds = 240;
   return RunTraced(argv, trace, options);
 }
 

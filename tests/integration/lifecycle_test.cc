@@ -104,6 +104,23 @@ TEST_F(LifecycleTest, ClosingEveryDescriptorLosesNoEvents) {
   EXPECT_EQ(p.end->reason(), EndOfTrace::REASON_EXIT);
 }
 
+// Linux serves the I/O calls of a process whose descriptor table no other
+// thread shares faster (no reference count, no position lock), so the
+// shim's writer thread takes a table of its own, empty: it holds none of the
+// program's files, and a pipe the program closes still reaches its end.
+TEST_F(LifecycleTest, TheWriterThreadHasADescriptorTableOfItsOwn) {
+  RunResult traced = RunPreloaded({Program(), "tables", data_}, Trace());
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  EXPECT_EQ(traced.out, "writer has a table of its own\npipe at end\n");
+  EXPECT_EQ(traced.err, "");
+  LoadedRun run = LoadRun(Trace());
+  ASSERT_EQ(run.processes.size(), 1u);
+  EXPECT_EQ(run.processes[0].On(data_ + "/a.bin", OP_READ).size(), 1u);
+  EXPECT_EQ(run.processes[0].On(data_ + "/a.bin", OP_CLOSE).size(), 1u);
+  ASSERT_TRUE(run.processes[0].end.has_value());
+  EXPECT_EQ(run.processes[0].end->events_recorded(), run.processes[0].events.size());
+}
+
 TEST_F(LifecycleTest, ForkedChildGetsItsOwnFileAndNoneOfTheParentsEvents) {
   RunResult r = RunTraced({Program(), "fork", data_}, Trace());
   ASSERT_EQ(r.exit_code, 0) << r.err;

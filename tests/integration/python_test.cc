@@ -26,7 +26,7 @@ struct DataFile {
 //
 // numpy.fromfile hands the file to glibc's stdio (dup, fdopen, fread), which
 // reaches the kernel through internal calls no wrapper sees; iotap records the
-// one fread instead (see analyzer/analysis/stats.h). That equals strace's count only
+// one fread instead (see proto/iotap/stats.proto). That equals strace's count only
 // where fread makes exactly one read(2): glibc reads a request of at least a
 // buffer (st_blksize, 4096 here) straight into the caller's memory, rounded
 // down to whole buffers, and fetches the remainder through its buffer with a

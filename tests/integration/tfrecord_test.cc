@@ -204,6 +204,43 @@ TEST_F(TfRecordTest, UnnamedFileRecognisedByItsFirstHeader) {
   }
 }
 
+// A file that is not named as TFRecord is probed while its reads at offset
+// 0 have not completed a record header, for 16 reads at most: a reader
+// peeking at one byte again and again stops being probed, and its later
+// reads pass by unparsed even though the file holds records. A file named
+// as TFRecord keeps being parsed.
+TEST_F(TfRecordTest, ProbingStopsAfterSixteenUndecidedReads) {
+  std::string source = SourcePath("../shared/fixtures/tfrecord/singles.tfrecords");
+  struct Case {
+    std::string name;
+    int peeks;
+    size_t records;
+  };
+  for (const Case& c : {Case{"peeked-15", 15, 3}, Case{"peeked-16", 16, 0},
+                        Case{"peeked-40", 40, 0}, Case{"peeked-40.tfrecord", 40, 3}}) {
+    SCOPED_TRACE(c.name);
+    std::string path = Stage(source, c.name);
+    ASSERT_EQ(table_.size(), 3u);
+    std::string trace = dir_.Sub("trace-" + c.name);
+    RunResult r = RunPreloaded(
+        {TestProgram("tfrecord_reader"), "probe", path, std::to_string(c.peeks)}, trace);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "records 3 bytes " + std::to_string(DataBytes()) + "\n");
+    LoadedRun run = LoadRun(trace);
+    EXPECT_EQ(run.Count(OP_PREAD, path), c.peeks);
+    std::vector<const LoadedEvent*> records;
+    for (const LoadedEvent& e : run.processes.at(0).events) {
+      if (e.name == path && e.op == OP_TFRECORD_RECORD) records.push_back(&e);
+    }
+    ASSERT_EQ(records.size(), c.records);
+    for (size_t k = 0; k < records.size(); ++k) {
+      EXPECT_EQ(records[k]->offset, table_[k].offset);
+      EXPECT_EQ(records[k]->requested, table_[k].length);
+      EXPECT_EQ(records[k]->aux, k);
+    }
+  }
+}
+
 TEST_F(TfRecordTest, CompressedFilesAreReportedNotParsed) {
   for (const std::string compression : {"gzip", "zlib"}) {
     std::string path = Npm(100, compression);

@@ -15,12 +15,24 @@
 //                               (the lowest free one)
 //   lifecycle closeall DIR      reads a.bin, closes every descriptor above
 //                               2, reads b.bin, waits 50 ms, reads b.bin
+//   lifecycle tables DIR        makes a pipe, reads a.bin (so the shim starts
+//                               its writer thread) and keeps it open, then
+//                               waits up to 5 s for a thread named
+//                               iotap-writer whose descriptor table no longer
+//                               has a.bin's descriptor; prints "writer shares
+//                               the table" or "writer has a table of its
+//                               own" (or "no writer thread"), then closes the
+//                               pipe's write end and prints "pipe at end" if
+//                               a read of the other end then returns 0 at
+//                               once ("pipe still open" otherwise)
 //
 // Files are created by the tests. Output goes to stdout, one line per fact.
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -182,6 +194,62 @@ static int CloseAll(void) {
   return 0;
 }
 
+// The id of the thread named `name`, or 0.
+static int ThreadNamed(const char* name) {
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == NULL) return 0;
+  int found = 0;
+  struct dirent* e;
+  while (found == 0 && (e = readdir(tasks)) != NULL) {
+    char path[300], comm[64] = "";
+    snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+    FILE* f = fopen(path, "r");
+    if (f == NULL) continue;
+    if (fgets(comm, sizeof(comm), f) != NULL && strncmp(comm, name, strlen(name)) == 0 &&
+        comm[strlen(name)] == '\n') {
+      found = atoi(e->d_name);
+    }
+    fclose(f);
+  }
+  closedir(tasks);
+  return found;
+}
+
+// Whether thread `tid`'s descriptor `fd` names the file `path`.
+static int ThreadSees(int tid, int fd, const char* path) {
+  char link[128], target[8192];
+  snprintf(link, sizeof(link), "/proc/self/task/%d/fd/%d", tid, fd);
+  ssize_t n = readlink(link, target, sizeof(target) - 1);
+  if (n < 0) return 0;
+  target[n] = '\0';
+  return strcmp(target, path) == 0;
+}
+
+static int Tables(void) {
+  int p[2];
+  if (pipe(p) != 0) return 93;
+  int a = OpenIn("a.bin");
+  ReadTimes(a, 1, 100);
+  char path[8192];
+  snprintf(path, sizeof(path), "%s/a.bin", g_dir);
+  int writer = 0, shares = 1;
+  for (int waited = 0; waited < 5000 && shares; ++waited) {
+    if (writer == 0) writer = ThreadNamed("iotap-writer");
+    shares = writer == 0 || ThreadSees(writer, a, path);
+    if (shares) usleep(1000);
+  }
+  printf("%s\n", writer == 0 ? "no writer thread"
+                 : shares    ? "writer shares the table"
+                             : "writer has a table of its own");
+  close(p[1]);
+  struct pollfd in = {p[0], POLLIN, 0};
+  char c;
+  int at_end = poll(&in, 1, 0) == 1 && read(p[0], &c, 1) == 0;
+  printf("%s\n", at_end ? "pipe at end" : "pipe still open");
+  close(a);
+  return 0;
+}
+
 static void OnAlarm(int sig) { (void)sig; }
 
 static void Report(const char* what, long result) {
@@ -237,6 +305,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "errors") == 0) return Errors();
   if (strcmp(mode, "fdnumbers") == 0 && argc > 3) return FdNumbers(atoi(argv[3]));
   if (strcmp(mode, "closeall") == 0) return CloseAll();
+  if (strcmp(mode, "tables") == 0) return Tables();
   fprintf(stderr, "unknown mode %s\n", mode);
   return 2;
 }

@@ -10,6 +10,9 @@
  *   tfrecord_reader stdio-buffered FILE        fread() of 256 KiB to the end
  *   tfrecord_reader stdio-indexed FILE IDX SEED
  *                                              fseek() and fread() of each record
+ *   tfrecord_reader probe FILE N               N pread()s of 1 byte at offset 0
+ *                                              (a reader peeking at a magic
+ *                                              number), then as buffered
  *
  * Checks the framing it reads (lengths only; the CRCs are the tests' job) and
  * prints "records N bytes B". Exits 1 on a framing error. */
@@ -95,11 +98,17 @@ int main(int argc, char** argv) {
   const char* path = argv[2];
   struct Framing f = {0};
   static unsigned char buf[1 << 20];
-  if (strcmp(mode, "buffered") == 0 || strcmp(mode, "per-record") == 0) {
+  if (strcmp(mode, "buffered") == 0 || strcmp(mode, "per-record") == 0 ||
+      (strcmp(mode, "probe") == 0 && argc > 3)) {
     int fd = open(path, O_RDONLY);
     if (fd < 0) die(path);
-    size_t chunk = argc > 3 ? (size_t)atol(argv[3]) : 256 * 1024;
-    if (strcmp(mode, "buffered") == 0) {
+    size_t chunk = argc > 3 && strcmp(mode, "buffered") == 0 ? (size_t)atol(argv[3]) : 256 * 1024;
+    if (strcmp(mode, "probe") == 0) {
+      for (long i = atol(argv[3]); i > 0; --i) {
+        if (pread(fd, buf, 1, 0) != 1) die("pread");
+      }
+    }
+    if (strcmp(mode, "per-record") != 0) {
       ssize_t r;
       while ((r = read(fd, buf, chunk)) > 0) frame(&f, buf, (size_t)r);
       if (r < 0) die("read");
