@@ -271,6 +271,27 @@ TEST(FindingsTest, TooFewWorkersOnlyWhenCoresAreIdle) {
   EXPECT_EQ(Find(starved, "too_few_workers"), nullptr);
 }
 
+// num_workers=0: the trainer prepares every batch itself; the wording says
+// so rather than "0 loader(s) ... 0.0 cores in use".
+TEST(FindingsTest, TooFewWorkersWithoutWorkersSaysTheTrainerPreparesBatches) {
+  Report r = Base(0.5, 0.05, 0.9, 0.05);
+  r.mutable_workers()->set_loaders(0);
+  r.mutable_workers()->set_loaders_per_trainer(0, 0);
+  r.mutable_step_statistics()->set_trainer_cores(1.0);
+  Report none = Analyzed(r);
+  ASSERT_GT(none.findings_size(), 0);
+  EXPECT_EQ(none.findings(0).id(), "too_few_workers") << Ids(none);
+  EXPECT_EQ(none.findings(0).summary(),
+            "The trainer prepares every batch itself (no DataLoader workers): it spent 90% of its "
+            "waits for data computing (1.0 cores in use) while 3.0 of the 4 CPUs sat idle.");
+  EXPECT_NE(none.findings(0).recommendation().find("num_workers=3"), std::string::npos)
+      << none.findings(0).recommendation();
+  const Finding* prep = Find(none, "data_stall_prep");
+  ASSERT_NE(prep, nullptr) << Ids(none);
+  EXPECT_NE(prep->summary().find("the trainer prepares every batch itself"), std::string::npos)
+      << prep->summary();
+}
+
 TEST(FindingsTest, ImbalancedWorkersNeedsTimeAtStakeNotJustARatio) {
   Report r = Base(0.3, 0.8, 0.1, 0.1);
   r.mutable_workers()->set_max_over_mean_busy(2.0);

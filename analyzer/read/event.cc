@@ -339,6 +339,7 @@ Layer LayerOf(Op op) {
   int v = static_cast<int>(op);
   if (v == OP_MAPPED_READ || v == OP_MREMAP) return Layer::kMapped;
   if (v >= OP_URING_SETUP && v < 100) return Layer::kUring;
+  if (v >= OP_POLL && v <= OP_COND_WAIT) return Layer::kWait;
   if (v >= 1 && v < 100) return Layer::kPosix;
   if (v >= 100 && v < 150) return Layer::kStdio;
   if (v >= 150 && v < 196) return Layer::kHdf5;
@@ -360,6 +361,7 @@ const char* LayerName(Layer layer) {
     case Layer::kMarker: return "MARK";
     case Layer::kMapped: return "MAPPED";
     case Layer::kUring: return "URING";
+    case Layer::kWait: return "WAIT";
     case Layer::kOther: return "OTHER";
   }
   return "OTHER";
@@ -408,6 +410,7 @@ std::string OpName(Op op) {
 Transfer TransferOf(Op op) {
   switch (op) {
     case OP_READ:
+    case OP_RECV:
     case OP_PREAD:
     case OP_READV:
     case OP_PREADV:

@@ -10,6 +10,9 @@
 # report and exits with iotap report's status. Exit 77: the case cannot run
 # here (fetch-bound, memmap-cold and small-files without FUSE or python3-fusepy), with the reason on stderr.
 #
+# STEP_SOURCES=logs runs the job without --torch-steps, logging its steps
+# itself, and reports with each step source other jobs leave (see the end).
+#
 # IOTAP (default: build/bin/iotap of this checkout, else `iotap` on PATH) and
 # PYTHON (default /usr/bin/python3, which must have torch, torchvision and
 # h5py) choose the programs.
@@ -143,7 +146,25 @@ case $case_name in
 esac
 
 rm -rf "$trace"
-"$iotap" run --torch-steps -o "$trace" -- "$python" "${job[@]}"
-"$iotap" report "$trace" --format json -o "$work/report-$case_name.json"
-"$iotap" report "$trace" -o "$work/report-$case_name.txt"
-cat "$work/report-$case_name.txt"
+if [[ ${STEP_SOURCES:-} != logs ]]; then
+  "$iotap" run --torch-steps -o "$trace" -- "$python" "${job[@]}"
+  "$iotap" report "$trace" --format json -o "$work/report-$case_name.json"
+  "$iotap" report "$trace" -o "$work/report-$case_name.txt"
+  cat "$work/report-$case_name.txt"
+  exit
+fi
+# STEP_SOURCES=logs: the job runs without --torch-steps and logs its steps;
+# step_sources.py turns the log into the sources other jobs leave, and each
+# is reported on: -measured (JSON lines with the waits the loop measured),
+# -start-end (JSON lines of compute spans alone) and -tensorboard (one
+# TensorBoard scalar per step).
+steps=$work/steps-$case_name
+"$iotap" run -o "$trace" -- "$python" "${job[@]}" --step-log "$steps.log"
+"$python" "$examples/planted/step_sources.py" "$steps.log" "$steps"
+for source in measured start-end tensorboard; do
+  log=$steps-$source.jsonl
+  [[ $source == tensorboard ]] && log=$steps-tensorboard/events.out.tfevents.0.planted
+  "$iotap" report "$trace" --steps "$log" --format json -o "$work/report-$case_name-$source.json"
+  "$iotap" report "$trace" --steps "$log" -o "$work/report-$case_name-$source.txt"
+done
+cat "$work/report-$case_name-start-end.txt"

@@ -24,8 +24,8 @@ struct LayerNameEntry {
 };
 constexpr LayerNameEntry kLayerNames[] = {
     {"posix", kLayerPosix},       {"stdio", kLayerStdio}, {"hdf5", kLayerHdf5},
-    {"tfrecord", kLayerTfRecord}, {"cuda", kLayerCuda}, {"mapped", kLayerMapped},
-    {"uring", kLayerUring},
+    {"tfrecord", kLayerTfRecord}, {"cuda", kLayerCuda},   {"mapped", kLayerMapped},
+    {"uring", kLayerUring},       {"waits", kLayerWaits},
 };
 
 uint32_t ParseLayers(const char* s) {
@@ -91,6 +91,8 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
   config->layers = ParseLayers(getenv("IOTAP_LAYERS"));
   config->zstd_level = static_cast<int>(ParseNumber(getenv("IOTAP_ZSTD_LEVEL"), 0, 19, 1));
   config->time_unit_ns = ParseNumber(getenv("IOTAP_TIME_UNIT_NS"), 1, 100, 10);
+  config->wait_threshold_ns =
+      uint64_t{1000} * ParseNumber(getenv("IOTAP_WAIT_THRESHOLD_US"), 1, 60000000, 20);
   const char* clock = getenv("IOTAP_CLOCK");
   config->allow_tsc = clock == nullptr || strcmp(clock, "monotonic") != 0;
   config->cupti = IsOne(getenv("IOTAP_CUPTI"));

@@ -5,8 +5,9 @@
 //                             everything older than this)
 //   IOTAP_BUFFER_EVENTS       events per thread buffer, power of two, default 4096
 //   IOTAP_SAMPLE_INTERVAL_MS  CPU-use sampling period, default 100
-//   IOTAP_LAYERS              comma list of posix,stdio,hdf5,tfrecord,cuda,mapped,uring;
-//                             default all
+//   IOTAP_LAYERS              comma list of posix,stdio,hdf5,tfrecord,cuda,mapped,uring,
+//                             waits; default all
+//   IOTAP_WAIT_THRESHOLD_US   shortest wait (poll, semaphore, ...) recorded, default 20
 //   IOTAP_SESSION             job identifier, set by `iotap run`
 //   IOTAP_CLOCK               "monotonic" to avoid the TSC
 //   IOTAP_ZSTD_LEVEL          compression level, default 1
@@ -41,7 +42,8 @@ enum Layer : uint32_t {
   kLayerCuda = 1u << 4,
   kLayerMapped = 1u << 5,  // reads through file mappings (page faults)
   kLayerUring = 1u << 6,   // io_uring submissions and completions
-  kLayerAll = 0x7f,
+  kLayerWaits = 1u << 7,   // blocking waits (poll, select, epoll, semaphores, conditions)
+  kLayerAll = 0xff,
 };
 
 struct Config {
@@ -53,6 +55,7 @@ struct Config {
   uint32_t layers = kLayerAll;
   int zstd_level = 1;
   uint32_t time_unit_ns = 10;
+  uint64_t wait_threshold_ns = 20000;
   bool allow_tsc = true;
   bool quiet = false;
   bool cupti = false;

@@ -154,6 +154,7 @@ void EncodeProcessHeader(WireWriter* w, const ProcessInfo& info,
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus > 0) w->Varint(24, static_cast<uint64_t>(cpus));
   w->VarintIfNonZero(33, g_config.py_sample_hz);
+  if (g_config.layers & kLayerWaits) w->Varint(35, g_config.wait_threshold_ns);
   w->EndNested(h);
   w->EndNested(packet);
 }

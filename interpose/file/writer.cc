@@ -296,6 +296,7 @@ bool AllocateWriterBuffers() {
 
 bool AllocateWriter() {
   g_writer.clock.Init(g_config.allow_tsc);
+  g_writer.clock.SetWaitThreshold(g_config.wait_threshold_ns);
   return g_writer.compressor.Init(g_config.zstd_level, kPacketBufferBytes) &&
          AllocateWriterBuffers();
 }

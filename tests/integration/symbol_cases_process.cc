@@ -144,6 +144,7 @@ const SpecTable& AllSpecs() {
     AddMetaSpecs(s);
     AddStdioSpecs(s);
     AddProcessSpecs(s);
+    AddWaitSpecs(s);
     // The marker API: aux = step number; a mark is named by its string.
     (*s)["iotap_step_begin"].cases = {{"ok", {E(OP_STEP_BEGIN).Aux(7)}}};
     (*s)["iotap_step_end"].cases = {{"ok", {E(OP_STEP_END).Aux(7)}}};

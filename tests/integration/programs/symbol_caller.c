@@ -173,8 +173,8 @@ static const struct symbol_case kMarkerCases[] = {
 };
 
 static const struct symbol_case* find_case(const char* name) {
-  const struct symbol_case* tables[] = {kMarkerCases, kIoCases,    kOpenCases,
-                                        kMetaCases,   kStdioCases, kProcessCases};
+  const struct symbol_case* tables[] = {kMarkerCases, kIoCases,      kOpenCases, kMetaCases,
+                                        kStdioCases,  kProcessCases, kWaitCases};
   for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); ++t) {
     for (const struct symbol_case* c = tables[t]; c->name != NULL; ++c) {
       if (strcmp(c->name, name) == 0) return c;
