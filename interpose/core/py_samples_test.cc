@@ -30,6 +30,11 @@ void DrainStrings() {
 
 class PySamplesTest : public ::testing::Test {
  protected:
+  // The key a thread's ring is filed under, as the shim's start creates it;
+  // without it the first event would file its ring under key 0, which is
+  // another library's (googletest's, in some links).
+  static void SetUpTestSuite() { ASSERT_TRUE(PrepareRings()); }
+
   void SetUp() override {
     SetWriterHooks({.ring_taken = [] {}, .ring_full = nullptr, .strings_full = DrainStrings});
     g_active_layers.store(kLayerAll);

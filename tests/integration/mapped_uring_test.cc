@@ -332,10 +332,13 @@ TEST(FioTest, MmapEngineReadsAreFaultsCoveringTheFile) {
     span += static_cast<uint64_t>(e->result);
     ++pages[e->aux / 4096];
   }
-  // fio copies each 64 KiB block whole: every byte is touched once, and each
-  // fault's span is its own (spans are shared out, never counted twice).
+  // fio copies each 64 KiB block whole: every byte is touched once, so the
+  // spans cover the file. A fault whose pages the shim could not look up in
+  // time (a loaded machine) is given the fault-around window, which may
+  // overlap a neighbour's span: at most one window per fault more.
   EXPECT_GE(faults, static_cast<uint64_t>(kFileBytes / kWindow));
-  EXPECT_EQ(span, static_cast<uint64_t>(kFileBytes));
+  EXPECT_GE(span, static_cast<uint64_t>(kFileBytes));
+  EXPECT_LE(span, static_cast<uint64_t>(kFileBytes) + faults * kWindow);
   for (const auto& [page, n] : pages) EXPECT_EQ(n, 1) << "page " << page;
 }
 
