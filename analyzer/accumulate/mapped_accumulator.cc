@@ -2,7 +2,17 @@
 
 #include <algorithm>
 
+#include "analyzer/base/numbers.h"
+
 namespace iotap::analyzer {
+
+namespace {
+
+// How far a thread's counter rose from its first reading to its last; 0 for
+// readings that go backwards, which only a damaged trace holds.
+uint64_t Growth(uint64_t first, uint64_t last) { return last >= first ? last - first : 0; }
+
+}  // namespace
 
 void MappedAccumulator::OnPacket(const Packet& packet) {
   if (packet.has_fault_sampling()) {
@@ -26,18 +36,18 @@ void MappedAccumulator::OnEvent(const ProcessTrace& process, const Event& e) {
   if (e.op == OP_MAPPED_READ) {
     MappedFileStats& f = mapped_[std::string(process.Text(e.file))];
     ++f.faults;
-    f.span_bytes += e.result > 0 ? static_cast<uint64_t>(e.result) : 0;
-    f.touched_bytes += e.requested;
+    AddTo(&f.span_bytes, e.result > 0 ? static_cast<uint64_t>(e.result) : 0);
+    AddTo(&f.touched_bytes, e.requested);
     if (e.flags & FLAG_INCOMPLETE) ++f.estimated_spans;
     if (e.flags & FLAG_MAJOR_FAULT) {
       ++f.major_faults;
-      f.major_ns += e.duration_ns();
+      AddTo(&f.major_ns, e.duration_ns());
     }
     return;
   }
   if (e.op == OP_URING_ENTER) {
     if (e.flags & FLAG_INCOMPLETE) {
-      totals_.uring_unseen_requests += e.requested;
+      AddTo(&totals_.uring_unseen_requests, e.requested);
     } else {
       ++totals_.uring_calls;
     }
@@ -54,11 +64,11 @@ void MappedAccumulator::OnEvent(const ProcessTrace& process, const Event& e) {
   if (e.flags & FLAG_INCOMPLETE) ++f.incomplete;
   if (read) {
     ++f.reads;
-    f.read_bytes += bytes;
-    f.read_ns += e.duration_ns();
+    AddTo(&f.read_bytes, bytes);
+    AddTo(&f.read_ns, e.duration_ns());
   } else if (write) {
     ++f.writes;
-    f.write_bytes += bytes;
+    AddTo(&f.write_bytes, bytes);
   } else {
     ++f.other;
   }
@@ -67,11 +77,11 @@ void MappedAccumulator::OnEvent(const ProcessTrace& process, const Event& e) {
 void MappedAccumulator::OnFileEnd() {
   if (source_ == FaultSampling::SOURCE_PERF_SAMPLES) ++totals_.processes_sampled;
   if (source_ == FaultSampling::SOURCE_THREAD_COUNTERS) ++totals_.processes_counted;
-  totals_.lost_faults += lost_;
+  AddTo(&totals_.lost_faults, lost_);
   for (const auto& [tid, t] : threads_) {
-    totals_.counted_minor_faults += t.last.minor_faults() - t.first.minor_faults();
-    totals_.counted_major_faults += t.last.major_faults() - t.first.major_faults();
-    totals_.counted_read_bytes += t.last.read_bytes() - t.first.read_bytes();
+    AddTo(&totals_.counted_minor_faults, Growth(t.first.minor_faults(), t.last.minor_faults()));
+    AddTo(&totals_.counted_major_faults, Growth(t.first.major_faults(), t.last.major_faults()));
+    AddTo(&totals_.counted_read_bytes, Growth(t.first.read_bytes(), t.last.read_bytes()));
   }
   threads_.clear();
   source_ = FaultSampling::SOURCE_UNSPECIFIED;
@@ -81,23 +91,23 @@ void MappedAccumulator::OnFileEnd() {
 void MappedAccumulator::Absorb(MappedAccumulator&& other, int rank) {
   for (const auto& [path, o] : other.mapped_) {
     MappedFileStats& f = mapped_[path];
-    f.faults += o.faults;
-    f.major_faults += o.major_faults;
-    f.span_bytes += o.span_bytes;
-    f.touched_bytes += o.touched_bytes;
-    f.estimated_spans += o.estimated_spans;
-    f.major_ns += o.major_ns;
+    AddTo(&f.faults, o.faults);
+    AddTo(&f.major_faults, o.major_faults);
+    AddTo(&f.span_bytes, o.span_bytes);
+    AddTo(&f.touched_bytes, o.touched_bytes);
+    AddTo(&f.estimated_spans, o.estimated_spans);
+    AddTo(&f.major_ns, o.major_ns);
   }
   for (const auto& [path, o] : other.uring_) {
     UringFileStats& f = uring_[path];
-    f.reads += o.reads;
-    f.read_bytes += o.read_bytes;
-    f.writes += o.writes;
-    f.write_bytes += o.write_bytes;
-    f.other += o.other;
-    f.failed += o.failed;
-    f.incomplete += o.incomplete;
-    f.read_ns += o.read_ns;
+    AddTo(&f.reads, o.reads);
+    AddTo(&f.read_bytes, o.read_bytes);
+    AddTo(&f.writes, o.writes);
+    AddTo(&f.write_bytes, o.write_bytes);
+    AddTo(&f.other, o.other);
+    AddTo(&f.failed, o.failed);
+    AddTo(&f.incomplete, o.incomplete);
+    AddTo(&f.read_ns, o.read_ns);
   }
   for (const auto& [note, at] : other.notes_) {
     std::pair<int, int> given{at.first < 0 ? rank : at.first, at.second};
@@ -105,14 +115,14 @@ void MappedAccumulator::Absorb(MappedAccumulator&& other, int rank) {
     if (!added) it->second = std::min(it->second, given);
   }
   const MappedTotals& o = other.totals_;
-  totals_.uring_calls += o.uring_calls;
-  totals_.uring_unseen_requests += o.uring_unseen_requests;
-  totals_.processes_sampled += o.processes_sampled;
-  totals_.processes_counted += o.processes_counted;
-  totals_.lost_faults += o.lost_faults;
-  totals_.counted_minor_faults += o.counted_minor_faults;
-  totals_.counted_major_faults += o.counted_major_faults;
-  totals_.counted_read_bytes += o.counted_read_bytes;
+  AddTo(&totals_.uring_calls, o.uring_calls);
+  AddTo(&totals_.uring_unseen_requests, o.uring_unseen_requests);
+  AddTo(&totals_.processes_sampled, o.processes_sampled);
+  AddTo(&totals_.processes_counted, o.processes_counted);
+  AddTo(&totals_.lost_faults, o.lost_faults);
+  AddTo(&totals_.counted_minor_faults, o.counted_minor_faults);
+  AddTo(&totals_.counted_major_faults, o.counted_major_faults);
+  AddTo(&totals_.counted_read_bytes, o.counted_read_bytes);
 }
 
 MappedTotals MappedAccumulator::Totals() const {

@@ -151,5 +151,26 @@ TEST(MappedAccumulatorTest, CountedProcessesMergeInTraceFileOrder) {
   EXPECT_EQ(t.mapped[0].span_bytes, 8192u);
 }
 
+// A crafted trace's sums stop at the largest value rather than wrapping: a
+// file's fault time and bytes over several processes, and counters that go
+// backwards add nothing.
+TEST(MappedAccumulatorTest, HostileSumsSaturate) {
+  ProcessTrace p = MakeProcess();
+  constexpr int64_t kHuge = INT64_MAX / 2 + 1;
+  MappedAccumulator run;
+  for (int rank = 0; rank < 3; ++rank) {
+    MappedAccumulator a;
+    a.OnEvent(p, Fault(UINT64_MAX / 2 + 1, 65536, FLAG_MAJOR_FAULT, kHuge));
+    a.OnFileEnd();
+    run.Absorb(std::move(a), rank);
+  }
+  MappedTotals t = run.Totals();
+  ASSERT_EQ(t.mapped.size(), 1u);
+  EXPECT_EQ(t.mapped[0].faults, 3u);
+  EXPECT_EQ(t.mapped[0].major_ns, INT64_MAX);
+  EXPECT_EQ(t.mapped[0].touched_bytes, UINT64_MAX);
+  EXPECT_EQ(t.mapped[0].span_bytes, 3u * 65536);
+}
+
 }  // namespace
 }  // namespace iotap::analyzer
