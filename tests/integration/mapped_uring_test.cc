@@ -319,7 +319,8 @@ TEST(MappedReadsTest, DescriptorNumbersAreThoseOfAnUntracedRun) {
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   ASSERT_EQ(traced.exit_code, 0) << traced.err;
   EXPECT_EQ(traced.out, plain.out);
-  EXPECT_NE(plain.out.find("open 3 dup 4\n"), std::string::npos) << plain.out;
+  // (The first numbers depend on what the test runner left open; after
+  // close_range, none does.)
   EXPECT_NE(plain.out.find("after close_range open 3\n"), std::string::npos) << plain.out;
 
   // The shim did sample there: faults of the main thread, of the other
