@@ -267,7 +267,11 @@ void BuildRunSummary(RunState& s, report::Report* r) {
   run->set_steps(r->step_statistics().steps() + r->step_statistics().warmup_steps_skipped());
   double read = 0, written = 0;
   for (const report::Layer& l : r->layers()) {
-    if (l.name() == "POSIX" || l.name() == "STDIO" || l.name() == "GDS") {
+    // The layers whose bytes no other layer holds: HDF5 and TFRecord are
+    // counted in the POSIX reads beneath them; mapped reads and io_uring
+    // requests are beneath no call.
+    if (l.name() == "POSIX" || l.name() == "STDIO" || l.name() == "GDS" || l.name() == "MAPPED" ||
+        l.name() == "URING") {
       read += l.read_bytes();
       written += l.write_bytes();
     }

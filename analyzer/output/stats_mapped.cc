@@ -9,20 +9,33 @@
 
 namespace iotap::analyzer::internal {
 
-void MappedToJson(const stats::Stats& s, JsonWriter& j) {
-  auto uint = [&](const char* key, uint64_t v) {
-    j.Key(key);
-    j.Uint(v);
-  };
-  const stats::MappedReads& m = s.mapped_reads();
+namespace {
+
+// Whether the run had anything to say in each section: a run with neither
+// mapped reads nor io_uring prints neither, in JSON as in text.
+bool HasMapped(const stats::MappedReads& m) {
+  return m.processes_sampled() + m.processes_counted() > 0 || m.files_size() > 0 ||
+         m.notes_size() > 0 || m.lost_faults() > 0;
+}
+
+bool HasUring(const stats::IoUring& u) {
+  return u.files_size() > 0 || u.calls() > 0 || u.unseen_requests() > 0;
+}
+
+void Uint(JsonWriter& j, const char* key, uint64_t v) {
+  j.Key(key);
+  j.Uint(v);
+}
+
+void MappedReadsToJson(const stats::MappedReads& m, JsonWriter& j) {
   j.Key("mapped_reads");
   j.BeginObject();
-  uint("processes_sampled", m.processes_sampled());
-  uint("processes_counted", m.processes_counted());
-  uint("lost_faults", m.lost_faults());
-  uint("counted_minor_faults", m.counted_minor_faults());
-  uint("counted_major_faults", m.counted_major_faults());
-  uint("counted_read_bytes", m.counted_read_bytes());
+  Uint(j, "processes_sampled", m.processes_sampled());
+  Uint(j, "processes_counted", m.processes_counted());
+  Uint(j, "lost_faults", m.lost_faults());
+  Uint(j, "counted_minor_faults", m.counted_minor_faults());
+  Uint(j, "counted_major_faults", m.counted_major_faults());
+  Uint(j, "counted_read_bytes", m.counted_read_bytes());
   j.Key("notes");
   j.BeginArray();
   for (const std::string& n : m.notes()) j.String(n);
@@ -33,35 +46,37 @@ void MappedToJson(const stats::Stats& s, JsonWriter& j) {
     j.BeginObject();
     j.Key("path");
     j.String(f.path());
-    uint("faults", f.faults());
-    uint("major_faults", f.major_faults());
-    uint("span_bytes", f.span_bytes());
-    uint("touched_bytes", f.touched_bytes());
-    uint("estimated_spans", f.estimated_spans());
+    Uint(j, "faults", f.faults());
+    Uint(j, "major_faults", f.major_faults());
+    Uint(j, "span_bytes", f.span_bytes());
+    Uint(j, "touched_bytes", f.touched_bytes());
+    Uint(j, "estimated_spans", f.estimated_spans());
     j.Key("major_s");
     j.Double(f.major_s());
     j.EndObject();
   }
   j.EndArray();
   j.EndObject();
-  const stats::IoUring& u = s.io_uring();
+}
+
+void UringToJson(const stats::IoUring& u, JsonWriter& j) {
   j.Key("io_uring");
   j.BeginObject();
-  uint("calls", u.calls());
-  uint("unseen_requests", u.unseen_requests());
+  Uint(j, "calls", u.calls());
+  Uint(j, "unseen_requests", u.unseen_requests());
   j.Key("files");
   j.BeginArray();
   for (const stats::UringFile& f : u.files()) {
     j.BeginObject();
     j.Key("path");
     j.String(f.path());
-    uint("reads", f.reads());
-    uint("read_bytes", f.read_bytes());
-    uint("writes", f.writes());
-    uint("write_bytes", f.write_bytes());
-    uint("other", f.other());
-    uint("failed", f.failed());
-    uint("incomplete", f.incomplete());
+    Uint(j, "reads", f.reads());
+    Uint(j, "read_bytes", f.read_bytes());
+    Uint(j, "writes", f.writes());
+    Uint(j, "write_bytes", f.write_bytes());
+    Uint(j, "other", f.other());
+    Uint(j, "failed", f.failed());
+    Uint(j, "incomplete", f.incomplete());
     j.Key("read_s");
     j.Double(f.read_seconds());
     j.EndObject();
@@ -70,12 +85,19 @@ void MappedToJson(const stats::Stats& s, JsonWriter& j) {
   j.EndObject();
 }
 
+}  // namespace
+
+void MappedToJson(const stats::Stats& s, JsonWriter& j) {
+  if (HasMapped(s.mapped_reads())) MappedReadsToJson(s.mapped_reads(), j);
+  if (HasUring(s.io_uring())) UringToJson(s.io_uring(), j);
+}
+
 std::string MappedToText(const stats::Stats& s) {
   const stats::MappedReads& m = s.mapped_reads();
   const stats::IoUring& u = s.io_uring();
   const bool faults = m.processes_sampled() + m.processes_counted() > 0;
-  const bool uring = u.files_size() > 0 || u.calls() > 0 || u.unseen_requests() > 0;
-  if (!faults && !uring && m.files_size() == 0) return "";
+  const bool uring = HasUring(u);
+  if (!HasMapped(m) && !uring) return "";
   std::string out;
   if (faults) {
     absl::StrAppendFormat(&out,
@@ -99,12 +121,11 @@ std::string MappedToText(const stats::Stats& s) {
   if (m.files_size() > 0) {
     absl::StrAppend(&out, "\n    faults      major   major time      span    touched  file\n");
     for (const stats::MappedFile& f : m.files()) {
-      absl::StrAppendFormat(&out, "%10d %10d %11.3fs %9s %10s  %s%s\n", f.faults(),
-                            f.major_faults(), f.major_s(),
-                            HumanBytes(static_cast<double>(f.span_bytes())),
-                            HumanBytes(static_cast<double>(f.touched_bytes())),
-                            DisplayName(f.path()),
-                            f.estimated_spans() > 0 ? " (some spans estimated)" : "");
+      absl::StrAppendFormat(
+          &out, "%10d %10d %11.3fs %9s %10s  %s%s\n", f.faults(), f.major_faults(), f.major_s(),
+          HumanBytes(static_cast<double>(f.span_bytes())),
+          HumanBytes(static_cast<double>(f.touched_bytes())), DisplayName(f.path()),
+          f.estimated_spans() > 0 ? " (some spans estimated)" : "");
     }
   }
   if (uring) {
@@ -116,8 +137,10 @@ std::string MappedToText(const stats::Stats& s) {
                             "unknown\n",
                             u.unseen_requests());
     }
-    absl::StrAppend(&out,
-                    "     reads         read     writes      written  other incomplete  file\n");
+    if (u.files_size() > 0) {
+      absl::StrAppend(&out,
+                      "     reads         read     writes      written  other incomplete  file\n");
+    }
     for (const stats::UringFile& f : u.files()) {
       absl::StrAppendFormat(&out, "%10d %12s %10d %12s %6d %10d  %s\n", f.reads(),
                             HumanBytes(static_cast<double>(f.read_bytes())), f.writes(),

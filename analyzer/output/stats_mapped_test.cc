@@ -110,6 +110,46 @@ TEST(StatsMappedTest, Text) {
 
 TEST(StatsMappedTest, NothingMappedNorUringPrintsNoSection) {
   EXPECT_EQ(MappedToText(stats::Stats()), "");
+  JsonWriter j;
+  j.BeginObject();
+  MappedToJson(stats::Stats(), j);
+  j.EndObject();
+  EXPECT_EQ(j.Take(), "{}");
+}
+
+// fio's io_uring engine: requests the shim counted but could not see, no
+// mapping: only the io_uring member, with no table of files.
+TEST(StatsMappedTest, OnlyUnseenUringRequestsPrintOnlyTheirCount) {
+  stats::Stats s;
+  s.mutable_io_uring()->set_unseen_requests(256);
+  JsonWriter j;
+  j.BeginObject();
+  MappedToJson(s, j);
+  j.EndObject();
+  EXPECT_EQ(j.Take(), R"g({
+  "io_uring": {
+    "calls": 0,
+    "unseen_requests": 256,
+    "files": []
+  }
+})g");
+  EXPECT_EQ(MappedToText(s),
+            "\nio_uring: 0 calls into the kernel\n"
+            "  256 requests submitted by system calls the shim cannot see (the program's own "
+            "syscall instruction): counted, files and sizes unknown\n");
+}
+
+// A process that mapped a data file and was sampled, with no fault in it.
+TEST(StatsMappedTest, SampledWithoutFaultsPrintsOnlyTheMappedReads) {
+  stats::Stats s;
+  s.mutable_mapped_reads()->set_processes_sampled(1);
+  JsonWriter j;
+  j.BeginObject();
+  MappedToJson(s, j);
+  j.EndObject();
+  EXPECT_EQ(j.Take().find("io_uring"), std::string::npos);
+  EXPECT_EQ(MappedToText(s),
+            "mapped reads: page faults sampled in 1 processes, counted only in 0\n");
 }
 
 }  // namespace

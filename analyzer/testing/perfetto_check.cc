@@ -46,7 +46,7 @@ DecodedTrace DecodePerfettoTrace(const std::string& bytes) {
     return d;
   }
   std::map<uint32_t, Sequence> sequences;
-  std::map<uint64_t, std::vector<DecodedSlice>> open;  // per track, the slices begun
+  std::map<uint64_t, std::vector<size_t>> open;  // per track, the slices begun (indices)
   std::map<uint64_t, uint64_t> last_ts;
   for (const pf::TracePacket& p : trace.packet()) {
     const uint64_t at = d.packets++;
@@ -80,7 +80,8 @@ DecodedTrace DecodePerfettoTrace(const std::string& bytes) {
     const bool counter_track = d.tracks[track].has_counter();
     if (p.timestamp() < last_ts[track]) problem(at, absl::StrCat("out of order on track ", track));
     last_ts[track] = p.timestamp();
-    std::vector<DecodedSlice>& stack = open[track];
+    std::vector<size_t>& stack = open[track];
+    std::vector<DecodedSlice>& slices = d.slices[track];
     switch (e.type()) {
       case pf::TrackEvent::TYPE_COUNTER:
         if (!counter_track || !e.has_double_counter_value())
@@ -89,7 +90,10 @@ DecodedTrace DecodePerfettoTrace(const std::string& bytes) {
         break;
       case pf::TrackEvent::TYPE_SLICE_END:
         if (stack.empty()) problem(at, absl::StrCat("an end without a begin on track ", track));
-        if (!stack.empty()) stack.pop_back();
+        if (!stack.empty()) {
+          slices[stack.back()].end_ns = p.timestamp();
+          stack.pop_back();
+        }
         break;
       case pf::TrackEvent::TYPE_SLICE_BEGIN:
       case pf::TrackEvent::TYPE_INSTANT: {
@@ -103,7 +107,8 @@ DecodedTrace DecodePerfettoTrace(const std::string& bytes) {
         }
         DecodedSlice s;
         s.name = seq.names[e.name_iid()];
-        s.parent = stack.empty() ? "" : stack.back().name;
+        s.parent = stack.empty() ? "" : slices[stack.back()].name;
+        s.start_ns = s.end_ns = p.timestamp();
         for (const pf::DebugAnnotation& a : e.debug_annotations()) {
           if (seq.annotation_names.count(a.name_iid()) == 0)
             problem(at, "annotation name not interned");
@@ -114,9 +119,11 @@ DecodedTrace DecodePerfettoTrace(const std::string& bytes) {
             s.file = seq.values[a.string_value_iid()];
           }
           if (key == "bytes") s.bytes = a.uint_value();
+          if (key == "offset") s.offset = a.int_value();
+          if (key == "major") s.major = a.bool_value() ? 1 : 0;
         }
-        d.slices[track].push_back(s);
-        if (e.type() == pf::TrackEvent::TYPE_SLICE_BEGIN) stack.push_back(s);
+        slices.push_back(s);
+        if (e.type() == pf::TrackEvent::TYPE_SLICE_BEGIN) stack.push_back(slices.size() - 1);
         break;
       }
       default:

@@ -29,9 +29,12 @@ namespace iotap::analyzer {
 // A slice (or instant) as the trace says it.
 struct DecodedSlice {
   std::string name;
-  std::string parent;  // the slice open around it on its track, "" if none
-  std::string file;    // the "file" annotation
-  uint64_t bytes = 0;  // the "bytes" annotation
+  std::string parent;                 // the slice open around it on its track, "" if none
+  std::string file;                   // the "file" annotation
+  uint64_t bytes = 0;                 // the "bytes" annotation
+  int64_t offset = -1;                // the "offset" annotation, -1 if none
+  int major = -1;                     // the "major" annotation (1 true, 0 false), -1 if none
+  uint64_t start_ns = 0, end_ns = 0;  // the begin's timestamp, and the end's (= start: instant)
 };
 
 struct DecodedTrace {

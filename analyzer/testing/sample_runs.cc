@@ -157,4 +157,70 @@ void WriteManyStepRun(const std::string& dir, int trainers, int loaders, int ste
   }
 }
 
+void WriteMappedRun(const std::string& dir) {
+  const int64_t t0 = kSampleRunStartNs;
+  const int64_t step_ns = 10 * kMs;
+  const int steps = 10;
+  SyntheticProcess trainer(500, 1, "/usr/bin/python3", {"python3", "train.py"}, t0);
+  Steps(&trainer, steps, t0 + 5 * kMs, step_ns, [](int) { return 3 * kMs; });
+  const int64_t end = t0 + 10 * kMs + steps * step_ns;
+  trainer.Cpu(t0, 0);
+  trainer.Cpu(end, static_cast<uint64_t>((end - t0) / 2));
+  trainer.End(EndOfTrace::REASON_EXIT, 0, end);
+  trainer.WriteTo(dir + "/trainer.iotap");
+
+  SyntheticProcess mapper(501, 500, "/usr/bin/python3", {"python3", "train.py"}, t0 + kMs,
+                          ProcessHeader::ORIGIN_FORK);
+  const uint32_t arrow = mapper.Path("/data/train.arrow");
+  mapper.Add({.op = OP_MMAP,
+              .start_ns = t0 + 2 * kMs,
+              .end_ns = t0 + 2 * kMs + 20 * kUs,
+              .file = arrow,
+              .offset = 0,
+              .requested = 256 << 20,
+              .result = 0x7f0000000000,
+              .aux = 1});
+  for (int s = 0; s < steps; ++s) {
+    const int64_t start = t0 + 5 * kMs + s * step_ns;
+    mapper.Add({.op = OP_MAPPED_READ,
+                .start_ns = start,
+                .end_ns = start + 2 * kMs,
+                .file = arrow,
+                .offset = s * (256 << 10),
+                .requested = 4096,
+                .result = 256 << 10,
+                .flags = FLAG_MAJOR_FAULT,
+                .aux = static_cast<uint64_t>(s) * (256 << 10)});
+  }
+  mapper.End(EndOfTrace::REASON_UNDERSCORE_EXIT, 0, end);
+  mapper.WriteTo(dir + "/mapper.iotap");
+
+  SyntheticProcess submitter(502, 500, "/usr/bin/python3", {"python3", "train.py"}, t0 + kMs,
+                             ProcessHeader::ORIGIN_FORK);
+  const uint32_t val = submitter.Path("/data/val.bin");
+  const uint32_t ring = submitter.Path("anon_inode:[io_uring]");
+  for (int s = 0; s < steps; ++s) {
+    const int64_t start = t0 + 5 * kMs + s * step_ns;
+    submitter.Add({.op = OP_URING_ENTER,
+                   .start_ns = start,
+                   .end_ns = start + 1500 * kUs,
+                   .file = ring,
+                   .requested = 2,
+                   .result = 2,
+                   .aux = 2});
+    for (int k = 0; k < 2; ++k) {
+      submitter.Add({.op = OP_URING_READ,
+                     .start_ns = start,
+                     .end_ns = start + (1 + k) * 700 * kUs,
+                     .file = val,
+                     .offset = (2 * s + k) * 65536,
+                     .requested = 65536,
+                     .result = 65536,
+                     .aux = 22 /* IORING_OP_READ */});
+    }
+  }
+  submitter.End(EndOfTrace::REASON_UNDERSCORE_EXIT, 0, end);
+  submitter.WriteTo(dir + "/submitter.iotap");
+}
+
 }  // namespace iotap::analyzer

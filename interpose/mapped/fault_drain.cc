@@ -36,6 +36,10 @@ constexpr uint64_t kResolveWindowNs = 2 * kHoldNs;
 constexpr int kMaxPagemapReads = 64;
 // Sequence numbers of sampled events start here (trace.proto, OP_MAPPED_READ).
 constexpr uint64_t kFirstSampledSeq = uint64_t{1} << 39;
+// Page-table regions whose credited pages (fault_spans.h) are remembered:
+// 1 GiB of mappings. A region whose entry another took is looked at afresh:
+// its pages mapped before may be given out again.
+constexpr size_t kCreditRegions = 512;
 
 constexpr size_t kMaxBegins = kBeginPages * kPageSize / 32 + kMaxHeld;
 constexpr size_t kMaxMajors = kMajorPages * kPageSize / 32;
@@ -48,6 +52,14 @@ struct Placed {
   uint64_t end_ns;
   const DataMapping* mapping;
   bool major;
+};
+
+// The pages of one region of one mapping given to faults at earlier looks.
+struct RegionCredit {
+  uint64_t window_start;  // 0: unused
+  uintptr_t mapping_start;
+  uint64_t mapping_added_ns;
+  bool credited[kRegionPages];
 };
 
 // Writer-owned scratch (the writer lock guards all of it).
@@ -64,6 +76,7 @@ struct Scratch {
   uint64_t next_seq;
   int pagemap_reads;
   KeptFd pagemap;
+  RegionCredit credits[kCreditRegions];
 };
 constinit Scratch g_scratch = {};
 
@@ -151,8 +164,8 @@ bool ReadPresent(uint64_t first_page, uint32_t n, bool* present) {
   Scratch& s = g_scratch;
   int fd = s.pagemap.Get();
   if (fd < 0) {
-    int opened = static_cast<int>(
-        syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+    int opened =
+        static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
     if (opened < 0) return false;
     if (!s.pagemap.Adopt(opened)) {
       syscall(SYS_close, opened);
@@ -166,6 +179,21 @@ bool ReadPresent(uint64_t first_page, uint32_t n, bool* present) {
   if (r != static_cast<long>(n * sizeof(uint64_t))) return false;
   for (uint32_t i = 0; i < n; ++i) present[i] = (entries[i] >> 63) != 0;
   return true;
+}
+
+// The credited pages of the region at `window_start` of mapping `m`: kept
+// in a table indexed by the region's address, a fresh entry when another
+// region (or an earlier mapping at the same address) had it.
+bool* CreditsOf(uint64_t window_start, const DataMapping& m) {
+  RegionCredit& c = g_scratch.credits[(window_start / (kRegionPages * kPageSize)) % kCreditRegions];
+  if (c.window_start != window_start || c.mapping_start != m.start ||
+      c.mapping_added_ns != m.added_ns) {
+    c.window_start = window_start;
+    c.mapping_start = m.start;
+    c.mapping_added_ns = m.added_ns;
+    memset(c.credited, 0, sizeof(c.credited));
+  }
+  return c.credited;
 }
 
 // Fills `e` for the span [first, end) of pages of `window_start` (an
@@ -226,7 +254,9 @@ void WriteFaults(uint32_t tid, size_t n) {
       fault_pages[k - i] =
           static_cast<uint32_t>((s.placed[s.order[k] & 0xffff].addr - window_start) / kPageSize);
     }
-    if (measured) ShareSpans(present, pages, fault_pages, j - i, spans);
+    if (measured) {
+      ShareSpans(present, CreditsOf(window_start, *m), pages, fault_pages, j - i, spans);
+    }
     for (size_t k = i; k < j; ++k) {
       size_t idx = s.order[k] & 0xffff;
       PageSpan span = measured ? spans[k - i] : NominalSpan(fault_pages[k - i], pages);
@@ -281,8 +311,7 @@ void DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
         s.majors[j].addr / kPageSize == b.addr / kPageSize) {
       place(b.addr, b.time_ns, s.majors[j].time_ns, true);
       ++j;
-    } else if (has_next || final || now_ns - b.time_ns >= kHoldNs ||
-               slot->held_count == kMaxHeld) {
+    } else if (has_next || final || now_ns - b.time_ns >= kHoldNs || slot->held_count == kMaxHeld) {
       place(b.addr, b.time_ns, b.time_ns, false);
     } else {
       slot->held[slot->held_count++] = b;
@@ -312,6 +341,12 @@ void WriteStatus() {
       nullptr);
 }
 
-void ResetDrainInChild() { g_scratch.pagemap.Close(); }
+void ResetDrainInChild() {
+  g_scratch.pagemap.Close();
+  // The child's faults are its own: pages the parent's faults were given are
+  // not the child's (fork copies no page table of a mapping of a file alone,
+  // so the child faults them in again).
+  for (RegionCredit& c : g_scratch.credits) c.window_start = 0;
+}
 
 }  // namespace iotap::interpose::faults

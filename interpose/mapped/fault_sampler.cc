@@ -61,8 +61,7 @@ int PerfEventOpen(int tid, uint64_t config) {
   a.exclude_hv = 1;
   a.use_clockid = 1;
   a.clockid = CLOCK_MONOTONIC;
-  return static_cast<int>(
-      syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  return static_cast<int>(syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
 // What an errno of perf_event_open or of mapping its buffer means here.
@@ -78,7 +77,11 @@ OpenResult ResultOf(int err, bool mapping) {
 }
 
 // Opens one event on `tid` and maps its buffer of `pages` data pages; the
-// descriptor is closed again (the mapping holds the event).
+// descriptor is closed again at once: the mapping holds the event, and
+// unmapping it ends the event. Not parked like the trace file's: nothing
+// needs the number again, and a closed one cannot shift the job's numbers,
+// be closed by it, count against its limit or reach a child
+// (interpose/README.md, "Descriptors the shim opens").
 OpenResult OpenBuffer(int tid, uint64_t config, size_t pages, Buffer* out) {
   int fd = PerfEventOpen(tid, config);
   if (fd < 0) return ResultOf(errno, false);
@@ -136,14 +139,16 @@ OpenResult OpenSlotLocked(int tid) {
 void Refused(OpenResult r, int err) {
   if (r == OpenResult::kRefused) {
     SetNote("perf_event_open refused page-fault samples", err);
-    WarnOnce("page faults cannot be sampled (perf_event_open refused); mapped reads are "
-             "counted per thread instead",
-             err);
+    WarnOnce(
+        "page faults cannot be sampled (perf_event_open refused); mapped reads are "
+        "counted per thread instead",
+        err);
   } else {
     SetNote("no locked memory for the page-fault sample buffers", err);
-    WarnOnce("the locked-memory limit leaves no room for page-fault samples; mapped reads are "
-             "counted per thread instead",
-             err);
+    WarnOnce(
+        "the locked-memory limit leaves no room for page-fault samples; mapped reads are "
+        "counted per thread instead",
+        err);
   }
   g_sampler.mode.store(kCounters, std::memory_order_release);
   g_sampler.status_due.store(true, std::memory_order_release);
@@ -152,8 +157,8 @@ void Refused(OpenResult r, int err) {
 // Opens events for every thread of the process but the writer. Caller holds
 // the lock; the calling thread's events are already open.
 void OpenOtherThreadsLocked(int self) {
-  int dir = static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
-                                     O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  int dir = static_cast<int>(
+      syscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir < 0) return;
   int writer = WriterThreadId();
   char buf[4096];
@@ -167,9 +172,10 @@ void OpenOtherThreadsLocked(int self) {
       if (tid <= 0 || tid == self || tid == writer) continue;
       OpenResult r = OpenSlotLocked(tid);
       if (r == OpenResult::kNoMemory) {
-        WarnOnce("the locked-memory limit leaves no room for page-fault samples of every "
-                 "thread; some threads' mapped reads are not seen",
-                 ENOMEM);
+        WarnOnce(
+            "the locked-memory limit leaves no room for page-fault samples of every "
+            "thread; some threads' mapped reads are not seen",
+            ENOMEM);
       }
     }
   }
@@ -263,9 +269,10 @@ void FaultsThreadStarted() {
   if (g_sampler.mode.load(std::memory_order_relaxed) == kSampling) {
     OpenResult r = OpenSlotLocked(static_cast<int>(syscall(SYS_gettid)));
     if (r == OpenResult::kNoMemory) {
-      WarnOnce("the locked-memory limit leaves no room for page-fault samples of every "
-               "thread; some threads' mapped reads are not seen",
-               ENOMEM);
+      WarnOnce(
+          "the locked-memory limit leaves no room for page-fault samples of every "
+          "thread; some threads' mapped reads are not seen",
+          ENOMEM);
     }
   }
   pthread_mutex_unlock(&g_sampler.lock);

@@ -8,8 +8,10 @@ constexpr uint32_t kFaultAroundPages = 16;
 
 }  // namespace
 
-void ShareSpans(const bool* present, uint32_t n, const uint32_t* fault_pages, size_t k,
-                PageSpan* spans) {
+void ShareSpans(const bool* present, bool* credited, uint32_t n, const uint32_t* fault_pages,
+                size_t k, PageSpan* spans) {
+  for (uint32_t i = 0; i < n; ++i) credited[i] = credited[i] && present[i];
+  auto free = [&](uint32_t i) { return present[i] && !credited[i]; };
   size_t j = 0;
   while (j < k) {
     uint32_t page = fault_pages[j];
@@ -18,11 +20,18 @@ void ShareSpans(const bool* present, uint32_t n, const uint32_t* fault_pages, si
       ++j;
       continue;
     }
+    if (credited[page]) {
+      // An earlier look found the page mapped and gave it to an earlier
+      // fault, while this one was held for its major sample.
+      spans[j] = PageSpan{page, page, true};
+      ++j;
+      continue;
+    }
     // The run of mapped pages around this fault, and the faults inside it.
     uint32_t run_first = page;
-    while (run_first > 0 && present[run_first - 1]) --run_first;
+    while (run_first > 0 && free(run_first - 1)) --run_first;
     uint32_t run_end = page + 1;
-    while (run_end < n && present[run_end]) ++run_end;
+    while (run_end < n && free(run_end)) ++run_end;
     size_t last = j;
     while (last + 1 < k && fault_pages[last + 1] < run_end) ++last;
     uint32_t from = run_first;
@@ -42,6 +51,7 @@ void ShareSpans(const bool* present, uint32_t n, const uint32_t* fault_pages, si
       spans[i] = PageSpan{from, to, true};
       from = to;
     }
+    for (uint32_t i = run_first; i < run_end; ++i) credited[i] = true;
     j = last + 1;
   }
 }

@@ -6,13 +6,22 @@
 // looks, shortly after, at which pages of the fault's page table are mapped
 // (/proc/self/pagemap) and shares each run of mapped pages out among the
 // faults that fell in it: the first fault of a run from the run's start,
-// each one up to the next fault, the last to the run's end. The spans of one
-// look never overlap, and their union is what was mapped.
+// each one up to the next fault, the last to the run's end.
+//
+// A region is looked at again and again while a program reads through it
+// (each drain looks at the regions of the faults it holds), and the pages
+// earlier faults mapped are still mapped at the next look. So that no page
+// is given to two faults, the writer keeps, per region, the pages given out
+// at earlier looks (`credited`): a run stops at them. A credited page that a
+// look finds unmapped (reclaimed, unmapped) is credited no longer, so that
+// the fault that maps it again counts it. Spans never overlap, then, and
+// their union is what the faults mapped, whenever every fault was measured.
 //
 //   bool present[512] = ...;                 // the region's pages, mapped or not
+//   bool credited[512] = {};                 // kept from look to look
 //   uint32_t pages[] = {3, 40};              // faults, sorted
 //   PageSpan spans[2];
-//   ShareSpans(present, 512, pages, 2, spans);   // {0, 40}, {40, end of run}
+//   ShareSpans(present, credited, 512, pages, 2, spans);  // {0, 40}, {40, end of run}
 
 #ifndef IOTAP_INTERPOSE_MAPPED_FAULT_SPANS_H_
 #define IOTAP_INTERPOSE_MAPPED_FAULT_SPANS_H_
@@ -32,10 +41,16 @@ struct PageSpan {
 };
 
 // `present[i]` tells whether page i of the region (n pages) is mapped;
+// `credited[i]` whether an earlier look gave it to a fault (updated: pages
+// not present are cleared, the pages of the measured spans set). A run is
+// made of present pages not credited; a fault whose own page is credited
+// gets an empty span (measured): an earlier look saw the page mapped while
+// the fault waited to be written, and gave it to an earlier fault.
 // `fault_pages` are the pages the faults hit, ascending (repeats allowed: a
-// repeated page gets that page alone). Fills `spans[j]` for fault j.
-void ShareSpans(const bool* present, uint32_t n, const uint32_t* fault_pages, size_t k,
-                PageSpan* spans);
+// repeated page, mapped again within one look, gets that page alone). Fills
+// `spans[j]` for fault j.
+void ShareSpans(const bool* present, bool* credited, uint32_t n, const uint32_t* fault_pages,
+                size_t k, PageSpan* spans);
 
 // The nominal fault-around window around `page` in a region of `n` pages:
 // the aligned 16 pages (64 KiB of 4 KiB pages) that hold it, clipped to the

@@ -15,13 +15,23 @@ std::vector<bool> Present(uint32_t n, std::vector<std::pair<uint32_t, uint32_t>>
   return p;
 }
 
-std::vector<PageSpan> Share(const std::vector<bool>& present, std::vector<uint32_t> pages) {
+// One look, at a region no earlier look saw (`credited`: the region's
+// credits, kept from look to look).
+std::vector<PageSpan> Share(const std::vector<bool>& present, std::vector<uint32_t> pages,
+                            bool* credited = nullptr) {
   bool flat[512];
+  bool fresh[512] = {};
   for (size_t i = 0; i < present.size(); ++i) flat[i] = present[i];
   std::vector<PageSpan> spans(pages.size());
-  ShareSpans(flat, static_cast<uint32_t>(present.size()), pages.data(), pages.size(),
-             spans.data());
+  ShareSpans(flat, credited != nullptr ? credited : fresh, static_cast<uint32_t>(present.size()),
+             pages.data(), pages.size(), spans.data());
   return spans;
+}
+
+uint32_t Pages(const std::vector<PageSpan>& spans) {
+  uint32_t n = 0;
+  for (const PageSpan& s : spans) n += s.end - s.first;
+  return n;
 }
 
 void ExpectSpan(const PageSpan& s, uint32_t first, uint32_t end, bool measured) {
@@ -64,6 +74,43 @@ TEST(FaultSpansTest, RepeatedPageGetsThatPageAlone) {
 TEST(FaultSpansTest, RunsToTheRegionsEnds) {
   auto spans = Share(Present(10, {{0, 10}}), {9});
   ExpectSpan(spans[0], 0, 10, true);
+}
+
+// A scan drained while it runs: the second look finds the first look's
+// pages still mapped and gives them to no one again, so the spans of both
+// looks add up to the pages mapped.
+TEST(FaultSpansTest, LaterLookGivesOutOnlyPagesNoEarlierLookGave) {
+  bool credited[512] = {};
+  auto first = Share(Present(512, {{0, 48}}), {0, 16}, credited);
+  ExpectSpan(first[0], 0, 16, true);
+  ExpectSpan(first[1], 16, 48, true);
+  auto second = Share(Present(512, {{0, 96}}), {48, 64, 80}, credited);
+  ExpectSpan(second[0], 48, 64, true);
+  ExpectSpan(second[1], 64, 80, true);
+  ExpectSpan(second[2], 80, 96, true);
+  EXPECT_EQ(Pages(first) + Pages(second), 96u);
+}
+
+// The last fault of a look is held for its major sample; the look gave its
+// pages to the fault before it. Written at the next look, it gets none.
+TEST(FaultSpansTest, HeldFaultWhosePagesWereGivenOutGetsAnEmptySpan) {
+  bool credited[512] = {};
+  auto first = Share(Present(512, {{0, 48}}), {0, 16}, credited);  // 32 held
+  ExpectSpan(first[1], 16, 48, true);
+  auto second = Share(Present(512, {{0, 64}}), {32, 48}, credited);
+  ExpectSpan(second[0], 32, 32, true);
+  ExpectSpan(second[1], 48, 64, true);
+  EXPECT_EQ(Pages(first) + Pages(second), 64u);
+}
+
+// Pages reclaimed between two looks are credited no longer: the fault that
+// maps them again counts them, a re-read of the file.
+TEST(FaultSpansTest, PagesUnmappedSinceTheLastLookCountAgain) {
+  bool credited[512] = {};
+  Share(Present(512, {{0, 32}}), {0}, credited);
+  Share(Present(512, {{16, 32}}), {}, credited);  // pages 0-15 reclaimed
+  auto again = Share(Present(512, {{0, 32}}), {4}, credited);
+  ExpectSpan(again[0], 0, 16, true);
 }
 
 TEST(FaultSpansTest, NominalWindowIsTheAligned64KiBClipped) {

@@ -212,3 +212,37 @@ export async function checkIcicle(page) {
   if (await icicle.getAttribute('data-focus') === target) failures.push('a click on the top bar did not zoom out');
   return failures;
 }
+
+// The mapped-read run (make_sample_runs, WriteMappedRun): mapped reads and
+// io_uring as layers of their own, with the exact figures of the run: 10
+// page faults of 256 KiB spans; 10 io_uring_enter calls and 20 read
+// requests of 64 KiB; 3.75 MiB read in all.
+export async function checkMapped(page) {
+  const failures = [];
+  const rows = await page.$$eval('#layers-table tbody tr', (trs) => trs.map(
+      (tr) => Array.from(tr.children).map((td) => td.textContent)));
+  const row = (label) => rows.find((r) => r[0] === label) || [];
+  const expect = (what, got, want) => {
+    if (JSON.stringify(got) !== JSON.stringify(want)) {
+      failures.push(what + ': ' + JSON.stringify(got) + ', expected ' + JSON.stringify(want));
+    }
+  };
+  // layer, events, reads, read, writes, written, time: 10 faults of 2 ms;
+  // 10 calls of 1.5 ms and 10 requests each of 0.7 and 1.4 ms.
+  expect('the mapped reads row', row('Mapped reads'),
+         ['Mapped reads', '10', '10', '2.50 MiB', '0', '0 B', '20.0 ms']);
+  expect('the io_uring row', row('io_uring'),
+         ['io_uring', '30', '20', '1.25 MiB', '0', '0 B', '36.0 ms']);
+  const titles = await page.locator('.histogram-card h3').allTextContents();
+  for (const title of ['Mapped reads: 10 page faults', 'io_uring: 20 read requests']) {
+    if (!titles.includes(title)) failures.push('no histogram titled ' + title + ': ' + titles);
+  }
+  const read = await page.locator('#facts .fact', {hasText: 'Data read'}).locator('dd').textContent();
+  if (!read.startsWith('3.75 MiB')) failures.push('data read: ' + read + ', expected 3.75 MiB');
+  const series = await page.evaluate(() => JSON.parse(
+      document.getElementById('iotap-report').textContent).timeline.series.map((s) => s.name));
+  for (const name of ['read MAPPED', 'read URING']) {
+    if (!series.includes(name)) failures.push('no timeline series ' + name + ': ' + series);
+  }
+  return failures;
+}

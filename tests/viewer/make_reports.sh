@@ -5,7 +5,8 @@
 #
 # synthetic:   OUT_DIR/hostile.html (file names and arguments meant to break
 #              the page) and OUT_DIR/many-steps.html (more steps than the page
-#              carries one by one), from tests/viewer/make_sample_runs.
+#              carries one by one) and OUT_DIR/mapped.html (reads through a
+#              file mapping and io_uring), from tests/viewer/make_sample_runs.
 # imagefolder: OUT_DIR/imagefolder.html, from a real PyTorch job
 #              (examples/imagefolder/train.py, 2 epochs of 600 small images,
 #              2 DataLoader workers) traced with `iotap run --torch-steps`;
@@ -24,6 +25,7 @@ case "$what" in
     "$build/bin/make_sample_runs" "$out/runs"
     "$iotap" report "$out/runs/hostile" --html "$out/hostile.html" > "$out/hostile.txt"
     "$iotap" report "$out/runs/many-steps" --html "$out/many-steps.html" > "$out/many-steps.txt"
+    "$iotap" report "$out/runs/mapped" --html "$out/mapped.html" > "$out/mapped.txt"
     ;;
   imagefolder)
     python=${IOTAP_TEST_PYTHON:-/usr/bin/python3}

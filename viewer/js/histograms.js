@@ -20,8 +20,8 @@ function renderSizes(report, section) {
   }
   for (const layer of list(report.layers)) {
     if (num(layer.reads) <= 0) continue;
-    sources.push({name: shown(layer.name), sizes: layer.read_sizes, pattern: layer.read_pattern,
-                  reads: layer.reads});
+    sources.push({name: layerLabel(layer.name), sizes: layer.read_sizes,
+                  pattern: layer.read_pattern, reads: layer.reads, unit: layerReadUnit(layer.name)});
   }
   if (sources.length === 0) {
     section.appendChild(el('p', {class: 'muted'}, 'No reads were recorded.'));
@@ -29,14 +29,15 @@ function renderSizes(report, section) {
   }
   section.appendChild(el('p', {class: 'hint'},
       'Read sizes in power-of-two buckets: a bar at 4 KiB counts reads of 4 KiB up to 8 KiB. ' +
-      'Heights are on a log scale, so rare sizes stay visible; hover a bar for its count.'));
+      'Heights are on a log scale, so rare sizes stay visible; hover a bar for its count. ' +
+      'A page fault\u2019s size is the span of pages it mapped.'));
   const grid = el('div', {class: 'histograms'});
   let drawn = 0;
   for (const source of sources) {
     const chart = histogram(list((source.sizes || {}).log2).map(num));
     if (chart) drawn++;
     grid.appendChild(el('div', {class: 'histogram-card'},
-        el('h3', null, source.name + ': ' + fmtCount(source.reads) + ' reads'),
+        el('h3', null, source.name + ': ' + fmtCount(source.reads) + ' ' + (source.unit || 'reads')),
         chart || el('p', {class: 'muted'}, 'no sizes recorded')));
   }
   section.appendChild(grid);

@@ -1,12 +1,22 @@
-// The report's tables: files, directories, HDF5 datasets, TFRecord files,
-// processes (loaders
-// under their trainer), CUDA copies and epochs.
+// The report's tables: layers, files, directories, HDF5 datasets, TFRecord
+// files, processes (loaders under their trainer), CUDA copies and epochs.
 
 const ROLE_NAMES = {TRAINER: 'trainer', LOADER: 'loader', HELPER: 'helper'};
 
 function flat(rows) { return rows.map((row) => ({head: row, members: []})); }
 
 function renderTables(report, section) {
+  const layers = list(report.layers).filter((l) => num(l.ops) > 0);
+  if (layers.length > 0) {
+    section.appendChild(el('h3', null, 'Layers'));
+    section.appendChild(sortableTable('layers-table',
+        'Each API the job read and wrote through. HDF5 and TFRecord hold what the POSIX reads ' +
+            'beneath them moved; a mapped read is a page fault in a mapped data file, its bytes ' +
+            'the pages the fault mapped (re-reads of mapped pages are not seen); an io_uring ' +
+            'read is one request. Time is the events\u2019 durations summed (a minor fault\u2019s ' +
+            'is not measured).',
+        layerColumns(), flat(layers)));
+  }
   const files = list(report.files);
   const other = report.other_files || {};
   section.appendChild(el('h3', null, 'Files'));
@@ -56,6 +66,19 @@ function renderTables(report, section) {
     section.appendChild(sortableTable('epochs-table', 'Per epoch: what was read and how fast.',
                                       epochColumns(), flat(epochs.slice())));
   }
+}
+
+function layerColumns() {
+  const time = (l) => (num(l.time_s) > 0 ? fmtDuration(l.time_s) : '');
+  return [
+    {label: 'layer', value: (l) => layerLabel(l.name)},
+    {label: 'events', num: true, value: (l) => num(l.ops), text: (l) => fmtCount(l.ops)},
+    {label: 'reads', num: true, value: (l) => num(l.reads), text: (l) => fmtCount(l.reads)},
+    {label: 'read', num: true, value: (l) => num(l.read_bytes), text: (l) => fmtBytes(l.read_bytes)},
+    {label: 'writes', num: true, value: (l) => num(l.writes), text: (l) => fmtCount(l.writes)},
+    {label: 'written', num: true, value: (l) => num(l.write_bytes), text: (l) => fmtBytes(l.write_bytes)},
+    {label: 'time', num: true, value: (l) => num(l.time_s), text: time},
+  ];
 }
 
 function datasetColumns() {

@@ -70,6 +70,16 @@ function shown(value) {
       });
 }
 
+// A layer as the page names it ("MAPPED" is the report's name for reads
+// through file mappings), and what one of its reads is.
+const LAYER_LABELS = new Map([['MAPPED', 'Mapped reads'], ['URING', 'io_uring'], ['WAIT', 'Waits'],
+                               ['MARK', 'Markers']]);
+const LAYER_READ_UNITS = new Map([['MAPPED', 'page faults'], ['URING', 'read requests']]);
+
+function layerLabel(name) { return LAYER_LABELS.get(name) || shown(name); }
+
+function layerReadUnit(name) { return LAYER_READ_UNITS.get(name) || 'reads'; }
+
 // Numbers: proto3 JSON leaves out zeros and may write NaN or Infinity as strings.
 function num(value) {
   const n = Number(value === undefined || value === null ? 0 : value);

@@ -67,6 +67,7 @@ class ChromeJsonSink : public ExportSink {
         if (s.offset >= 0) arg("offset", absl::StrCat(s.offset));
         if (s.step >= 0) arg("step", absl::StrCat(s.step));
         if (s.error != 0) arg("error", absl::StrCat(s.error));
+        if (s.major >= 0) arg("major", s.major == 1 ? "true" : "false");
         Put(absl::StrCat(
             ",{\"ph\":\"", s.instant ? "i" : "X", "\",\"name\":", Quoted(p.strings[s.name]),
             ",\"cat\":", Quoted(p.strings[s.category]), ",\"pid\":", pid, ",\"tid\":", tid,

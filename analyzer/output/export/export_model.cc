@@ -70,6 +70,31 @@ uint64_t NestSlices(std::vector<ExportSlice>* slices) {
   return clipped;
 }
 
+std::vector<ExportTrack> InFlightLanes(const std::string& thread, std::vector<ExportSlice> slices) {
+  std::stable_sort(slices.begin(), slices.end(), [](const ExportSlice& a, const ExportSlice& b) {
+    return a.start_ns < b.start_ns;
+  });
+  std::vector<ExportTrack> lanes;
+  for (ExportSlice& s : slices) {
+    if (s.end_ns < s.start_ns) s.end_ns = s.start_ns;
+    auto free = std::find_if(lanes.begin(), lanes.end(), [&](const ExportTrack& lane) {
+      return lane.slices.back().end_ns <= s.start_ns;
+    });
+    if (free == lanes.end()) {
+      lanes.emplace_back();
+      free = lanes.end() - 1;
+    }
+    free->slices.push_back(s);
+  }
+  for (size_t k = 0; k < lanes.size(); ++k) {
+    lanes[k].kind = ExportTrack::kUringRequests;
+    lanes[k].name =
+        absl::StrCat("io_uring requests of ", thread,
+                     lanes.size() > 1 ? absl::StrCat(" [", k + 1, " of ", lanes.size(), "]") : "");
+  }
+  return lanes;
+}
+
 namespace {
 
 // Reads one trace file into an ExportProcess.
@@ -93,12 +118,13 @@ class Collector : public TraceVisitor {
   // Moves the tracks into the process, named and nested.
   void Finish() {
     for (auto& [key, track] : tracks_) {
-      if (track.kind == ExportTrack::kThread) {
-        auto name = thread_names_.find(track.id);
-        track.name = name != thread_names_.end() && !name->second.empty()
-                         ? absl::StrCat(name->second, " (", track.id, ")")
-                         : absl::StrCat("thread ", track.id);
+      if (track.kind == ExportTrack::kUringRequests) {
+        for (ExportTrack& lane : InFlightLanes(ThreadName(track.id), std::move(track.slices))) {
+          out_->tracks.push_back(std::move(lane));
+        }
+        continue;
       }
+      if (track.kind == ExportTrack::kThread) track.name = ThreadName(track.id);
       out_->clipped += NestSlices(&track.slices);
       out_->tracks.push_back(std::move(track));
     }
@@ -135,6 +161,16 @@ class Collector : public TraceVisitor {
       case OP_OPTIMIZER_STEP:
         s.step = static_cast<int64_t>(e.aux);
         break;
+      case OP_MAPPED_READ:
+        s.major = (e.flags & FLAG_MAJOR_FAULT) != 0 ? 1 : 0;
+        break;
+      case OP_URING_READ:
+      case OP_URING_WRITE:
+      case OP_URING_OPENAT:
+      case OP_URING_CLOSE:
+      case OP_URING_STATX:
+        AddTo({kRequestKey, e.tid}, s);
+        return;
       case OP_PY_SAMPLE: {
         // An instant on the sampled thread, when its stack was read: named
         // by its innermost function, the whole stack as its file.
@@ -146,23 +182,35 @@ class Collector : public TraceVisitor {
         s.name = out_->strings.Intern(ValidUtf8(stack.back()));
         s.category = out_->strings.Intern("Python");
         s.file = out_->strings.Intern(ValidUtf8(absl::StrJoin(stack, " > ")));
-        AddTo({0, e.aux}, s);
+        AddTo({kThreadKey, e.aux}, s);
         return;
       }
       default:
         break;
     }
     bool device = e.op == OP_CUPTI_MEMCPY || e.op == OP_CUPTI_KERNEL;
-    AddTo({device ? 1 : 0, device ? e.aux : e.tid}, s);
+    AddTo({device ? kDeviceKey : kThreadKey, device ? e.aux : e.tid}, s);
   }
 
+  std::string ThreadName(uint32_t tid) const {
+    auto name = thread_names_.find(tid);
+    return name != thread_names_.end() && !name->second.empty()
+               ? absl::StrCat(name->second, " (", tid, ")")
+               : absl::StrCat("thread ", tid);
+  }
+
+  // Track keys: (kind, tid or stream).
+  static constexpr int kThreadKey = 0, kDeviceKey = 1, kRequestKey = 2;
+
   void AddTo(std::pair<int, uint64_t> key, const ExportSlice& s) {
-    const bool device = key.first == 1;
     auto [it, added] = tracks_.try_emplace(key);
     if (added) {
-      it->second.kind = device ? ExportTrack::kGpuStream : ExportTrack::kThread;
+      it->second.kind = key.first == kDeviceKey    ? ExportTrack::kGpuStream
+                        : key.first == kRequestKey ? ExportTrack::kUringRequests
+                                                   : ExportTrack::kThread;
       it->second.id = static_cast<uint32_t>(key.second);
-      if (device) it->second.name = absl::StrCat("GPU stream ", key.second, " (CUPTI)");
+      if (key.first == kDeviceKey)
+        it->second.name = absl::StrCat("GPU stream ", key.second, " (CUPTI)");
     }
     it->second.slices.push_back(s);
   }

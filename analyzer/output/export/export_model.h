@@ -9,7 +9,10 @@
 // binned series, then reads each trace file again and hands the sink one
 // process at a time: one track per thread with every traced call as a slice,
 // one per CUDA stream for device-side (CUPTI) activity, and, for trainers, a
-// track of training steps with their data waits inside. Slices of a track are
+// track of training steps with their data waits inside. A thread's mapped
+// reads (page faults) are slices on its track like its reads; its io_uring
+// requests, which overlap one another and the calls that submitted them, are
+// on tracks of their own beside it, as many as were in flight at once. Slices of a track are
 // sorted and properly nested (a child ends before its parent: an HDF5 call
 // holds the POSIX reads it made), so that begin and end events can be written
 // in order; the rare slice that overlaps its parent's end without being
@@ -59,12 +62,15 @@ struct ExportSlice {
   int64_t offset = -1;    // file offset, -1 if none
   int64_t step = -1;      // step number of steps, waits and markers
   uint32_t error = 0;     // errno (or a CUDA return code) of a failed call
+  int8_t major = -1;      // mapped reads: 1 a major fault, 0 a minor one; -1 not a fault
 };
 
 struct ExportTrack {
-  enum Kind { kThread, kGpuStream, kSteps };
+  // kUringRequests: a thread's io_uring requests in flight, one track per
+  // request the thread had in flight at once, so that none overlaps another.
+  enum Kind { kThread, kGpuStream, kSteps, kUringRequests };
   Kind kind = kThread;
-  uint32_t id = 0;                  // tid, or the CUPTI stream id
+  uint32_t id = 0;                  // tid (also of kUringRequests), or the CUPTI stream id
   std::string name;                 // thread name, "GPU stream 7", "training steps"
   std::vector<ExportSlice> slices;  // sorted by start, nested
 };
@@ -134,6 +140,11 @@ absl::Status ExportRun(const std::string& path, const ExportOptions& options, Ex
 // end of the slice it starts inside, so that they nest; returns how many were
 // cut. Exposed for tests.
 uint64_t NestSlices(std::vector<ExportSlice>* slices);
+
+// Lays out `slices` (io_uring requests of the thread named `thread`) on as
+// few tracks as keep them from overlapping: each on the first track whose
+// last slice has ended when it starts. Exposed for tests.
+std::vector<ExportTrack> InFlightLanes(const std::string& thread, std::vector<ExportSlice> slices);
 
 }  // namespace iotap::analyzer
 

@@ -193,6 +193,7 @@ class PerfettoSink : public ExportSink {
     if (s.offset >= 0) annotation("offset")->set_int_value(s.offset);
     if (s.step >= 0) annotation("step")->set_int_value(s.step);
     if (s.error != 0) annotation("error")->set_uint_value(s.error);
+    if (s.major >= 0) annotation("major")->set_bool_value(s.major == 1);
     if (fresh->ByteSizeLong() == 0) packet.clear_interned_data();
     Write(packet);
   }

@@ -16,9 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "analyzer/output/export/chrome_json_export.h"
 #include "analyzer/testing/perfetto_check.h"
 #include "analyzer/testing/sample_runs.h"
+#include "analyzer/testing/synthetic_trace.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -121,6 +123,173 @@ TEST_F(ExportTest, PerfettoTraceOfTheHostileRunDecodesInOrder) {
   }
   EXPECT_THAT(counters, Contains("read POSIX (bytes/s)"));
   EXPECT_THAT(counters, Contains("CUDA copies (bytes/s)"));
+}
+
+// A process whose thread 301 reads through a mapping (a minor fault, then a
+// major one) and whose thread 300 submits four io_uring reads, three of them
+// in flight at once.
+constexpr int64_t kT0 = 1'000'000'000;
+void WriteMappedAndUringRun(const std::string& dir) {
+  SyntheticProcess p(300, 1, "/usr/bin/python3", {"python3", "load.py"}, kT0);
+  const uint32_t shards = p.Path("/data/shards.arrow");
+  const uint32_t ring = p.Path("anon_inode:[io_uring]");
+  p.Add({.op = OP_MMAP,
+         .start_ns = kT0 + 10'000,
+         .end_ns = kT0 + 12'000,
+         .file = shards,
+         .offset = 0,
+         .requested = 1 << 20,
+         .result = 0x7f0000000000});
+  p.Add({.op = OP_MAPPED_READ,
+         .start_ns = kT0 + 100'000,
+         .end_ns = kT0 + 100'000,
+         .file = shards,
+         .offset = 0,
+         .requested = 4096,
+         .result = 65536,
+         .aux = 4096,
+         .tid = 301});
+  p.Add({.op = OP_MAPPED_READ,
+         .start_ns = kT0 + 200'000,
+         .end_ns = kT0 + 260'000,
+         .file = shards,
+         .offset = 65536,
+         .requested = 4096,
+         .result = 131072,
+         .flags = FLAG_MAJOR_FAULT,
+         .aux = 65536 + 8192,
+         .tid = 301});
+  p.Add({.op = OP_URING_ENTER,
+         .start_ns = kT0 + 300'000,
+         .end_ns = kT0 + 310'000,
+         .file = ring,
+         .requested = 3,
+         .result = 3});
+  const int64_t ends[] = {400'000, 350'000, 500'000};
+  for (int k = 0; k < 3; ++k) {
+    p.Add({.op = OP_URING_READ,
+           .start_ns = kT0 + 300'000,
+           .end_ns = kT0 + ends[k],
+           .file = shards,
+           .offset = 4096 * k,
+           .requested = 4096,
+           .result = 4096,
+           .aux = 22});
+  }
+  p.Add({.op = OP_URING_ENTER,
+         .start_ns = kT0 + 450'000,
+         .end_ns = kT0 + 455'000,
+         .file = ring,
+         .requested = 1,
+         .result = 1});
+  p.Add({.op = OP_URING_READ,
+         .start_ns = kT0 + 450'000,
+         .end_ns = kT0 + 460'000,
+         .file = shards,
+         .offset = 1 << 19,
+         .requested = 8192,
+         .result = 8192,
+         .aux = 22});
+  p.End(EndOfTrace::REASON_EXIT, 0, kT0 + 1'000'000);
+  p.WriteTo(dir + "/p300.iotap");
+}
+
+TEST_F(ExportTest, PerfettoHasMappedReadsOnTheirThreadAndRequestsInFlightBesideIt) {
+  WriteMappedAndUringRun(Run());
+  ExportStats stats;
+  ASSERT_TRUE(ExportPerfetto(Run(), Out("t.pftrace"), ExportOptions{}, &stats).ok());
+  DecodedTrace d = DecodeAndCheck(Out("t.pftrace"));
+  EXPECT_EQ(stats.clipped, 0u);
+
+  // The faults: file, span start, span bytes, major, times, as recorded.
+  const std::vector<DecodedSlice>& faults = d.slices[ThreadTrack(d, 300, 301)];
+  ASSERT_EQ(faults.size(), 2u);
+  for (const DecodedSlice& f : faults) {
+    EXPECT_EQ(f.name, "mapped_read");
+    EXPECT_EQ(f.file, "/data/shards.arrow");
+  }
+  EXPECT_EQ(faults[0].offset, 0);
+  EXPECT_EQ(faults[0].bytes, 65536u);
+  EXPECT_EQ(faults[0].major, 0);
+  EXPECT_EQ(faults[0].end_ns - faults[0].start_ns, 0u);
+  EXPECT_EQ(faults[1].offset, 65536);
+  EXPECT_EQ(faults[1].bytes, 131072u);
+  EXPECT_EQ(faults[1].major, 1);
+  EXPECT_EQ(faults[1].end_ns - faults[1].start_ns, 60'000u);
+
+  // The submitting thread holds its calls, none of the requests.
+  std::vector<std::string> calls;
+  for (const DecodedSlice& s : d.slices[ThreadTrack(d, 300, 300)]) calls.push_back(s.name);
+  EXPECT_THAT(calls, ElementsAre("mmap", "uring_enter", "uring_enter"));
+
+  // The requests, on three tracks (three were in flight at once), each whole.
+  std::map<std::string, std::vector<DecodedSlice>> lanes;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.name().rfind("io_uring requests of ", 0) == 0) lanes[t.name()] = d.slices[uuid];
+  }
+  ASSERT_EQ(lanes.size(), 3u);
+  const std::vector<DecodedSlice>& first = lanes["io_uring requests of thread 300 [1 of 3]"];
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].offset, 0);
+  EXPECT_EQ(first[0].end_ns - first[0].start_ns, 100'000u);
+  EXPECT_EQ(first[1].offset, 1 << 19);
+  EXPECT_EQ(first[1].bytes, 8192u);
+  EXPECT_EQ(first[1].start_ns - first[0].start_ns, 150'000u);
+  EXPECT_EQ(first[1].end_ns - first[1].start_ns, 10'000u);
+  const std::vector<DecodedSlice>& second = lanes["io_uring requests of thread 300 [2 of 3]"];
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].offset, 4096);
+  EXPECT_EQ(second[0].end_ns - second[0].start_ns, 50'000u);
+  const std::vector<DecodedSlice>& third = lanes["io_uring requests of thread 300 [3 of 3]"];
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(third[0].offset, 8192);
+  EXPECT_EQ(third[0].end_ns - third[0].start_ns, 200'000u);
+  uint64_t bytes = 0;
+  for (const auto& [name, slices] : lanes) {
+    for (const DecodedSlice& s : slices) {
+      EXPECT_EQ(s.name, "uring_read");
+      EXPECT_EQ(s.file, "/data/shards.arrow");
+      EXPECT_EQ(s.parent, "");
+      bytes += s.bytes;
+    }
+  }
+  EXPECT_EQ(bytes, 3u * 4096 + 8192);
+}
+
+TEST_F(ExportTest, ChromeJsonHasTheFaultsAndRequestsToo) {
+  WriteMappedAndUringRun(Run());
+  ExportStats stats;
+  ASSERT_TRUE(ExportChromeJson(Run(), Out("t.json"), ExportOptions{}, 0, &stats).ok());
+  std::ifstream in(Out("t.json"));
+  google::protobuf::Struct doc;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  std::string((std::istreambuf_iterator<char>(in)), {}), &doc)
+                  .ok());
+  std::vector<std::string> faults;                 // "offset bytes major dur"
+  std::map<double, std::vector<double>> requests;  // tid -> request offsets
+  std::set<std::string> threads;
+  for (const auto& v : doc.fields().at("traceEvents").list_value().values()) {
+    const auto& f = v.struct_value().fields();
+    if (f.at("ph").string_value() == "M" && f.at("name").string_value() == "thread_name") {
+      threads.insert(f.at("args").struct_value().fields().at("name").string_value());
+    }
+    if (f.at("ph").string_value() != "X") continue;
+    const auto& args = f.at("args").struct_value().fields();
+    if (f.at("cat").string_value() == "MAPPED") {
+      faults.push_back(
+          absl::StrCat(args.at("offset").number_value(), " ", args.at("bytes").number_value(), " ",
+                       args.at("major").bool_value(), " ", f.at("dur").number_value()));
+    }
+    if (f.at("name").string_value() == "uring_read") {
+      requests[f.at("tid").number_value()].push_back(args.at("offset").number_value());
+    }
+  }
+  EXPECT_THAT(faults, ElementsAre("0 65536 0 0", "65536 131072 1 60"));
+  EXPECT_EQ(requests.size(), 3u);
+  EXPECT_THAT(threads, Contains("io_uring requests of thread 300 [1 of 3]"));
+  std::multiset<double> offsets;
+  for (const auto& [tid, list] : requests) offsets.insert(list.begin(), list.end());
+  EXPECT_THAT(offsets, ElementsAre(0, 4096, 8192, 1 << 19));
 }
 
 TEST_F(ExportTest, PerfettoGivesProcessesOfDifferentHostsDifferentPids) {
