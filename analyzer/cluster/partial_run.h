@@ -1,0 +1,45 @@
+// A run's analysis shared among processes (ranks): each reads its share of
+// the trace files into a RunState prepared alike on every rank
+// (internal::PrepareRun or PrepareCounts, then ReadFiles); the states then
+// meet two by two (cluster_run.h), each sending the other what reading added
+// as a partial: a compact stream, written and merged piece by piece.
+//
+//   // on the rank that sends:
+//   WireWriter out(send_piece);
+//   WritePartial(state, out);
+//   // on the rank that receives, into its own state:
+//   WireReader in(receive_piece);
+//   absl::Status merged = MergePartial(in, state);
+//
+// A partial holds every process its state read or had merged into it (its
+// summary, marker steps, read issues), and the run's sums over them: files
+// by path (each path written once, sharing its prefix with the one before),
+// descriptors by kind, layers, datasets, TFRecord files, CUDA copies, busy
+// time bitmaps, time series, each trainer group's series. Merging is the
+// per-process merge of the analysis over already merged figures: sums add,
+// bitmaps OR, and where processes disagree the one ranked last still says,
+// whichever rank read it, so the merged state is the one-process state.
+// What the rest of the run's state holds (catalog, clocks, step logs) every
+// rank worked out alike and is not sent.
+
+#ifndef IOTAP_ANALYZER_CLUSTER_PARTIAL_RUN_H_
+#define IOTAP_ANALYZER_CLUSTER_PARTIAL_RUN_H_
+
+#include "absl/status/status.h"
+#include "analyzer/analysis/run_state.h"
+#include "analyzer/cluster/wire.h"
+
+namespace iotap::analyzer::cluster {
+
+// Writes what ReadFiles (and MergePartial) added to `s`; before
+// FinishReading.
+void WritePartial(const internal::RunState& s, WireWriter& out);
+
+// Adds a partial, written from a state prepared as `s` was, into `s`.
+// Fails if the stream is damaged or from a run prepared otherwise; `s` is
+// then unusable.
+absl::Status MergePartial(WireReader& in, internal::RunState& s);
+
+}  // namespace iotap::analyzer::cluster
+
+#endif  // IOTAP_ANALYZER_CLUSTER_PARTIAL_RUN_H_
