@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 
 namespace iotap::analyzer::cluster {
 
+using internal::GroupOf;
 using internal::RunState;
 
 namespace {
@@ -48,6 +50,10 @@ class Mpi {
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size_);
+    MPI_Comm_free(&node);
     timed_ = EnvInt("IOTAP_MPI_TIMES", 0) != 0;
     start_ = Now();
   }
@@ -57,6 +63,8 @@ class Mpi {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // Ranks on this node (sharing its cores).
+  int node_size() const { return node_size_; }
 
   // Ends every rank: a rank that cannot go on must not leave the others
   // waiting, nor rank 0 writing a report without its share.
@@ -98,6 +106,7 @@ class Mpi {
  private:
   int rank_ = 0;
   int size_ = 1;
+  int node_size_ = 1;
   bool timed_ = false;
   double start_ = 0;
   std::string times_;
@@ -145,16 +154,20 @@ absl::Status CheckWorld(const Mpi& mpi) {
   return absl::OkStatus();
 }
 
-// Rank 0 deals the catalog's files by size; every rank learns the deal.
+// Rank 0 deals the catalog's files by size, a trainer's group to one rank;
+// every rank learns the deal.
 std::vector<int> Deal(const Mpi& mpi, const RunState& s) {
   std::vector<int> owner(s.catalog.entries.size(), 0);
   if (mpi.rank() == 0) {
     std::vector<uint64_t> sizes;
-    for (const CatalogEntry& e : s.catalog.entries) {
+    std::vector<int> groups;
+    for (size_t i = 0; i < s.catalog.entries.size(); ++i) {
       struct stat st {};
-      sizes.push_back(stat(e.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
+      const std::string& path = s.catalog.entries[i].path;
+      sizes.push_back(stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
+      groups.push_back(s.scope == AnalysisScope::kFull ? GroupOf(s, static_cast<int>(i)) : -1);
     }
-    owner = ShareBySize(sizes, mpi.size());
+    owner = ShareGroupsBySize(sizes, groups, mpi.size());
   }
   if (!owner.empty()) {
     MPI_Bcast(owner.data(), static_cast<int>(owner.size()), MPI_INT, 0, MPI_COMM_WORLD);
@@ -192,7 +205,9 @@ bool ReadAndReduce(Mpi& mpi, RunState& s, const AnalysisOptions& options) {
   std::vector<int> owner = Deal(mpi, s);
   mpi.Mark("prepare");
   std::vector<int> share = ShareOf(owner, mpi.rank());
-  internal::ReadFiles(s, share, options.threads,
+  // The node's ranks share its cores: AnalysisOptions::threads is per node.
+  const int threads = std::max(1, options.threads / mpi.node_size());
+  internal::ReadFiles(s, share, threads,
                       mpi.rank() == 0 ? options.progress : std::function<void(size_t, size_t)>());
   mpi.Mark("read");
   // For the suite's fault test only: this rank dies before its share is

@@ -54,7 +54,8 @@ std::vector<uint64_t> Sizes(const RunState& s) {
 // `ranks` states prepared alike, each reading its share, merged up the
 // binomial tree into state 0, which is returned, finished.
 std::unique_ptr<RunState> ReadInShares(const std::vector<std::string>& files,
-                                       const AnalysisOptions& options, int ranks, bool counts) {
+                                       const AnalysisOptions& options, int ranks, bool counts,
+                                       bool by_group) {
   std::vector<std::unique_ptr<RunState>> states;
   for (int r = 0; r < ranks; ++r) {
     states.push_back(std::make_unique<RunState>());
@@ -64,7 +65,13 @@ std::unique_ptr<RunState> ReadInShares(const std::vector<std::string>& files,
       EXPECT_TRUE(internal::PrepareRun(files, options, *states.back()).ok());
     }
   }
-  std::vector<int> owner = ShareBySize(Sizes(*states[0]), ranks);
+  // Dealt as the MPI driver deals them (by size, a trainer's group
+  // together), or file by file, so that groups span ranks too.
+  std::vector<int> groups;
+  for (size_t i = 0; i < states[0]->catalog.entries.size(); ++i) {
+    groups.push_back(counts || !by_group ? -1 : internal::GroupOf(*states[0], static_cast<int>(i)));
+  }
+  std::vector<int> owner = ShareGroupsBySize(Sizes(*states[0]), groups, ranks);
   for (int r = 0; r < ranks; ++r) {
     internal::ReadFiles(*states[r], ShareOf(owner, r), options.threads, nullptr);
   }
@@ -95,14 +102,18 @@ class PartialRunTest : public ::testing::TestWithParam<int> {
     ASSERT_TRUE(files.ok()) << files.status();
     absl::StatusOr<report::Report> whole = AnalyzeTraceFiles(*files, options);
     ASSERT_TRUE(whole.ok()) << whole.status();
-    std::unique_ptr<RunState> shared = ReadInShares(*files, options, GetParam(), false);
-    absl::StatusOr<report::Report> merged = internal::BuildReport(*shared, options);
-    ASSERT_TRUE(merged.ok()) << merged.status();
-    EXPECT_EQ(merged->SerializeAsString(), whole->SerializeAsString())
-        << "one process:\n" << whole->DebugString() << "\nshares:\n" << merged->DebugString();
+    for (bool by_group : {true, false}) {
+      std::unique_ptr<RunState> shared = ReadInShares(*files, options, GetParam(), false, by_group);
+      absl::StatusOr<report::Report> merged = internal::BuildReport(*shared, options);
+      ASSERT_TRUE(merged.ok()) << merged.status();
+      EXPECT_EQ(merged->SerializeAsString(), whole->SerializeAsString())
+          << (by_group ? "groups together" : "file by file") << "\none process:\n"
+          << whole->DebugString() << "\nshares:\n" << merged->DebugString();
+    }
 
     RunCounts one = CountTraceFiles(*files, options);
-    RunCounts counted = internal::BuildCounts(*ReadInShares(*files, options, GetParam(), true));
+    RunCounts counted =
+        internal::BuildCounts(*ReadInShares(*files, options, GetParam(), true, false));
     EXPECT_EQ(counted.files_read, one.files_read);
     EXPECT_EQ(counted.stats.SerializeAsString(), one.stats.SerializeAsString())
         << "one process:\n" << one.stats.DebugString() << "\nshares:\n"

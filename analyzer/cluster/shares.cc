@@ -1,6 +1,7 @@
 #include "analyzer/cluster/shares.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <queue>
 #include <utility>
@@ -24,6 +25,31 @@ std::vector<int> ShareBySize(const std::vector<uint64_t>& sizes, int ranks) {
     least.first += std::max<uint64_t>(sizes[i], 1);
     loads.push(least);
   }
+  return owner;
+}
+
+std::vector<int> ShareGroupsBySize(const std::vector<uint64_t>& sizes,
+                                   const std::vector<int>& group, int ranks) {
+  // Units: each group, in the order its first file comes, and each file of
+  // no group.
+  std::vector<int> unit(sizes.size());
+  std::vector<uint64_t> unit_sizes;
+  std::map<int, int> unit_of_group;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    int g = group[i];
+    if (g < 0 || !unit_of_group.count(g)) {
+      if (g >= 0) unit_of_group[g] = static_cast<int>(unit_sizes.size());
+      unit[i] = static_cast<int>(unit_sizes.size());
+      unit_sizes.push_back(0);
+    } else {
+      unit[i] = unit_of_group[g];
+    }
+    // Empty files still cost an open and a header: count each as a byte.
+    unit_sizes[unit[i]] += std::max<uint64_t>(sizes[i], 1);
+  }
+  std::vector<int> unit_owner = ShareBySize(unit_sizes, ranks);
+  std::vector<int> owner(sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) owner[i] = unit_owner[unit[i]];
   return owner;
 }
 

@@ -20,6 +20,13 @@ namespace iotap::analyzer::cluster {
 // rank's share passes the fair share by more than the largest file.
 std::vector<int> ShareBySize(const std::vector<uint64_t>& sizes, int ranks);
 
+// As ShareBySize, but the files of one group (equal group[i] >= 0: a
+// trainer and its loaders) go to one rank together, dealt by their summed
+// size; a file of group -1 goes alone. A rank then holds the busy-time
+// bitmaps and series of its own groups only, not a piece of every group's.
+std::vector<int> ShareGroupsBySize(const std::vector<uint64_t>& sizes,
+                                   const std::vector<int>& group, int ranks);
+
 // The indices of the files `owner` gives to `rank`, in order.
 std::vector<int> ShareOf(const std::vector<int>& owner, int rank);
 

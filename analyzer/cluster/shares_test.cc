@@ -28,6 +28,17 @@ TEST(SharesTest, MoreRanksThanFilesLeaveSomeWithout) {
   EXPECT_TRUE(ShareOf(owner, 5).empty());
 }
 
+TEST(SharesTest, AGroupStaysOnOneRank) {
+  // Group 7: files 0, 2, 3 (300 bytes); group 9: file 1 and 5 (250); file 4
+  // alone (200).
+  std::vector<uint64_t> sizes = {100, 150, 100, 100, 200, 100};
+  std::vector<int> group = {7, 9, 7, 7, -1, 9};
+  std::vector<int> owner = ShareGroupsBySize(sizes, group, 2);
+  EXPECT_EQ(owner, (std::vector<int>{0, 1, 0, 0, 1, 1}));
+  // One rank: everything on it.
+  EXPECT_EQ(ShareGroupsBySize(sizes, group, 1), (std::vector<int>(6, 0)));
+}
+
 TEST(SharesTest, BinomialTreeReachesRankZeroInLogSteps) {
   EXPECT_EQ(ReductionOf(0, 8).children, (std::vector<int>{1, 2, 4}));
   EXPECT_EQ(ReductionOf(0, 8).parent, -1);
