@@ -15,16 +15,13 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "analyzer/analysis/run_state.h"
-#include "analyzer/cluster/partial_run.h"
+#include "analyzer/analysis/partial_wire.h"
+#include "analyzer/analysis/shared_run.h"
 #include "analyzer/cluster/shares.h"
-#include "analyzer/cluster/wire.h"
 #include "analyzer/read/trace_set.h"
 
 namespace iotap::analyzer::cluster {
 
-using internal::GroupOf;
-using internal::RunState;
 
 namespace {
 
@@ -112,36 +109,6 @@ class Mpi {
   std::string times_;
 };
 
-// FNV-1a over what must be the same on every rank before the files are
-// dealt: the catalog and the state it sized.
-class Fingerprint {
- public:
-  void Add(std::string_view bytes) {
-    for (char c : bytes) h_ = (h_ ^ static_cast<uint8_t>(c)) * 1099511628211ull;
-  }
-  void Add(int64_t v) { Add(std::string_view(reinterpret_cast<const char*>(&v), sizeof v)); }
-  uint64_t value() const { return h_; }
-
- private:
-  uint64_t h_ = 14695981039346656037ull;
-};
-
-uint64_t FingerprintOf(const RunState& s) {
-  Fingerprint f;
-  f.Add(static_cast<int64_t>(s.catalog.entries.size()));
-  for (const CatalogEntry& e : s.catalog.entries) {
-    f.Add(e.path);
-    f.Add(e.start_unix_ns);
-    f.Add(e.end_unix_ns);
-    f.Add(static_cast<int64_t>(e.role));
-    f.Add(static_cast<int64_t>(e.trainer));
-  }
-  f.Add(s.origin_ns);
-  f.Add(s.resolution_ns);
-  f.Add(static_cast<int64_t>(s.groups.size()));
-  return f.value();
-}
-
 // srun without MPI support starts tasks that each see a world of one: they
 // would all write the whole report.
 absl::Status CheckWorld(const Mpi& mpi) {
@@ -154,18 +121,17 @@ absl::Status CheckWorld(const Mpi& mpi) {
   return absl::OkStatus();
 }
 
-// Rank 0 deals the catalog's files by size, a trainer's group to one rank;
-// every rank learns the deal.
-std::vector<int> Deal(const Mpi& mpi, const RunState& s) {
-  std::vector<int> owner(s.catalog.entries.size(), 0);
+// Rank 0 deals the files by size, a trainer's group to one rank; every
+// rank learns the deal.
+std::vector<int> Deal(const Mpi& mpi, const SharedRun& run) {
+  std::vector<int> owner(run.file_count(), 0);
   if (mpi.rank() == 0) {
     std::vector<uint64_t> sizes;
     std::vector<int> groups;
-    for (size_t i = 0; i < s.catalog.entries.size(); ++i) {
+    for (size_t i = 0; i < run.file_count(); ++i) {
       struct stat st {};
-      const std::string& path = s.catalog.entries[i].path;
-      sizes.push_back(stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
-      groups.push_back(s.scope == AnalysisScope::kFull ? GroupOf(s, static_cast<int>(i)) : -1);
+      sizes.push_back(stat(run.file(i).c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
+      groups.push_back(run.group(i));
     }
     owner = ShareGroupsBySize(sizes, groups, mpi.size());
   }
@@ -175,18 +141,18 @@ std::vector<int> Deal(const Mpi& mpi, const RunState& s) {
   return owner;
 }
 
-void SendPartial(const RunState& s, int to) {
+void SendPartial(const SharedRun& run, int to) {
   WireWriter out(
       [to](std::string_view piece) {
         MPI_Send(piece.data(), static_cast<int>(piece.size()), MPI_BYTE, to, kPieceTag,
                  MPI_COMM_WORLD);
       },
       kPieceBytes);
-  WritePartial(s, out);
+  run.WritePartial(out);
   MPI_Send(nullptr, 0, MPI_BYTE, to, kPieceTag, MPI_COMM_WORLD);  // the end
 }
 
-absl::Status ReceivePartial(RunState& s, int from) {
+absl::Status ReceivePartial(SharedRun& run, int from) {
   WireReader in([from] {
     MPI_Status status;
     MPI_Probe(from, kPieceTag, MPI_COMM_WORLD, &status);
@@ -196,19 +162,19 @@ absl::Status ReceivePartial(RunState& s, int from) {
     MPI_Recv(piece.data(), bytes, MPI_BYTE, from, kPieceTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     return piece;
   });
-  return MergePartial(in, s);
+  return run.MergePartial(in);
 }
 
-// Reads this rank's share of `s`'s files and merges the ranks' states up
-// the tree; true on rank 0, which then holds the whole run.
-bool ReadAndReduce(Mpi& mpi, RunState& s, const AnalysisOptions& options) {
-  std::vector<int> owner = Deal(mpi, s);
+// Reads this rank's share of the run's files and merges the ranks' states
+// up the tree; true on rank 0, which then holds the whole run.
+bool ReadAndReduce(Mpi& mpi, SharedRun& run, const AnalysisOptions& options) {
+  std::vector<int> owner = Deal(mpi, run);
   mpi.Mark("prepare");
   std::vector<int> share = ShareOf(owner, mpi.rank());
   // The node's ranks share its cores: AnalysisOptions::threads is per node.
   const int threads = std::max(1, options.threads / mpi.node_size());
-  internal::ReadFiles(s, share, threads,
-                      mpi.rank() == 0 ? options.progress : std::function<void(size_t, size_t)>());
+  run.Read(share, threads,
+           mpi.rank() == 0 ? options.progress : std::function<void(size_t, size_t)>());
   mpi.Mark("read");
   // For the suite's fault test only: this rank dies before its share is
   // merged, as a node that fails would.
@@ -217,11 +183,11 @@ bool ReadAndReduce(Mpi& mpi, RunState& s, const AnalysisOptions& options) {
   mpi.Mark("wait");
   ReductionStep step = ReductionOf(mpi.rank(), mpi.size());
   for (int child : step.children) {
-    absl::Status merged = ReceivePartial(s, child);
+    absl::Status merged = ReceivePartial(run, child);
     if (!merged.ok()) mpi.Abort(absl::StrCat("the partial analysis of rank ", child, ": ",
                                              merged.message()));
   }
-  if (step.parent >= 0) SendPartial(s, step.parent);
+  if (step.parent >= 0) SendPartial(run, step.parent);
   mpi.Mark("merge");
   return mpi.rank() == 0;
 }
@@ -244,9 +210,9 @@ absl::StatusOr<std::optional<report::Report>> AnalyzeRunOnRanks(const std::strin
   if (!world.ok()) return world;
   const bool root = mpi.rank() == 0;
   absl::StatusOr<std::vector<std::string>> files = ListTraceFiles(path);
-  RunState s;
-  absl::Status prepared = files.ok() ? internal::PrepareRun(*files, options, s) : files.status();
-  if (!mpi.AllAgree(prepared.ok() ? FingerprintOf(s) : 0)) {
+  SharedRun run;
+  absl::Status prepared = files.ok() ? run.Prepare(*files, options) : files.status();
+  if (!mpi.AllAgree(prepared.ok() ? run.Fingerprint() : 0)) {
     prepared = absl::FailedPreconditionError(
         "the ranks do not see the same trace files (a directory that differs between nodes, or "
         "files still being written): give every rank the same finished run");
@@ -254,9 +220,8 @@ absl::StatusOr<std::optional<report::Report>> AnalyzeRunOnRanks(const std::strin
   if (!prepared.ok()) return root ? absl::StatusOr<std::optional<report::Report>>(prepared)
                                   : std::nullopt;
   std::optional<report::Report> out;
-  if (ReadAndReduce(mpi, s, options)) {
-    internal::FinishReading(s);
-    absl::StatusOr<report::Report> r = internal::BuildReport(s, options);
+  if (ReadAndReduce(mpi, run, options)) {
+    absl::StatusOr<report::Report> r = run.FinishReport(options);
     if (!r.ok()) mpi.Abort(std::string(r.status().message()));
     out = std::move(*r);
     mpi.Mark("finish");
@@ -270,17 +235,16 @@ absl::StatusOr<std::optional<RunCounts>> CountOnRanks(const std::vector<std::str
   Mpi mpi;
   absl::Status world = CheckWorld(mpi);
   if (!world.ok()) return world;
-  RunState s;
-  internal::PrepareCounts(files, s);
-  if (!mpi.AllAgree(FingerprintOf(s))) {
+  SharedRun run;
+  run.PrepareCounts(files);
+  if (!mpi.AllAgree(run.Fingerprint())) {
     if (mpi.rank() != 0) return std::nullopt;
     return absl::FailedPreconditionError(
         "the ranks do not see the same trace files: give every rank the same finished run");
   }
   std::optional<RunCounts> out;
-  if (ReadAndReduce(mpi, s, options)) {
-    internal::FinishReading(s);
-    out = internal::BuildCounts(s);
+  if (ReadAndReduce(mpi, run, options)) {
+    out = run.FinishCounts();
     mpi.Mark("finish");
   }
   mpi.PrintTimes();

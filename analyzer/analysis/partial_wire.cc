@@ -1,9 +1,9 @@
-#include "analyzer/cluster/wire.h"
+#include "analyzer/analysis/partial_wire.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace iotap::analyzer::cluster {
+namespace iotap::analyzer {
 
 namespace {
 // An integer-valued double below this travels as a varint.
@@ -84,4 +84,4 @@ bool WireReader::Refill() {
   return false;
 }
 
-}  // namespace iotap::analyzer::cluster
+}  // namespace iotap::analyzer

@@ -1,4 +1,4 @@
-#include "analyzer/cluster/wire.h"
+#include "analyzer/analysis/partial_wire.h"
 
 #include <cmath>
 #include <limits>
@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 
-namespace iotap::analyzer::cluster {
+namespace iotap::analyzer {
 namespace {
 
 struct Pieces {
@@ -98,4 +98,4 @@ TEST(WireTest, AHugeCountFailsWithoutAllocating) {
 }
 
 }  // namespace
-}  // namespace iotap::analyzer::cluster
+}  // namespace iotap::analyzer

@@ -1,4 +1,4 @@
-#include "analyzer/cluster/partial_run.h"
+#include "analyzer/analysis/partial_run.h"
 
 #include <algorithm>
 #include <array>
@@ -11,11 +11,7 @@
 #include "analyzer/base/numbers.h"
 #include "google/protobuf/message_lite.h"
 
-namespace iotap::analyzer::cluster {
-
-using internal::ProcessSummary;
-using internal::RunState;
-using internal::TrainerGroup;
+namespace iotap::analyzer::internal {
 
 namespace {
 
@@ -40,7 +36,7 @@ constexpr uint64_t kVersion = 1;
 // say how it merges if it is not a sum (MergeInto), then update the size.
 #define IOTAP_FIELDS_OF(T, size)                                                          \
   static_assert(sizeof(T) == (size), #T " has changed: name its new fields in Fields()" \
-                                       " (analyzer/cluster/partial_run.cc) and update this size")
+                                       " (analyzer/analysis/partial_run.cc) and update this size")
 
 IOTAP_FIELDS_OF(TimeWindow, 16);
 template <typename F>
@@ -668,4 +664,4 @@ absl::Status MergePartial(WireReader& in, RunState& s) {
   return absl::OkStatus();
 }
 
-}  // namespace iotap::analyzer::cluster
+}  // namespace iotap::analyzer::internal

@@ -1,8 +1,9 @@
-// A run's analysis shared among processes (ranks): each reads its share of
-// the trace files into a RunState prepared alike on every rank
-// (internal::PrepareRun or PrepareCounts, then ReadFiles); the states then
-// meet two by two (cluster_run.h), each sending the other what reading added
-// as a partial: a compact stream, written and merged piece by piece.
+// Internal to the analysis (shared_run.h is the interface): a run's
+// analysis shared among processes (ranks), each reading its share of the
+// trace files into a RunState prepared alike on every rank (PrepareRun or
+// PrepareCounts, then ReadFiles); the states then meet two by two, each
+// sending the other what reading added as a partial: a compact stream
+// (partial_wire.h), written and merged piece by piece.
 //
 //   // on the rank that sends:
 //   WireWriter out(send_piece);
@@ -22,24 +23,24 @@
 // What the rest of the run's state holds (catalog, clocks, step logs) every
 // rank worked out alike and is not sent.
 
-#ifndef IOTAP_ANALYZER_CLUSTER_PARTIAL_RUN_H_
-#define IOTAP_ANALYZER_CLUSTER_PARTIAL_RUN_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_PARTIAL_RUN_H_
+#define IOTAP_ANALYZER_ANALYSIS_PARTIAL_RUN_H_
 
 #include "absl/status/status.h"
 #include "analyzer/analysis/run_state.h"
-#include "analyzer/cluster/wire.h"
+#include "analyzer/analysis/partial_wire.h"
 
-namespace iotap::analyzer::cluster {
+namespace iotap::analyzer::internal {
 
 // Writes what ReadFiles (and MergePartial) added to `s`; before
 // FinishReading.
-void WritePartial(const internal::RunState& s, WireWriter& out);
+void WritePartial(const RunState& s, WireWriter& out);
 
 // Adds a partial, written from a state prepared as `s` was, into `s`.
 // Fails if the stream is damaged or from a run prepared otherwise; `s` is
 // then unusable.
-absl::Status MergePartial(WireReader& in, internal::RunState& s);
+absl::Status MergePartial(WireReader& in, RunState& s);
 
-}  // namespace iotap::analyzer::cluster
+}  // namespace iotap::analyzer::internal
 
-#endif  // IOTAP_ANALYZER_CLUSTER_PARTIAL_RUN_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_PARTIAL_RUN_H_

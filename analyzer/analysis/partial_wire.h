@@ -16,8 +16,8 @@
 // Words(x) writes a struct of 64-bit (or 32-bit) integer fields word by
 // word, so a field added to such a struct travels without more code.
 
-#ifndef IOTAP_ANALYZER_CLUSTER_WIRE_H_
-#define IOTAP_ANALYZER_CLUSTER_WIRE_H_
+#ifndef IOTAP_ANALYZER_ANALYSIS_PARTIAL_WIRE_H_
+#define IOTAP_ANALYZER_ANALYSIS_PARTIAL_WIRE_H_
 
 #include <cstdint>
 #include <cstring>
@@ -26,7 +26,7 @@
 #include <string_view>
 #include <type_traits>
 
-namespace iotap::analyzer::cluster {
+namespace iotap::analyzer {
 
 class WireWriter {
  public:
@@ -137,6 +137,6 @@ class WireReader {
   bool failed_ = false;
 };
 
-}  // namespace iotap::analyzer::cluster
+}  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_CLUSTER_WIRE_H_
+#endif  // IOTAP_ANALYZER_ANALYSIS_PARTIAL_WIRE_H_

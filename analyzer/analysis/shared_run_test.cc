@@ -1,13 +1,13 @@
 // The merged partials of a run read in shares are the run read whole: the
-// report (and the counts) from N shares, merged two by two up the tree the
-// MPI driver uses, equal the one-process result, field for field. Here the
-// shares are RunStates of one process and the partials strings cut into
-// small pieces; tests/integration/cluster_test.cc runs the same under
-// mpirun.
+// report (and the counts) from N shares, merged two by two up a binomial
+// tree as the MPI driver (analyzer/cluster/) merges them, equal the
+// one-process result, field for field. Here the shares are SharedRuns of
+// one process and the partials strings cut into small pieces;
+// tests/integration/cluster_test.cc runs the same under mpirun. A field
+// added to the run's state but not to its partial fails here, on a run
+// that uses it.
 
-#include "analyzer/cluster/partial_run.h"
-
-#include <sys/stat.h>
+#include "analyzer/analysis/shared_run.h"
 
 #include <filesystem>
 #include <fstream>
@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/cluster/shares.h"
 #include "analyzer/read/trace_set.h"
 #include "analyzer/testing/sample_runs.h"
 #include "analyzer/testing/skewed_hosts.h"
@@ -23,68 +22,64 @@
 #include "analyzer/testing/test_files.h"
 #include "gtest/gtest.h"
 
-namespace iotap::analyzer::cluster {
+namespace iotap::analyzer {
 namespace {
 
-using internal::RunState;
 using testing::HostileRunDirectory;
 using testing::ReadBytes;
 using testing::TempDirectory;
 
 // Merges `from`'s partial into `into`, through a stream cut into pieces of
 // `piece` bytes.
-absl::Status MergeThroughWire(const RunState& from, RunState& into, size_t piece = 61) {
+absl::Status MergeThroughWire(const SharedRun& from, SharedRun& into, size_t piece = 61) {
   std::vector<std::string> pieces;
   WireWriter out([&](std::string_view p) { pieces.emplace_back(p); }, piece);
-  WritePartial(from, out);
+  from.WritePartial(out);
   size_t next = 0;
   WireReader in([&] { return next < pieces.size() ? pieces[next++] : std::string(); });
-  return MergePartial(in, into);
+  return into.MergePartial(in);
 }
 
-std::vector<uint64_t> Sizes(const RunState& s) {
-  std::vector<uint64_t> sizes;
-  for (const CatalogEntry& e : s.catalog.entries) {
-    struct stat st {};
-    sizes.push_back(stat(e.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
+// Rank r's children in a binomial tree of `ranks` (as shares.h builds it).
+std::vector<int> Children(int r, int ranks) {
+  std::vector<int> children;
+  for (int bit = 1; bit < ranks && !(r & bit); bit <<= 1) {
+    if (r + bit < ranks) children.push_back(r + bit);
   }
-  return sizes;
+  return children;
 }
 
-// `ranks` states prepared alike, each reading its share, merged up the
-// binomial tree into state 0, which is returned, finished.
-std::unique_ptr<RunState> ReadInShares(const std::vector<std::string>& files,
-                                       const AnalysisOptions& options, int ranks, bool counts,
-                                       bool by_group) {
-  std::vector<std::unique_ptr<RunState>> states;
+// `ranks` runs prepared alike, each reading its share, merged up the
+// binomial tree into run 0, which is returned. Files are dealt round the
+// ranks a trainer's group at a time (`by_group`, as the MPI driver does), or
+// file by file, so that groups span ranks too.
+std::unique_ptr<SharedRun> ReadInShares(const std::vector<std::string>& files,
+                                        const AnalysisOptions& options, int ranks, bool counts,
+                                        bool by_group) {
+  std::vector<std::unique_ptr<SharedRun>> runs;
   for (int r = 0; r < ranks; ++r) {
-    states.push_back(std::make_unique<RunState>());
+    runs.push_back(std::make_unique<SharedRun>());
     if (counts) {
-      internal::PrepareCounts(files, *states.back());
+      runs.back()->PrepareCounts(files);
     } else {
-      EXPECT_TRUE(internal::PrepareRun(files, options, *states.back()).ok());
+      EXPECT_TRUE(runs.back()->Prepare(files, options).ok());
     }
   }
-  // Dealt as the MPI driver deals them (by size, a trainer's group
-  // together), or file by file, so that groups span ranks too.
-  std::vector<int> groups;
-  for (size_t i = 0; i < states[0]->catalog.entries.size(); ++i) {
-    groups.push_back(counts || !by_group ? -1 : internal::GroupOf(*states[0], static_cast<int>(i)));
+  std::vector<std::vector<int>> shares(ranks);
+  for (size_t i = 0; i < runs[0]->file_count(); ++i) {
+    int g = runs[0]->group(i);
+    shares[(by_group && g >= 0 ? g : static_cast<int>(i)) % ranks].push_back(static_cast<int>(i));
   }
-  std::vector<int> owner = ShareGroupsBySize(Sizes(*states[0]), groups, ranks);
-  for (int r = 0; r < ranks; ++r) {
-    internal::ReadFiles(*states[r], ShareOf(owner, r), options.threads, nullptr);
-  }
+  for (int r = 0; r < ranks; ++r) runs[r]->Read(shares[r], options.threads, nullptr);
   // A rank's children are ranks above it: from the last rank down, each has
   // its children's partials merged before it sends its own.
   for (int r = ranks - 1; r >= 0; --r) {
-    for (int child : ReductionOf(r, ranks).children) {
-      absl::Status merged = MergeThroughWire(*states[child], *states[r]);
+    for (int child : Children(r, ranks)) {
+      absl::Status merged = MergeThroughWire(*runs[child], *runs[r]);
       EXPECT_TRUE(merged.ok()) << merged;
     }
   }
-  internal::FinishReading(*states[0]);
-  return std::move(states[0]);
+  return std::move(runs[0]);
 }
 
 class PartialRunTest : public ::testing::TestWithParam<int> {
@@ -103,8 +98,8 @@ class PartialRunTest : public ::testing::TestWithParam<int> {
     absl::StatusOr<report::Report> whole = AnalyzeTraceFiles(*files, options);
     ASSERT_TRUE(whole.ok()) << whole.status();
     for (bool by_group : {true, false}) {
-      std::unique_ptr<RunState> shared = ReadInShares(*files, options, GetParam(), false, by_group);
-      absl::StatusOr<report::Report> merged = internal::BuildReport(*shared, options);
+      std::unique_ptr<SharedRun> shared = ReadInShares(*files, options, GetParam(), false, by_group);
+      absl::StatusOr<report::Report> merged = shared->FinishReport(options);
       ASSERT_TRUE(merged.ok()) << merged.status();
       EXPECT_EQ(merged->SerializeAsString(), whole->SerializeAsString())
           << (by_group ? "groups together" : "file by file") << "\none process:\n"
@@ -112,8 +107,7 @@ class PartialRunTest : public ::testing::TestWithParam<int> {
     }
 
     RunCounts one = CountTraceFiles(*files, options);
-    RunCounts counted =
-        internal::BuildCounts(*ReadInShares(*files, options, GetParam(), true, false));
+    RunCounts counted = ReadInShares(*files, options, GetParam(), true, false)->FinishCounts();
     EXPECT_EQ(counted.files_read, one.files_read);
     EXPECT_EQ(counted.stats.SerializeAsString(), one.stats.SerializeAsString())
         << "one process:\n" << one.stats.DebugString() << "\nshares:\n"
@@ -171,32 +165,32 @@ INSTANTIATE_TEST_SUITE_P(Ranks, PartialRunTest, ::testing::Values(1, 2, 3, 8),
 TEST(PartialRunDamageTest, ACutPartialFailsToMerge) {
   absl::StatusOr<std::vector<std::string>> files = ListTraceFiles(HostileRunDirectory());
   ASSERT_TRUE(files.ok());
-  RunState from, into;
-  ASSERT_TRUE(internal::PrepareRun(*files, AnalysisOptions(), from).ok());
-  ASSERT_TRUE(internal::PrepareRun(*files, AnalysisOptions(), into).ok());
-  internal::ReadFiles(from, {0}, 1, nullptr);
+  SharedRun from, into;
+  ASSERT_TRUE(from.Prepare(*files, AnalysisOptions()).ok());
+  ASSERT_TRUE(into.Prepare(*files, AnalysisOptions()).ok());
+  from.Read({0}, 1, nullptr);
   std::string bytes;
   WireWriter out([&](std::string_view p) { bytes += p; });
-  WritePartial(from, out);
+  from.WritePartial(out);
   bool given = false;
   WireReader in([&] {
     if (given) return std::string();
     given = true;
     return bytes.substr(0, bytes.size() - 3);
   });
-  EXPECT_FALSE(MergePartial(in, into).ok());
+  EXPECT_FALSE(into.MergePartial(in).ok());
 }
 
 TEST(PartialRunDamageTest, APartialOfAnotherRunIsRefused) {
   absl::StatusOr<std::vector<std::string>> files = ListTraceFiles(HostileRunDirectory());
   ASSERT_TRUE(files.ok());
-  RunState from, into;
-  ASSERT_TRUE(internal::PrepareRun(*files, AnalysisOptions(), from).ok());
+  SharedRun from, into;
+  ASSERT_TRUE(from.Prepare(*files, AnalysisOptions()).ok());
   std::vector<std::string> fewer(files->begin(), files->end() - 1);
-  ASSERT_TRUE(internal::PrepareRun(fewer, AnalysisOptions(), into).ok());
+  ASSERT_TRUE(into.Prepare(fewer, AnalysisOptions()).ok());
   absl::Status merged = MergeThroughWire(from, into);
   EXPECT_EQ(merged.code(), absl::StatusCode::kFailedPrecondition) << merged;
 }
 
 }  // namespace
-}  // namespace iotap::analyzer::cluster
+}  // namespace iotap::analyzer
