@@ -4,6 +4,7 @@
 // step.
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,10 @@
 #include "analyzer/analysis/file_accumulator.h"
 #include "analyzer/analysis/hdf5_accumulator.h"
 #include "analyzer/analysis/interval_union.h"
+#include "analyzer/analysis/partial_wire.h"
 #include "analyzer/analysis/process_analysis.h"
 #include "analyzer/analysis/run_analysis.h"
+#include "analyzer/analysis/shared_run.h"
 #include "analyzer/analysis/tfrecord_accumulator.h"
 #include "analyzer/analysis/time_bitmap.h"
 #include "analyzer/analysis/time_range.h"
@@ -34,6 +37,47 @@ TEST(HeaderExamplesTest, IntervalUnion) {
   u.Add(200, 300);   // overlaps: the union is [100, 300)
   u.Finish();
   EXPECT_EQ(u.total_ns(), 200);
+}
+
+TEST(HeaderExamplesTest, PartialWire) {
+  // partial_wire.h
+  std::string bytes;
+  WireWriter out([&](std::string_view piece) { bytes += piece; });
+  out.U(42);
+  out.Str("/data/a.jpg");
+  out.Finish();
+  bool given = false;  // one piece, then the end (an empty one)
+  WireReader in([&] { return std::exchange(given, true) ? std::string() : bytes; });
+  uint64_t n = in.U();        // 42
+  std::string path = in.Str();
+  EXPECT_TRUE(in.ok());
+  EXPECT_EQ(n, 42u);
+  EXPECT_EQ(path, "/data/a.jpg");
+}
+
+TEST(HeaderExamplesTest, SharedRun) {
+  std::vector<std::string> files = *ListTraceFiles(HostileRunDirectory());
+  AnalysisOptions options;
+  // shared_run.h, two runs in one process: one reads the first file, the
+  // other the rest and merges the first's partial.
+  SharedRun first, run;
+  ASSERT_TRUE(first.Prepare(files, options).ok());
+  absl::Status ok = run.Prepare(files, options);
+  ASSERT_TRUE(ok.ok());
+  std::vector<int> my_indices;
+  for (int i = 1; i < static_cast<int>(run.file_count()); ++i) my_indices.push_back(i);
+  first.Read({0}, options.threads, nullptr);
+  run.Read(my_indices, options.threads, nullptr);
+  std::string bytes;
+  WireWriter out([&](std::string_view piece) { bytes += piece; });
+  first.WritePartial(out);
+  bool given = false;
+  WireReader in([&] { return std::exchange(given, true) ? std::string() : bytes; });
+  absl::Status merged = run.MergePartial(in);
+  ASSERT_TRUE(merged.ok()) << merged;
+  absl::StatusOr<report::Report> r = run.FinishReport(options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->SerializeAsString(), AnalyzeTraceFiles(files, options)->SerializeAsString());
 }
 
 TEST(HeaderExamplesTest, TimeBitmap) {

@@ -1,4 +1,5 @@
-// A compact byte stream between processes of one analysis: varints,
+// A compact byte stream between the processes of one analysis (partial
+// runs, shared_run.h): varints,
 // zigzag varints for signed values, doubles (integers, as the analysis's
 // sums mostly are, in a varint), strings with their length. Written in
 // pieces of about `piece_bytes` handed to a callback, and read piece by
@@ -9,9 +10,11 @@
 //   out.U(42);
 //   out.Str("/data/a.jpg");
 //   out.Finish();
-//   WireReader in([&, done = false]() mutable { ... return done ? "" : bytes; });
-//   uint64_t n = in.U();
-//   if (!in.ok()) ...  // the stream ended early or held a bad value
+//   bool given = false;  // one piece, then the end (an empty one)
+//   WireReader in([&] { return std::exchange(given, true) ? std::string() : bytes; });
+//   uint64_t n = in.U();        // 42
+//   std::string path = in.Str();
+//   if (!in.ok()) ...           // the stream ended early or held a bad value
 //
 // Words(x) writes a struct of 64-bit (or 32-bit) integer fields word by
 // word, so a field added to such a struct travels without more code.
