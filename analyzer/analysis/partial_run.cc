@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -322,20 +323,37 @@ void Get(WireReader& r, T* v) {
   }
 }
 
+// A series as runs of equal bins: a CPU sample's time is spread evenly over
+// the bins since the one before, so equal neighbours are the rule.
 void PutSeries(WireWriter& w, const AdaptiveSeries& s) {
   const std::vector<double>& bins = s.bins();
   size_t last = bins.size();
   while (last > 0 && bins[last - 1] == 0) --last;
   w.S(s.bin_ns());
   w.U(last);
-  for (size_t i = 0; i < last; ++i) w.D(bins[i]);
+  for (size_t i = 0; i < last;) {
+    size_t j = i + 1;
+    while (j < last && std::memcmp(&bins[j], &bins[i], sizeof(double)) == 0) ++j;
+    w.U(j - i);
+    w.D(bins[i]);
+    i = j;
+  }
 }
 
 // A series as PutSeries wrote it, with `origin_ns`.
 AdaptiveSeries GetSeries(WireReader& r, int64_t origin_ns) {
   int64_t bin_ns = r.S();
   std::vector<double> bins(r.Count(AdaptiveSeries::kMaxBins));
-  for (double& b : bins) b = r.D();
+  for (size_t i = 0; i < bins.size() && r.ok();) {
+    uint64_t run = r.U();
+    double value = r.D();
+    if (run == 0 || run > bins.size() - i) {
+      r.Fail();
+      break;
+    }
+    std::fill_n(bins.begin() + i, run, value);
+    i += run;
+  }
   if (bin_ns <= 0) {
     r.Fail();
     bin_ns = 1;
