@@ -96,8 +96,10 @@ class Mpi {
     if (!timed_) return;
     struct rusage usage {};
     getrusage(RUSAGE_SELF, &usage);
-    std::fprintf(stderr, "iotap-mpi-times rank=%d ranks=%d%s max_rss_kib=%ld\n", rank_, size_,
-                 times_.c_str(), usage.ru_maxrss);
+    auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+    std::fprintf(stderr, "iotap-mpi-times rank=%d ranks=%d%s cpu=%.2fs max_rss_kib=%ld\n", rank_,
+                 size_, times_.c_str(), seconds(usage.ru_utime) + seconds(usage.ru_stime),
+                 usage.ru_maxrss);
   }
 
  private:

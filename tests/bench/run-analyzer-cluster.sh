@@ -98,9 +98,10 @@ merge)
       rss=$(grep -o 'max_rss_kib=[0-9]*' "$out/e" | cut -d= -f2 | sort -g | tail -1)
       echo "$merge $read $rss $l" >>"$out/merge.$n"
     done
-    awk -v n="$n" '{ m[NR] = $1; r[NR] = $2; s[NR] = $3; l = l " " $4 }
-      END { asort(m); asort(r); asort(s); k = int((NR + 1) / 2)
-            printf "%-6d %9.3f %9.2f %14.0f %s\n", n, m[k], r[k], s[k] / 1024, l }' "$out/merge.$n"
+    printf '%-6d %9.3f %9.2f %14.0f %s\n' "$n" "$(cut -d' ' -f1 "$out/merge.$n" | median)" \
+      "$(cut -d' ' -f2 "$out/merge.$n" | median)" \
+      "$(cut -d' ' -f3 "$out/merge.$n" | median | awk '{ printf "%.0f", $1 / 1024 }')" \
+      "$(cut -d' ' -f4 "$out/merge.$n" | tr '\n' ' ')"
   done
   ;;
 share)
