@@ -27,6 +27,7 @@ enum Section : uint64_t {
   kTfRecord = 6,
   kCuda = 7,
   kGroup = 8,  // one trainer group's busy time and series
+  kMapped = 9,  // mapped reads and io_uring requests
 };
 constexpr uint64_t kMagic = 0x69746170'70617274;  // "itappart"
 constexpr uint64_t kVersion = 1;
@@ -67,7 +68,7 @@ void Fields(StepMark& x, F&& f) {
   f(x.pid);
 }
 
-IOTAP_FIELDS_OF(StepLog, 144);
+IOTAP_FIELDS_OF(StepLog, 176);
 template <typename F>
 void Fields(StepLog& x, F&& f) {
   f(x.source);
@@ -76,6 +77,7 @@ void Fields(StepLog& x, F&& f) {
   f(x.marks);
   f(x.wall_clock);
   f(x.notes);
+  f(x.step_definition);
   f(x.errors);
 }
 
@@ -89,7 +91,7 @@ void Fields(ReadIssue& x, F&& f) {
   f(x.message);
 }
 
-IOTAP_FIELDS_OF(ProcessSummary, 520);
+IOTAP_FIELDS_OF(ProcessSummary, 528);
 template <typename F>
 void Fields(ProcessSummary& x, F&& f) {
   f(x.header);
@@ -215,9 +217,114 @@ void Fields(TimedEvent& x, F&& f) {
   f(x.flags);
 }
 
+IOTAP_FIELDS_OF(Reception, 32);
+template <typename F>
+void Fields(Reception& x, F&& f) {
+  f(x.start_ns);
+  f(x.end_ns);
+  f(x.channel);
+  f(x.main_thread);
+  f(x.continues);
+  f(x.gap_start_ns);
+}
+
+// own_io is not sent: the run keeps it in the group (TrainerGroup::own_io).
+IOTAP_FIELDS_OF(WaitEvidence, 88);
+template <typename F>
+void Fields(WaitEvidence& x, F&& f) {
+  f(x.threshold_ns);
+  f(x.channels);
+  f(x.receptions);
+  f(x.sync_waits);
+}
+
+IOTAP_FIELDS_OF(PyFunction, 72);
+template <typename F>
+void Fields(PyFunction& x, F&& f) {
+  f(x.name);
+  f(x.file);
+  f(x.line);
+}
+
+IOTAP_FIELDS_OF(PySample, 32);
+template <typename F>
+void Fields(PySample& x, F&& f) {
+  f(x.start_unix_ns);
+  f(x.end_unix_ns);
+  f(x.cpu_ns);
+  f(x.stack);
+  f(x.tid);
+}
+
+IOTAP_FIELDS_OF(PySamples, 112);
+template <typename F>
+void Fields(PySamples& x, F&& f) {
+  f(x.functions);
+  f(x.stacks);
+  f(x.samples);
+  f(x.started);
+  f(x.unavailable);
+}
+
+IOTAP_FIELDS_OF(MappedFileStats, 80);
+template <typename F>
+void Fields(MappedFileStats& x, F&& f) {
+  f(x.path);
+  f(x.faults);
+  f(x.major_faults);
+  f(x.span_bytes);
+  f(x.touched_bytes);
+  f(x.estimated_spans);
+  f(x.major_ns);
+}
+
+IOTAP_FIELDS_OF(UringFileStats, 96);
+template <typename F>
+void Fields(UringFileStats& x, F&& f) {
+  f(x.path);
+  f(x.reads);
+  f(x.read_bytes);
+  f(x.writes);
+  f(x.write_bytes);
+  f(x.other);
+  f(x.failed);
+  f(x.incomplete);
+  f(x.read_ns);
+}
+
+// The lists are Totals()'s; an accumulator keeps them empty.
+IOTAP_FIELDS_OF(MappedTotals, 136);
+template <typename F>
+void Fields(MappedTotals& x, F&& f) {
+  f(x.uring_calls);
+  f(x.uring_unseen_requests);
+  f(x.processes_sampled);
+  f(x.processes_counted);
+  f(x.lost_faults);
+  f(x.counted_minor_faults);
+  f(x.counted_major_faults);
+  f(x.counted_read_bytes);
+}
+
+template <typename F>
+void Fields(MappedAccumulator& x, F&& f) {
+  x.ForEachField(f);
+}
+
+template <typename F>
+void Fields(std::pair<int, int>& x, F&& f) {
+  f(x.first);
+  f(x.second);
+}
+
+// A trainer group's members: what reading fills is sent by PutGroup; what
+// BuildSteps fills later (steps, epochs, step_source, step_waits, inferred)
+// is not.
+IOTAP_FIELDS_OF(TrainerGroup, 480);
+
 // RunState itself: a new member must be sent and merged below (or, if every
 // rank works it out alike before reading, need not be).
-IOTAP_FIELDS_OF(RunState, 13168);
+IOTAP_FIELDS_OF(RunState, 17112);
 
 // Structs of integer fields only: sent word by word, whatever they hold.
 template <typename T>
@@ -477,6 +584,7 @@ void PutProcess(WireWriter& w, const RunState& s, size_t i) {
   if (!s.read_ok[i]) return;
   Put(w, s.processes[i]);
   Put(w, s.marker_steps[i]);
+  if (s.scope == AnalysisScope::kFull) Put(w, s.py_samples[i]);
 }
 
 absl::Status MergeProcess(WireReader& r, RunState& s) {
@@ -489,6 +597,7 @@ absl::Status MergeProcess(WireReader& r, RunState& s) {
   if (s.read_ok[i]) {
     Get(r, &s.processes[i]);
     Get(r, &s.marker_steps[i]);
+    if (s.scope == AnalysisScope::kFull) Get(r, &s.py_samples[i]);
   }
   return absl::OkStatus();
 }
@@ -578,6 +687,14 @@ void PutGroup(WireWriter& w, int index, const TrainerGroup& g) {
     }
   }
   Put(w, g.cuda_copies);
+  // The trainer's evidence of waiting, its own reads when it has no
+  // loaders, and the loaders' pipes and sockets.
+  Put(w, g.waits);
+  w.U(g.own_io ? 1 : 0);
+  if (g.own_io) PutBitmap(w, *g.own_io);
+  std::vector<std::string> channels(g.loader_channels.begin(), g.loader_channels.end());
+  std::sort(channels.begin(), channels.end());
+  Put(w, channels);
 }
 
 absl::Status MergeGroup(WireReader& r, RunState& s) {
@@ -599,6 +716,20 @@ absl::Status MergeGroup(WireReader& r, RunState& s) {
   std::vector<TimedEvent> copies;
   Get(r, &copies);
   if (!copies.empty()) g.cuda_copies = std::move(copies);  // the trainer's: one rank has it
+  WaitEvidence waits;
+  Get(r, &waits);
+  // The trainer's, from the one rank that read it: the others' are empty.
+  if (waits.threshold_ns != 0 || !waits.channels.empty() || !waits.receptions.empty() ||
+      !waits.sync_waits.empty()) {
+    g.waits = std::move(waits);
+  }
+  if (r.U() != 0) {
+    if (!g.own_io) g.own_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
+    MergeBitmap(r, g.own_io.get());
+  }
+  std::vector<std::string> channels;
+  Get(r, &channels);
+  g.loader_channels.insert(channels.begin(), channels.end());
   return absl::OkStatus();
 }
 
@@ -627,6 +758,8 @@ void WritePartial(const RunState& s, WireWriter& out) {
   }
   out.U(kCuda);
   Put(out, s.cuda);
+  out.U(kMapped);
+  Put(out, s.mapped);
   for (const auto& [index, group] : s.groups) PutGroup(out, index, group);
   out.U(kEnd);
   out.Finish();
@@ -672,6 +805,13 @@ absl::Status MergePartial(WireReader& in, RunState& s) {
         break;
       }
       case kGroup: status = MergeGroup(in, s); break;
+      case kMapped: {
+        MappedAccumulator m;
+        Get(in, &m);
+        // Its notes carry their processes' ranks already.
+        if (in.ok()) s.mapped.Absorb(std::move(m), -1);
+        break;
+      }
       default: in.Fail();
     }
   }
