@@ -159,6 +159,120 @@ TEST_P(PartialRunTest, DamagedAndEmptyFiles) {
   ExpectSameAsOneProcess(dir);
 }
 
+// The layers added since the partials were first written: inferred waits
+// (pipes a trainer waits on, its loaders' channels, a trainer without
+// loaders reading for itself), Python stack samples, page faults of mapped
+// reads and io_uring requests, with notes from several processes.
+constexpr int64_t kT0 = 1'700'000'000'000'000'000;
+constexpr int64_t kMs = 1'000'000;
+
+int64_t At(double ms) { return kT0 + static_cast<int64_t>(ms * 1e6); }
+
+std::string Varints(std::initializer_list<uint32_t> values) {
+  std::string out;
+  for (uint32_t v : values) {
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+  }
+  return out;
+}
+
+void PySample(SyntheticProcess& p, const std::string& function, int tid, double start, double end) {
+  uint32_t f = p.Name(function + std::string(1, '\0') + "/x/torch/data.py" + std::string(1, '\0') +
+                          "10",
+                      InternedString::KIND_PY_FUNCTION);
+  uint32_t stack = p.Name(Varints({f, 12}), InternedString::KIND_PY_STACK);
+  p.Add({.op = OP_PY_SAMPLE, .start_ns = At(start), .end_ns = At(end), .file = stack,
+         .requested = static_cast<uint64_t>((end - start) * kMs / 2),
+         .flags = FLAG_EXPLICIT_TIMES, .aux = static_cast<uint64_t>(tid),
+         .tid = static_cast<uint32_t>(tid + 1000)});
+}
+
+void Faults(SyntheticProcess& p, const std::string& note, bool counters) {
+  Packet sampling;
+  sampling.mutable_fault_sampling()->set_source(counters ? FaultSampling::SOURCE_THREAD_COUNTERS
+                                                         : FaultSampling::SOURCE_PERF_SAMPLES);
+  sampling.mutable_fault_sampling()->set_note(note);
+  sampling.mutable_fault_sampling()->set_lost_faults(counters ? 0 : 3);
+  p.Packet(sampling);
+  uint32_t data = p.Path("/data/mapped.bin");
+  p.Add({.op = OP_MAPPED_READ, .start_ns = At(50), .end_ns = At(50.2), .file = data,
+         .requested = 4096, .result = 65536});
+  p.Add({.op = OP_URING_READ, .start_ns = At(60), .end_ns = At(61), .file = data,
+         .requested = 8192, .result = 8192});
+  p.Add({.op = OP_URING_ENTER, .start_ns = At(60), .end_ns = At(60.1), .requested = 2,
+         .result = 2});
+}
+
+void WriteNewerLayersRun(const std::string& dir) {
+  SyntheticProcess trainer(100, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
+  trainer.header().set_wait_threshold_ns(20'000);
+  uint32_t queue = trainer.Name("pipe:[900]", InternedString::KIND_PIPE);
+  for (int s = 0; s < 4; ++s) {
+    double start = 10 + 100 * s;
+    trainer.Marker(OP_STEP_BEGIN, At(start), At(start), s);
+    trainer.Marker(OP_DATA_WAIT, At(start), At(start + 10 + s), s);
+    trainer.Marker(OP_STEP_END, At(start + 100), At(start + 100), s);
+    trainer.Add({.op = OP_POLL, .start_ns = At(start), .end_ns = At(start + 9), .file = queue,
+                 .requested = 1, .result = 1});
+    trainer.Read(OP_READ, At(start + 9), At(start + 9.5), queue, -1, 4);
+    PySample(trainer, "train_step", 100, start + 20, start + 40);
+  }
+  Faults(trainer, "", false);
+  trainer.End(EndOfTrace::REASON_EXIT, 0, At(450));
+  trainer.WriteTo(dir + "/trainer.iotap");
+  for (int pid : {101, 102}) {
+    SyntheticProcess p(pid, 100, "/usr/bin/python3", {"python3", "train.py"}, At(1),
+                       ProcessHeader::ORIGIN_FORK);
+    p.header().set_wait_threshold_ns(20'000);
+    uint32_t data = p.Path("/data/shard-" + std::to_string(pid) + ".tar");
+    for (int k = 0; k < 8; ++k) p.Read(OP_PREAD, At(5 + 50 * k), At(7 + 50 * k), data, k * 4096, 4096);
+    p.Read(OP_WRITE, At(30), At(30.5), p.Name("pipe:[900]", InternedString::KIND_PIPE), -1, 400);
+    p.Read(OP_WRITE, At(31), At(31.5), p.Name("socket:[9" + std::to_string(pid) + "]",
+                                              InternedString::KIND_SOCKET), -1, 40);
+    PySample(p, "ColorJitter.forward", pid, 12, 30);
+    Faults(p, pid == 101 ? "perf refused" : "no mmap", true);
+    p.End(EndOfTrace::REASON_UNDERSCORE_EXIT, 0, At(440));
+    p.WriteTo(dir + "/loader-" + std::to_string(pid) + ".iotap");
+  }
+  // A trainer of its own, without loaders: it reads its data itself.
+  SyntheticProcess alone(300, 1, "/usr/bin/python3", {"python3", "solo.py"}, kT0,
+                         ProcessHeader::ORIGIN_EXEC, "node1");
+  alone.header().set_wait_threshold_ns(20'000);
+  alone.header().set_rank(1);
+  uint32_t file = alone.Path("/data/solo.bin");
+  for (int s = 0; s < 3; ++s) {
+    double start = 20 + 100 * s;
+    alone.Marker(OP_STEP_BEGIN, At(start), At(start), s);
+    alone.Read(OP_PREAD, At(start + 1), At(start + 6), file, s * 65536, 65536);
+    alone.Marker(OP_STEP_END, At(start + 90), At(start + 90), s);
+  }
+  alone.End(EndOfTrace::REASON_EXIT, 0, At(400));
+  alone.WriteTo(dir + "/solo.iotap");
+}
+
+TEST_P(PartialRunTest, WaitsPythonSamplesMappedReadsAndUring) {
+  static const std::string dir = [] {
+    std::string d = Dir("newer-layers");
+    WriteNewerLayersRun(d);
+    return d;
+  }();
+  ExpectSameAsOneProcess(dir);
+  // The run holds what this test is for.
+  absl::StatusOr<report::Report> r = AnalyzeRun(dir, AnalysisOptions());
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(r->py_profiles_size(), 0);
+  bool compared = false;
+  for (const report::Step& step : r->steps()) compared |= step.inferred_wait_s() >= 0;
+  EXPECT_TRUE(compared);
+  RunCounts counts = CountTraceFiles(*ListTraceFiles(dir), AnalysisOptions());
+  EXPECT_NE(counts.stats.DebugString().find("/data/mapped.bin"), std::string::npos);
+  EXPECT_NE(counts.stats.DebugString().find("perf refused"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, PartialRunTest, ::testing::Values(1, 2, 3, 8),
                          [](const auto& info) { return "N" + std::to_string(info.param); });
 
