@@ -6,17 +6,20 @@
 //     // rank 0: the report; every other rank: nullopt (it writes nothing)
 //   }
 //
-// How it goes (README.md, "Cluster-scale analysis"):
+// How it goes (README.md, "Analysing a run on many nodes"):
 // 1. Every rank lists and catalogs the trace files and fits the clocks
 //    itself (headers and last frames only, the same on every rank); the
 //    ranks check that they agree (a hash of the catalog), so files that
 //    differ between nodes fail the command instead of mixing two runs.
-// 2. Rank 0 deals the files to the ranks by size (shares.h) and tells them.
+// 2. Rank 0 deals the files to the ranks by size, a trainer and its loaders
+//    together (shares.h), and tells them.
 // 3. Each rank reads its share with the ordinary per-process analysis on
-//    its own threads (AnalysisOptions::threads).
-// 4. The partial states meet in a binomial tree (shares.h, partial_run.h),
-//    streamed in pieces of 4 MiB: ceil(log2 N) merges to rank 0, and no rank
-//    holds more than its own state and one piece of another's.
+//    its threads (AnalysisOptions::threads per node, split among the node's
+//    ranks).
+// 4. The partial states meet in a binomial tree (shares.h; the partials:
+//    analysis/shared_run.h), streamed in pieces of 4 MiB and merged as they
+//    come: ceil(log2 N) rounds to rank 0. A rank holds its own state, what
+//    it merged from the ranks below it, and one piece in flight.
 // 5. Rank 0 finishes the analysis and writes the outputs.
 // A rank that fails stops the whole job (MPI_Abort, with the reason on
 // stderr); a rank that dies is noticed by the launcher, which ends the job
