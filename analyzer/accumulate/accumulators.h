@@ -14,6 +14,7 @@
 #include <bit>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "analyzer/base/numbers.h"
@@ -163,6 +164,14 @@ class ByteRanges {
   uint64_t covered() const { return covered_; }
   bool approximate() const { return approximate_; }
   void Merge(const ByteRanges& o);
+  // Calls f(start, end) for each range, in order (for copying the ranges
+  // between processes: Add each, and MarkApproximate if approximate()).
+  template <typename F>
+  void ForEachRange(F&& f) const {
+    if (solo_) f(solo_start_, solo_end_);
+    for (const auto& [start, end] : ranges_) f(start, end);
+  }
+  void MarkApproximate() { approximate_ = true; }
 
  private:
   static constexpr size_t kMaxRanges = 1 << 14;
@@ -235,6 +244,13 @@ class AdaptiveSeries {
 
   int64_t bin_ns() const { return bin_ns_; }
   int64_t origin_ns() const { return origin_ns_; }
+  // The bins, for copying a series between processes: a series made with
+  // the same origin, `bin_ns` and these bins sums the same.
+  const std::vector<double>& bins() const { return bins_; }
+  AdaptiveSeries(int64_t origin_ns, int64_t bin_ns, std::vector<double> bins)
+      : AdaptiveSeries(origin_ns, bin_ns) {
+    bins_ = std::move(bins);
+  }
 
  private:
   void AddAtSlow(int64_t t, double amount);

@@ -97,6 +97,18 @@ class MappedAccumulator {
 
   MappedTotals Totals() const;
 
+  // Calls f on each member that a run's accumulator carries (files, notes
+  // with their ranks, counts), for copying it between processes
+  // (partial_run.cc); an accumulator so filled, Absorbed, adds as the
+  // original would.
+  template <typename F>
+  void ForEachField(F&& f) {
+    f(mapped_);
+    f(uring_);
+    f(notes_);
+    f(totals_);
+  }
+
  private:
   struct FirstLast {
     FaultCounters::ThreadCounters first;

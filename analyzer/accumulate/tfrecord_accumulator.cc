@@ -20,8 +20,9 @@ const char* CompressionName(TfRecordFile::Compression c) {
   }
 }
 
-// Adds `f`, whose description and note rank `rank`, into `into`.
-void Merge(TfRecordFileAccumulator* into, const TfRecordFileAccumulator& f, int rank) {
+// Adds `f`, whose description ranks `rank` and note `note_rank`, into `into`.
+void Merge(TfRecordFileAccumulator* into, const TfRecordFileAccumulator& f, int rank,
+           int note_rank) {
   if (f.described) {
     into->described = true;
     into->detected_by_suffix |= f.detected_by_suffix;
@@ -30,9 +31,9 @@ void Merge(TfRecordFileAccumulator* into, const TfRecordFileAccumulator& f, int 
       into->compression = f.compression;
       into->described_rank = rank;
     }
-    if (!f.note.empty() && rank >= into->note_rank) {
+    if (!f.note.empty() && note_rank >= into->note_rank) {
       into->note = f.note;
-      into->note_rank = rank;
+      into->note_rank = note_rank;
     }
   }
   if (f.records > 0) {
@@ -102,7 +103,7 @@ void TfRecordAccumulator::OnFileEnd(const ProcessTrace& process) {
     std::string path(process.Text(id));
     TfRecordFileAccumulator& into = files_[path];
     into.path = path;
-    Merge(&into, c.file, 0);
+    Merge(&into, c.file, 0, 0);
   }
   current_.clear();
 }
@@ -111,9 +112,15 @@ void TfRecordAccumulator::Absorb(TfRecordAccumulator&& other, int rank) {
   for (auto& [path, f] : other.files_) {
     TfRecordFileAccumulator& into = files_[path];
     into.path = path;
-    Merge(&into, f, rank);
+    Merge(&into, f, rank, rank);
   }
   other.files_.clear();
+}
+
+void TfRecordAccumulator::AbsorbFile(const TfRecordFileAccumulator& file) {
+  TfRecordFileAccumulator& into = files_[file.path];
+  into.path = file.path;
+  Merge(&into, file, file.described_rank, file.note_rank);
 }
 
 std::vector<TfRecordFileAccumulator> TfRecordAccumulator::Files() const {

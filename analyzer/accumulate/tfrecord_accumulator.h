@@ -80,6 +80,9 @@ class TfRecordAccumulator {
   // Adds another accumulator's files (of a process ranked `rank`, or of
   // processes merged already) to this one's.
   void Absorb(TfRecordAccumulator&& other, int rank);
+  // Adds a file of another accumulator (from Files()), the ranks of its
+  // description and note its own: for merging runs' accumulators.
+  void AbsorbFile(const TfRecordFileAccumulator& file);
 
   // Every file, most records first (equal ones by path).
   std::vector<TfRecordFileAccumulator> Files() const;

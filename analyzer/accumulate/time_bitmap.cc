@@ -51,6 +51,11 @@ uint64_t* TimeBitmap::ChunkFor(int64_t slot) {
   return chunks_[c].get();
 }
 
+void TimeBitmap::OrChunk(size_t k, const uint64_t* words) {
+  uint64_t* into = ChunkFor(static_cast<int64_t>(k) << kChunkBits);
+  for (int w = 0; w < kWords; ++w) into[w] |= words[w];
+}
+
 const uint64_t* TimeBitmap::ChunkAt(int64_t slot) const {
   size_t c = static_cast<size_t>(slot >> kChunkBits);
   return c < chunks_.size() ? chunks_[c].get() : nullptr;

@@ -43,12 +43,23 @@ class TimeBitmap {
   void Prefetch(int64_t t) const;
 
   int64_t resolution_ns() const { return resolution_ns_; }
+  int64_t origin_ns() const { return origin_ns_; }
   size_t memory_bytes() const;
+
+  // The bitmap as words, for copying it between processes: chunk k holds
+  // slots [k * 65,536, (k + 1) * 65,536) in kChunkWords words, null where
+  // nothing in it was ever set.
+  static constexpr size_t kChunkWords = size_t{1} << 10;
+  size_t chunk_count() const { return chunks_.size(); }
+  const uint64_t* chunk(size_t k) const { return chunks_[k].get(); }
+  // Sets the slots of chunk k that `words` (kChunkWords of them) set.
+  void OrChunk(size_t k, const uint64_t* words);
 
  private:
   static constexpr int kChunkBits = 16;  // 65,536 slots per chunk
   static constexpr int64_t kChunkSlots = int64_t{1} << kChunkBits;
   static constexpr int kWords = kChunkSlots / 64;
+  static_assert(kWords == kChunkWords);
   using Chunk = std::unique_ptr<uint64_t[]>;
 
   int64_t SlotOf(int64_t t) const;

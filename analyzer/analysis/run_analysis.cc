@@ -182,11 +182,13 @@ void FillProcesses(RunState& s, report::Report* r) {
 
 namespace internal {
 
-void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>& progress) {
-  const size_t n = s.catalog.entries.size();
+void ReadFiles(RunState& s, const std::vector<int>& indices, int threads,
+               const std::function<void(size_t, size_t)>& progress) {
+  const size_t n = indices.size();
   std::atomic<size_t> next{0}, done{0};
   auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) {
+    for (size_t k = next++; k < n; k = next++) {
+      const int i = indices[k];
       const CatalogEntry& entry = s.catalog.entries[i];
       const std::string& path = entry.path;
       ProcessAnalyzer analyzer(s.scope, &s.paths, s.origin_ns, s.resolution_ns,
@@ -198,7 +200,7 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
           ReadTraceFile(path, whole ? static_cast<TraceVisitor*>(&analyzer) : &in_range, &issues,
                         &s.clocks.corrections);
       if (status.ok()) {
-        Merge(s, static_cast<int>(i), analyzer.Take());
+        Merge(s, i, analyzer.Take());
       } else {
         issues.push_back(UnreadableFileIssue(path, status));
       }
@@ -211,6 +213,10 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
+}
+
+void FinishReading(RunState& s) {
+  const size_t n = s.catalog.entries.size();
   // Each file's issues in the order of the files, whichever thread read it.
   std::vector<int> by_rank(n);
   for (size_t i = 0; i < n; ++i) by_rank[i] = static_cast<int>(i);
@@ -219,10 +225,8 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
     s.issues.insert(s.issues.end(), s.file_issues[i].begin(), s.file_issues[i].end());
   }
   s.file_issues.clear();
-  if (s.scope == AnalysisScope::kFull) {
-    for (auto& [index, group] : s.groups) s.all_io->Or(*group.io);
-  }
   if (s.scope != AnalysisScope::kFull) return;  // the counts use files_by_id
+  for (auto& [index, group] : s.groups) s.all_io->Or(*group.io);
   for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
     // A path only a trace that could not be read interned has no figures.
     if (s.files_by_id[id].processes == 0) continue;
@@ -231,11 +235,15 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
   s.files_by_id.clear();
 }
 
-}  // namespace internal
+void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>& progress) {
+  std::vector<int> all(s.catalog.entries.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  ReadFiles(s, all, threads, progress);
+  FinishReading(s);
+}
 
-absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>& files,
-                                                 const AnalysisOptions& options) {
-  RunState s;
+absl::Status PrepareRun(const std::vector<std::string>& files, const AnalysisOptions& options,
+                        RunState& s) {
   s.catalog = CatalogTraceFiles(files, options.threads);
   s.issues = s.catalog.issues;
   if (s.catalog.entries.empty()) {
@@ -243,7 +251,7 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
     return absl::InvalidArgumentError(absl::StrCat("nothing readable: ", why));
   }
   for (const std::string& path : options.step_logs) s.step_logs.emplace_back(path, ReadStepLog(path));
-  internal::AlignClocks(options, s);
+  AlignClocks(options, s);
   s.origin_ns = s.catalog.start_unix_ns;
   s.resolution_ns = ChooseResolution(std::max<int64_t>(0, s.catalog.end_unix_ns - s.origin_ns));
   s.end_ns = std::max(s.origin_ns, s.catalog.end_unix_ns);
@@ -258,18 +266,28 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);
   SetUpGroups(s);
-  internal::ReadAll(s, options.threads, options.progress);
+  return absl::OkStatus();
+}
 
+void PrepareCounts(const std::vector<std::string>& files, RunState& s) {
+  s.scope = AnalysisScope::kCounts;
+  // No catalog: the counts need no roles or clocks, and a file whose header
+  // is damaged is still counted.
+  for (const std::string& path : files) s.catalog.entries.push_back(CatalogEntry{path});
+  SetUpProcesses(s, files);
+}
+
+absl::StatusOr<report::Report> BuildReport(RunState& s, const AnalysisOptions& options) {
   report::Report r;
   r.set_schema_version(1);
   FillProcesses(s, &r);
-  internal::BuildSteps(s, &r);
-  internal::BuildTimeline(s, options.timeline_bins, &r);
-  internal::BuildTables(s, options.top_files, &r);
-  internal::BuildPyProfiles(s, &r);
-  internal::BuildRunSummary(s, &r);
-  internal::BuildNotes(s, &r);
-  internal::CheckClocks(s, &r);
+  BuildSteps(s, &r);
+  BuildTimeline(s, options.timeline_bins, &r);
+  BuildTables(s, options.top_files, &r);
+  BuildPyProfiles(s, &r);
+  BuildRunSummary(s, &r);
+  BuildNotes(s, &r);
+  CheckClocks(s, &r);
   if (options.rules != nullptr) {
     AddFindings(*options.rules, &r);
   } else {
@@ -280,18 +298,29 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   return r;
 }
 
-RunCounts CountTraceFiles(const std::vector<std::string>& files, const AnalysisOptions& options) {
-  RunState s;
-  s.scope = AnalysisScope::kCounts;
-  // No catalog: the counts need no roles or clocks, and a file whose header
-  // is damaged is still counted.
-  for (const std::string& path : files) s.catalog.entries.push_back(CatalogEntry{path});
-  SetUpProcesses(s, files);
-  internal::ReadAll(s, options.threads, options.progress);
+RunCounts BuildCounts(const RunState& s) {
   RunCounts out;
-  internal::BuildStats(s, &out.stats);
+  BuildStats(s, &out.stats);
   out.files_read = static_cast<int>(std::count(s.read_ok.begin(), s.read_ok.end(), true));
   return out;
+}
+
+}  // namespace internal
+
+absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>& files,
+                                                 const AnalysisOptions& options) {
+  RunState s;
+  absl::Status prepared = internal::PrepareRun(files, options, s);
+  if (!prepared.ok()) return prepared;
+  internal::ReadAll(s, options.threads, options.progress);
+  return internal::BuildReport(s, options);
+}
+
+RunCounts CountTraceFiles(const std::vector<std::string>& files, const AnalysisOptions& options) {
+  RunState s;
+  internal::PrepareCounts(files, s);
+  internal::ReadAll(s, options.threads, options.progress);
+  return internal::BuildCounts(s);
 }
 
 absl::StatusOr<report::Report> AnalyzeRun(const std::string& path,

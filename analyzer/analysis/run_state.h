@@ -131,10 +131,32 @@ struct RunState {
   int64_t late_clipped_ns = 0;
 };
 
-// Reads every file of s.catalog into `s`, `threads` files at a time, with
-// ProcessAnalyzers of s.scope (run_analysis.cc). With kFull, s.groups must
-// be set up.
+// The stages of an analysis (run_analysis.cc), which a run shared among
+// cooperating processes (analyzer/cluster/) takes one by one:
+//   PrepareRun (or PrepareCounts)   every process alike
+//   ReadFiles                       each process its share of the files
+//   (the shares' states merged into one: analyzer/cluster/partial_run.h)
+//   FinishReading, BuildReport (or BuildCounts)   once
+//
+// The catalog, step logs, clocks and the state sized for reading: fails
+// only if no trace file has a readable header.
+absl::Status PrepareRun(const std::vector<std::string>& files, const AnalysisOptions& options,
+                        RunState& s);
+// The same for the counts (AnalysisScope::kCounts): one entry per file, in
+// the order of `files`, no catalog.
+void PrepareCounts(const std::vector<std::string>& files, RunState& s);
+// Reads the files of s.catalog's entries `indices` into `s`, `threads` files
+// at a time, with ProcessAnalyzers of s.scope.
+void ReadFiles(RunState& s, const std::vector<int>& indices, int threads,
+               const std::function<void(size_t, size_t)>& progress);
+// After every file has been read (into this state or merged into it): the
+// issues in file order, the run's busy time, the files by path (kFull).
+void FinishReading(RunState& s);
+// ReadFiles of every entry, then FinishReading.
 void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>& progress);
+// The report (or the counts) of a state FinishReading has finished.
+absl::StatusOr<report::Report> BuildReport(RunState& s, const AnalysisOptions& options);
+RunCounts BuildCounts(const RunState& s);
 
 // The group a process belongs to (its own if a trainer), or -1.
 int GroupOf(const RunState& state, int index);

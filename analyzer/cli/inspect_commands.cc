@@ -1,6 +1,7 @@
 // `iotap stats` and `iotap dump`: the first looks at a trace.
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,9 @@
 #include "analyzer/base/text.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#ifdef IOTAP_WITH_MPI
+#include "analyzer/cluster/mpi_run.h"
+#endif
 #include "analyzer/output/export/dump.h"
 #include "analyzer/output/stats_output.h"
 #include "analyzer/read/trace_set.h"
@@ -69,7 +73,25 @@ int StatsCommand(int argc, char** argv) {
     std::fprintf(stderr, "iotap stats: %s\n", std::string(files.status().message()).c_str());
     return kExitNoInput;
   }
-  analyzer::RunCounts counts = analyzer::CountTraceFiles(*files, analyzer::AnalysisOptions());
+  analyzer::RunCounts counts;
+#ifdef IOTAP_WITH_MPI
+  // Under an MPI launcher, the ranks of the job count the files; rank 0
+  // prints.
+  if (analyzer::cluster::StartedByLauncher()) {
+    absl::StatusOr<std::optional<analyzer::RunCounts>> on_ranks =
+        analyzer::cluster::CountOnRanks(*files, analyzer::AnalysisOptions());
+    if (!on_ranks.ok()) {
+      std::fprintf(stderr, "iotap stats: %s\n", std::string(on_ranks.status().message()).c_str());
+      return kExitNoInput;
+    }
+    if (!on_ranks->has_value()) return kExitOk;
+    counts = std::move(**on_ranks);
+  } else {
+    counts = analyzer::CountTraceFiles(*files, analyzer::AnalysisOptions());
+  }
+#else
+  counts = analyzer::CountTraceFiles(*files, analyzer::AnalysisOptions());
+#endif
   for (const stats::Issue& i : counts.stats.issues()) {
     std::fprintf(stderr, "iotap: warning: %s\n", analyzer::DisplayName(i.text()).c_str());
   }

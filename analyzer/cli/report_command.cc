@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "absl/strings/numbers.h"
@@ -11,6 +12,9 @@
 #include "analyzer/analysis/run_analysis.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#ifdef IOTAP_WITH_MPI
+#include "analyzer/cluster/mpi_run.h"
+#endif
 #include "analyzer/findings/findings.h"
 #include "analyzer/output/report_html.h"
 #include "analyzer/output/report_output.h"
@@ -76,6 +80,21 @@ absl::StatusOr<analyzer::TimeRange> ParseRange(const Args& args) {
   return range;
 }
 
+// The report of the run at `path`: under an MPI launcher, from the ranks
+// of the job (rank 0 gets it, the others nullopt); otherwise from this
+// process alone.
+absl::StatusOr<std::optional<report::Report>> AnalyzeHereOrOnRanks(
+    const std::string& path, const analyzer::AnalysisOptions& options) {
+#ifdef IOTAP_WITH_MPI
+  if (analyzer::cluster::StartedByLauncher()) {
+    return analyzer::cluster::AnalyzeRunOnRanks(path, options);
+  }
+#endif
+  absl::StatusOr<report::Report> r = analyzer::AnalyzeRun(path, options);
+  if (!r.ok()) return r.status();
+  return std::optional<report::Report>(std::move(*r));
+}
+
 }  // namespace
 
 int ReportCommand(int argc, char** argv) {
@@ -129,17 +148,19 @@ int ReportCommand(int argc, char** argv) {
       if (done == total) std::fputs("\n", stderr);
     };
   }
-  absl::StatusOr<report::Report> report = analyzer::AnalyzeRun(args->positional()[0], options);
+  absl::StatusOr<std::optional<report::Report>> report =
+      AnalyzeHereOrOnRanks(args->positional()[0], options);
   if (!report.ok()) {
     std::fprintf(stderr, "iotap report: %s\n", std::string(report.status().message()).c_str());
     return kExitNoInput;
   }
-  if (args->Has("--html") && !WriteFile(args->Get("--html"), analyzer::ReportToHtml(*report))) {
+  if (!report->has_value()) return kExitOk;  // a rank other than 0: rank 0 writes
+  if (args->Has("--html") && !WriteFile(args->Get("--html"), analyzer::ReportToHtml(**report))) {
     return kExitUsage;
   }
-  std::string text = format == "json"       ? analyzer::ReportToJson(*report)
-                     : format == "markdown" ? analyzer::ReportToMarkdown(*report)
-                                            : analyzer::ReportToText(*report);
+  std::string text = format == "json"       ? analyzer::ReportToJson(**report)
+                     : format == "markdown" ? analyzer::ReportToMarkdown(**report)
+                                            : analyzer::ReportToText(**report);
   std::string out = args->Get("--output");
   if (out.empty() || out == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -5,6 +5,7 @@
 //   generate_traces DIR [--processes=1000] [--events=100000000] [--hosts=2]
 //                       [--ranks=8] [--files=N] [--duration-s=120]
 //                       [--layout=files|shards|stress] [--seed=1] [--threads=2]
+//                       [--part=K/M]
 //   generate_traces DIR PROCESSES EVENTS_PER_PROCESS   (the old stress job)
 //
 // --layout=files (the default) and --layout=shards are DataLoader jobs:
@@ -46,6 +47,11 @@
 // that only marks steps and loaders that each read their own distinct files,
 // 64 reads per file (1.56 million paths for 100 million events over 1000
 // processes): a stress case for the file table, not a realistic job.
+//
+// --part=K/M writes only the trainers of ranks r with r % M == K and their
+// workers: the part of the job one of M analysis ranks reads (they are
+// dealt a trainer's group at a time), so that a cluster-sized job's share
+// can be measured without writing the whole job (run-analyzer-cluster.sh).
 //
 // Output is deterministic for given arguments. Files are written by
 // `--threads` threads (one process at a time each).
@@ -94,6 +100,10 @@ struct Options {
   double duration_s = 120;
   uint64_t seed = 1;
   int threads = 2;
+  // --part=K/M: only the trainers of rank r with r % M == K and their
+  // workers (a 1/M part of the job, as one rank of M gets its groups).
+  int part = 0;
+  int parts = 1;
 };
 
 // splitmix64: small, fast, and the same everywhere.
@@ -534,6 +544,8 @@ int DataLoaderJob(const Options& o) {
   }
   Parallel(static_cast<long>(trainers.size()), o.threads, [&](long i) {
     trainer_events[i] = WriteTrainer(job, *trainers[i], FileName(o, *trainers[i]));
+    // Outside the part, a trainer is written only for its count of events.
+    if (trainers[i]->rank % o.parts != o.part) std::filesystem::remove(FileName(o, *trainers[i]));
   });
   long long left = o.events;
   for (long e : trainer_events) left -= e;
@@ -565,7 +577,7 @@ int DataLoaderJob(const Options& o) {
   }
   std::vector<const ProcessPlan*> loaders;
   for (const ProcessPlan& plan : plans) {
-    if (!plan.trainer) loaders.push_back(&plan);
+    if (!plan.trainer && plan.rank % o.parts == o.part) loaders.push_back(&plan);
   }
   Parallel(static_cast<long>(loaders.size()), o.threads,
            [&](long i) { WriteLoader(job, *loaders[i], FileName(o, *loaders[i])); });
@@ -601,6 +613,13 @@ bool ParseFlag(std::string_view arg, Options* o) {
   if (name == "layout") {
     o->layout = value;
     return value == "files" || value == "shards" || value == "stress";
+  }
+  if (name == "part") {
+    size_t slash = value.find('/');
+    if (slash == std::string::npos) return false;
+    o->part = std::atoi(value.substr(0, slash).c_str());
+    o->parts = std::atoi(value.substr(slash + 1).c_str());
+    return o->parts >= 1 && o->part >= 0 && o->part < o->parts;
   }
   double number = std::strtod(value.c_str(), &rest);
   if (rest == value.c_str() || *rest != '\0' || number < 0) return false;
@@ -653,7 +672,7 @@ int main(int argc, char** argv) {
                  "usage: generate_traces DIR [--processes=1000] [--events=100000000] "
                  "[--hosts=2] [--ranks=8]\n"
                  "         [--files=20000] [--duration-s=120] [--layout=shards|stress] "
-                 "[--seed=1] [--threads=2]\n"
+                 "[--seed=1] [--threads=2] [--part=K/M]\n"
                  "       generate_traces DIR PROCESSES EVENTS_PER_PROCESS   (stress layout)\n");
     return 1;
   }

@@ -1,0 +1,89 @@
+#include "analyzer/analysis/shared_run.h"
+
+#include <string_view>
+
+#include "analyzer/analysis/partial_run.h"
+#include "analyzer/analysis/run_state.h"
+
+namespace iotap::analyzer {
+
+namespace {
+
+// FNV-1a.
+class Hash {
+ public:
+  void Add(std::string_view bytes) {
+    for (char c : bytes) h_ = (h_ ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+  }
+  void Add(int64_t v) { Add(std::string_view(reinterpret_cast<const char*>(&v), sizeof v)); }
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_ = 14695981039346656037ull;
+};
+
+}  // namespace
+
+SharedRun::SharedRun() : state_(std::make_unique<internal::RunState>()) {}
+SharedRun::~SharedRun() = default;
+
+absl::Status SharedRun::Prepare(const std::vector<std::string>& files,
+                                const AnalysisOptions& options) {
+  return internal::PrepareRun(files, options, *state_);
+}
+
+void SharedRun::PrepareCounts(const std::vector<std::string>& files) {
+  internal::PrepareCounts(files, *state_);
+}
+
+size_t SharedRun::file_count() const { return state_->catalog.entries.size(); }
+
+const std::string& SharedRun::file(size_t index) const {
+  return state_->catalog.entries[index].path;
+}
+
+int SharedRun::group(size_t index) const {
+  if (state_->scope != AnalysisScope::kFull) return -1;
+  return internal::GroupOf(*state_, static_cast<int>(index));
+}
+
+uint64_t SharedRun::Fingerprint() const {
+  const internal::RunState& s = *state_;
+  Hash h;
+  h.Add(static_cast<int64_t>(s.scope));
+  h.Add(static_cast<int64_t>(s.catalog.entries.size()));
+  for (const CatalogEntry& e : s.catalog.entries) {
+    h.Add(e.path);
+    h.Add(e.start_unix_ns);
+    h.Add(e.end_unix_ns);
+    h.Add(static_cast<int64_t>(e.role));
+    h.Add(static_cast<int64_t>(e.trainer));
+  }
+  h.Add(s.origin_ns);
+  h.Add(s.resolution_ns);
+  h.Add(s.range_start_ns);
+  h.Add(s.range_end_ns);
+  h.Add(static_cast<int64_t>(s.groups.size()));
+  return h.value();
+}
+
+void SharedRun::Read(const std::vector<int>& indices, int threads,
+                     const std::function<void(size_t, size_t)>& progress) {
+  internal::ReadFiles(*state_, indices, threads, progress);
+}
+
+void SharedRun::WritePartial(WireWriter& out) const { internal::WritePartial(*state_, out); }
+
+absl::Status SharedRun::MergePartial(WireReader& in) { return internal::MergePartial(in, *state_); }
+
+absl::StatusOr<report::Report> SharedRun::FinishReport(const AnalysisOptions& options) {
+  internal::FinishReading(*state_);
+  return internal::BuildReport(*state_, options);
+}
+
+RunCounts SharedRun::FinishCounts() {
+  internal::FinishReading(*state_);
+  return internal::BuildCounts(*state_);
+}
+
+}  // namespace iotap::analyzer

@@ -1,0 +1,81 @@
+// A run's analysis shared among cooperating processes (the ranks of an MPI
+// job: analyzer/cluster/mpi_run.h): every process prepares the same run,
+// reads its share of the trace files with the ordinary per-process analysis,
+// and the shares' partial states are merged into one, which then finishes
+// exactly as AnalyzeTraceFiles (or CountTraceFiles) would have.
+//
+//   SharedRun run;
+//   absl::Status ok = run.Prepare(files, options);  // or PrepareCounts(files)
+//   run.Read(my_indices, options.threads, nullptr); // indices < run.file_count()
+//   run.WritePartial(out);                          // where a share is sent
+//   absl::Status merged = run.MergePartial(in);     // where one is received
+//   absl::StatusOr<report::Report> r = run.FinishReport(options);  // once, with all merged
+//
+// A partial (partial_run.h) holds every process its run read or had merged
+// into it, and the run's sums over them; merging gives the one-process
+// state whatever the order, so reports are byte for byte the same.
+
+#ifndef IOTAP_ANALYZER_ANALYSIS_SHARED_RUN_H_
+#define IOTAP_ANALYZER_ANALYSIS_SHARED_RUN_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "analyzer/analysis/partial_wire.h"
+#include "analyzer/analysis/run_analysis.h"
+#include "iotap/report.pb.h"
+
+namespace iotap::analyzer {
+
+namespace internal {
+struct RunState;
+}  // namespace internal
+
+class SharedRun {
+ public:
+  SharedRun();
+  ~SharedRun();
+  SharedRun(const SharedRun&) = delete;
+  SharedRun& operator=(const SharedRun&) = delete;
+
+  // As AnalyzeTraceFiles before it reads: the catalog, step logs, clocks.
+  // Fails as it does (no readable header).
+  absl::Status Prepare(const std::vector<std::string>& files, const AnalysisOptions& options);
+  // As CountTraceFiles before it reads.
+  void PrepareCounts(const std::vector<std::string>& files);
+
+  // The trace files, in the order Read's indices count them (the catalog's),
+  // and the trainer group each belongs to (a catalog index; -1: none, and
+  // always -1 for the counts).
+  size_t file_count() const;
+  const std::string& file(size_t index) const;
+  int group(size_t index) const;
+  // A hash of what every process must have prepared alike (the catalog and
+  // what it sized).
+  uint64_t Fingerprint() const;
+
+  // Reads the files of `indices`, `threads` at a time.
+  void Read(const std::vector<int>& indices, int threads,
+            const std::function<void(size_t, size_t)>& progress);
+  // What reading (and merging) added, for a process that merges it.
+  void WritePartial(WireWriter& out) const;
+  // Adds a partial of a run prepared alike; fails if it is damaged or from
+  // another run (this run is then unusable).
+  absl::Status MergePartial(WireReader& in);
+
+  // Once every file has been read here or merged: the report, or the counts.
+  absl::StatusOr<report::Report> FinishReport(const AnalysisOptions& options);
+  RunCounts FinishCounts();
+
+ private:
+  std::unique_ptr<internal::RunState> state_;
+};
+
+}  // namespace iotap::analyzer
+
+#endif  // IOTAP_ANALYZER_ANALYSIS_SHARED_RUN_H_

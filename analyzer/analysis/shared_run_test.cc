@@ -1,0 +1,310 @@
+// The merged partials of a run read in shares are the run read whole: the
+// report (and the counts) from N shares, merged two by two up a binomial
+// tree as the MPI driver (analyzer/cluster/) merges them, equal the
+// one-process result, field for field. Here the shares are SharedRuns of
+// one process and the partials strings cut into small pieces;
+// tests/integration/cluster_test.cc runs the same under mpirun. A field
+// added to the run's state but not to its partial fails here, on a run
+// that uses it.
+
+#include "analyzer/analysis/shared_run.h"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analyzer/read/trace_set.h"
+#include "analyzer/testing/sample_runs.h"
+#include "analyzer/testing/skewed_hosts.h"
+#include "analyzer/testing/synthetic_trace.h"
+#include "analyzer/testing/test_files.h"
+#include "gtest/gtest.h"
+
+namespace iotap::analyzer {
+namespace {
+
+using testing::HostileRunDirectory;
+using testing::ReadBytes;
+using testing::TempDirectory;
+
+// Merges `from`'s partial into `into`, through a stream cut into pieces of
+// `piece` bytes.
+absl::Status MergeThroughWire(const SharedRun& from, SharedRun& into, size_t piece = 61) {
+  std::vector<std::string> pieces;
+  WireWriter out([&](std::string_view p) { pieces.emplace_back(p); }, piece);
+  from.WritePartial(out);
+  size_t next = 0;
+  WireReader in([&] { return next < pieces.size() ? pieces[next++] : std::string(); });
+  return into.MergePartial(in);
+}
+
+// Rank r's children in a binomial tree of `ranks` (as shares.h builds it).
+std::vector<int> Children(int r, int ranks) {
+  std::vector<int> children;
+  for (int bit = 1; bit < ranks && !(r & bit); bit <<= 1) {
+    if (r + bit < ranks) children.push_back(r + bit);
+  }
+  return children;
+}
+
+// `ranks` runs prepared alike, each reading its share, merged up the
+// binomial tree into run 0, which is returned. Files are dealt round the
+// ranks a trainer's group at a time (`by_group`, as the MPI driver does), or
+// file by file, so that groups span ranks too.
+std::unique_ptr<SharedRun> ReadInShares(const std::vector<std::string>& files,
+                                        const AnalysisOptions& options, int ranks, bool counts,
+                                        bool by_group) {
+  std::vector<std::unique_ptr<SharedRun>> runs;
+  for (int r = 0; r < ranks; ++r) {
+    runs.push_back(std::make_unique<SharedRun>());
+    if (counts) {
+      runs.back()->PrepareCounts(files);
+    } else {
+      EXPECT_TRUE(runs.back()->Prepare(files, options).ok());
+    }
+  }
+  std::vector<std::vector<int>> shares(ranks);
+  for (size_t i = 0; i < runs[0]->file_count(); ++i) {
+    int g = runs[0]->group(i);
+    shares[(by_group && g >= 0 ? g : static_cast<int>(i)) % ranks].push_back(static_cast<int>(i));
+  }
+  for (int r = 0; r < ranks; ++r) runs[r]->Read(shares[r], options.threads, nullptr);
+  // A rank's children are ranks above it: from the last rank down, each has
+  // its children's partials merged before it sends its own.
+  for (int r = ranks - 1; r >= 0; --r) {
+    for (int child : Children(r, ranks)) {
+      absl::Status merged = MergeThroughWire(*runs[child], *runs[r]);
+      EXPECT_TRUE(merged.ok()) << merged;
+    }
+  }
+  return std::move(runs[0]);
+}
+
+class PartialRunTest : public ::testing::TestWithParam<int> {
+ protected:
+  static std::string Dir(const std::string& name) {
+    std::string d = TempDirectory() + "/" + name;
+    std::filesystem::create_directories(d);
+    return d;
+  }
+
+  // The report and counts of `dir` in GetParam() shares equal those of one
+  // process.
+  static void ExpectSameAsOneProcess(const std::string& dir, AnalysisOptions options = {}) {
+    absl::StatusOr<std::vector<std::string>> files = ListTraceFiles(dir);
+    ASSERT_TRUE(files.ok()) << files.status();
+    absl::StatusOr<report::Report> whole = AnalyzeTraceFiles(*files, options);
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    for (bool by_group : {true, false}) {
+      std::unique_ptr<SharedRun> shared = ReadInShares(*files, options, GetParam(), false, by_group);
+      absl::StatusOr<report::Report> merged = shared->FinishReport(options);
+      ASSERT_TRUE(merged.ok()) << merged.status();
+      EXPECT_EQ(merged->SerializeAsString(), whole->SerializeAsString())
+          << (by_group ? "groups together" : "file by file") << "\none process:\n"
+          << whole->DebugString() << "\nshares:\n" << merged->DebugString();
+    }
+
+    RunCounts one = CountTraceFiles(*files, options);
+    RunCounts counted = ReadInShares(*files, options, GetParam(), true, false)->FinishCounts();
+    EXPECT_EQ(counted.files_read, one.files_read);
+    EXPECT_EQ(counted.stats.SerializeAsString(), one.stats.SerializeAsString())
+        << "one process:\n" << one.stats.DebugString() << "\nshares:\n"
+        << counted.stats.DebugString();
+  }
+};
+
+TEST_P(PartialRunTest, HostileRunEveryLayer) { ExpectSameAsOneProcess(HostileRunDirectory()); }
+
+TEST_P(PartialRunTest, ManyStepsOnTwoHosts) {
+  static const std::string dir = [] {
+    std::string d = Dir("many-steps");
+    WriteManyStepRun(d, 4, 2, 300, 2);
+    return d;
+  }();
+  ExpectSameAsOneProcess(dir);
+}
+
+TEST_P(PartialRunTest, ATimeRangeOfSkewedHosts) {
+  static const std::string dir = [] {
+    std::string d = Dir("skewed");
+    SkewedJob job;
+    job.hosts = {{3e6, -20e-6}, {50e6, 50e-6}};
+    job.ranks_per_host = 2;
+    job.duration_ns = 120 * kSecond;
+    WriteSkewedJob(d, job);
+    return d;
+  }();
+  AnalysisOptions options;
+  options.range.from_ns = 10 * kSecond;
+  options.range.to_ns = 70 * kSecond;
+  ExpectSameAsOneProcess(dir, options);
+}
+
+// A file cut short, an empty one and one that is not a trace at all: each
+// named in the issues and notes, in the one-process order, whichever rank
+// read it.
+TEST_P(PartialRunTest, DamagedAndEmptyFiles) {
+  static const std::string dir = [] {
+    std::string d = Dir("damaged");
+    WriteManyStepRun(d, 2, 2, 100);
+    std::vector<std::string> files = *ListTraceFiles(d);
+    std::string bytes = ReadBytes(files[0]);
+    std::ofstream(d + "/cut.1.iotap", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    std::ofstream(d + "/empty.2.iotap", std::ios::binary);
+    std::ofstream(d + "/garbage.3.iotap", std::ios::binary) << std::string(5000, 'x');
+    return d;
+  }();
+  ExpectSameAsOneProcess(dir);
+}
+
+// The layers added since the partials were first written: inferred waits
+// (pipes a trainer waits on, its loaders' channels, a trainer without
+// loaders reading for itself), Python stack samples, page faults of mapped
+// reads and io_uring requests, with notes from several processes.
+constexpr int64_t kT0 = 1'700'000'000'000'000'000;
+constexpr int64_t kMs = 1'000'000;
+
+int64_t At(double ms) { return kT0 + static_cast<int64_t>(ms * 1e6); }
+
+std::string Varints(std::initializer_list<uint32_t> values) {
+  std::string out;
+  for (uint32_t v : values) {
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+  }
+  return out;
+}
+
+void PySample(SyntheticProcess& p, const std::string& function, int tid, double start, double end) {
+  uint32_t f = p.Name(function + std::string(1, '\0') + "/x/torch/data.py" + std::string(1, '\0') +
+                          "10",
+                      InternedString::KIND_PY_FUNCTION);
+  uint32_t stack = p.Name(Varints({f, 12}), InternedString::KIND_PY_STACK);
+  p.Add({.op = OP_PY_SAMPLE, .start_ns = At(start), .end_ns = At(end), .file = stack,
+         .requested = static_cast<uint64_t>((end - start) * kMs / 2),
+         .flags = FLAG_EXPLICIT_TIMES, .aux = static_cast<uint64_t>(tid),
+         .tid = static_cast<uint32_t>(tid + 1000)});
+}
+
+void Faults(SyntheticProcess& p, const std::string& note, bool counters) {
+  Packet sampling;
+  sampling.mutable_fault_sampling()->set_source(counters ? FaultSampling::SOURCE_THREAD_COUNTERS
+                                                         : FaultSampling::SOURCE_PERF_SAMPLES);
+  sampling.mutable_fault_sampling()->set_note(note);
+  sampling.mutable_fault_sampling()->set_lost_faults(counters ? 0 : 3);
+  p.Packet(sampling);
+  uint32_t data = p.Path("/data/mapped.bin");
+  p.Add({.op = OP_MAPPED_READ, .start_ns = At(50), .end_ns = At(50.2), .file = data,
+         .requested = 4096, .result = 65536});
+  p.Add({.op = OP_URING_READ, .start_ns = At(60), .end_ns = At(61), .file = data,
+         .requested = 8192, .result = 8192});
+  p.Add({.op = OP_URING_ENTER, .start_ns = At(60), .end_ns = At(60.1), .requested = 2,
+         .result = 2});
+}
+
+void WriteNewerLayersRun(const std::string& dir) {
+  SyntheticProcess trainer(100, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
+  trainer.header().set_wait_threshold_ns(20'000);
+  uint32_t queue = trainer.Name("pipe:[900]", InternedString::KIND_PIPE);
+  for (int s = 0; s < 4; ++s) {
+    double start = 10 + 100 * s;
+    trainer.Marker(OP_STEP_BEGIN, At(start), At(start), s);
+    trainer.Marker(OP_DATA_WAIT, At(start), At(start + 10 + s), s);
+    trainer.Marker(OP_STEP_END, At(start + 100), At(start + 100), s);
+    trainer.Add({.op = OP_POLL, .start_ns = At(start), .end_ns = At(start + 9), .file = queue,
+                 .requested = 1, .result = 1});
+    trainer.Read(OP_READ, At(start + 9), At(start + 9.5), queue, -1, 4);
+    PySample(trainer, "train_step", 100, start + 20, start + 40);
+  }
+  Faults(trainer, "", false);
+  trainer.End(EndOfTrace::REASON_EXIT, 0, At(450));
+  trainer.WriteTo(dir + "/trainer.iotap");
+  for (int pid : {101, 102}) {
+    SyntheticProcess p(pid, 100, "/usr/bin/python3", {"python3", "train.py"}, At(1),
+                       ProcessHeader::ORIGIN_FORK);
+    p.header().set_wait_threshold_ns(20'000);
+    uint32_t data = p.Path("/data/shard-" + std::to_string(pid) + ".tar");
+    for (int k = 0; k < 8; ++k) p.Read(OP_PREAD, At(5 + 50 * k), At(7 + 50 * k), data, k * 4096, 4096);
+    p.Read(OP_WRITE, At(30), At(30.5), p.Name("pipe:[900]", InternedString::KIND_PIPE), -1, 400);
+    p.Read(OP_WRITE, At(31), At(31.5), p.Name("socket:[9" + std::to_string(pid) + "]",
+                                              InternedString::KIND_SOCKET), -1, 40);
+    PySample(p, "ColorJitter.forward", pid, 12, 30);
+    Faults(p, pid == 101 ? "perf refused" : "no mmap", true);
+    p.End(EndOfTrace::REASON_UNDERSCORE_EXIT, 0, At(440));
+    p.WriteTo(dir + "/loader-" + std::to_string(pid) + ".iotap");
+  }
+  // A trainer of its own, without loaders: it reads its data itself.
+  SyntheticProcess alone(300, 1, "/usr/bin/python3", {"python3", "solo.py"}, kT0,
+                         ProcessHeader::ORIGIN_EXEC, "node1");
+  alone.header().set_wait_threshold_ns(20'000);
+  alone.header().set_rank(1);
+  uint32_t file = alone.Path("/data/solo.bin");
+  for (int s = 0; s < 3; ++s) {
+    double start = 20 + 100 * s;
+    alone.Marker(OP_STEP_BEGIN, At(start), At(start), s);
+    alone.Read(OP_PREAD, At(start + 1), At(start + 6), file, s * 65536, 65536);
+    alone.Marker(OP_STEP_END, At(start + 90), At(start + 90), s);
+  }
+  alone.End(EndOfTrace::REASON_EXIT, 0, At(400));
+  alone.WriteTo(dir + "/solo.iotap");
+}
+
+TEST_P(PartialRunTest, WaitsPythonSamplesMappedReadsAndUring) {
+  static const std::string dir = [] {
+    std::string d = Dir("newer-layers");
+    WriteNewerLayersRun(d);
+    return d;
+  }();
+  ExpectSameAsOneProcess(dir);
+  // The run holds what this test is for.
+  absl::StatusOr<report::Report> r = AnalyzeRun(dir, AnalysisOptions());
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(r->py_profiles_size(), 0);
+  bool compared = false;
+  for (const report::Step& step : r->steps()) compared |= step.inferred_wait_s() >= 0;
+  EXPECT_TRUE(compared);
+  RunCounts counts = CountTraceFiles(*ListTraceFiles(dir), AnalysisOptions());
+  EXPECT_NE(counts.stats.DebugString().find("/data/mapped.bin"), std::string::npos);
+  EXPECT_NE(counts.stats.DebugString().find("perf refused"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, PartialRunTest, ::testing::Values(1, 2, 3, 8),
+                         [](const auto& info) { return "N" + std::to_string(info.param); });
+
+TEST(PartialRunDamageTest, ACutPartialFailsToMerge) {
+  absl::StatusOr<std::vector<std::string>> files = ListTraceFiles(HostileRunDirectory());
+  ASSERT_TRUE(files.ok());
+  SharedRun from, into;
+  ASSERT_TRUE(from.Prepare(*files, AnalysisOptions()).ok());
+  ASSERT_TRUE(into.Prepare(*files, AnalysisOptions()).ok());
+  from.Read({0}, 1, nullptr);
+  std::string bytes;
+  WireWriter out([&](std::string_view p) { bytes += p; });
+  from.WritePartial(out);
+  bool given = false;
+  WireReader in([&] {
+    if (given) return std::string();
+    given = true;
+    return bytes.substr(0, bytes.size() - 3);
+  });
+  EXPECT_FALSE(into.MergePartial(in).ok());
+}
+
+TEST(PartialRunDamageTest, APartialOfAnotherRunIsRefused) {
+  absl::StatusOr<std::vector<std::string>> files = ListTraceFiles(HostileRunDirectory());
+  ASSERT_TRUE(files.ok());
+  SharedRun from, into;
+  ASSERT_TRUE(from.Prepare(*files, AnalysisOptions()).ok());
+  std::vector<std::string> fewer(files->begin(), files->end() - 1);
+  ASSERT_TRUE(into.Prepare(fewer, AnalysisOptions()).ok());
+  absl::Status merged = MergeThroughWire(from, into);
+  EXPECT_EQ(merged.code(), absl::StatusCode::kFailedPrecondition) << merged;
+}
+
+}  // namespace
+}  // namespace iotap::analyzer
