@@ -140,9 +140,13 @@ void ByteRanges::Merge(const ByteRanges& o) {
 }
 
 void AdaptiveSeries::Coarsen() {
-  std::vector<double> half((bins_.size() + 1) / 2, 0.0);
-  for (size_t i = 0; i < bins_.size(); ++i) half[i / 2] += bins_[i];
-  bins_.swap(half);
+  // In place, each pair summed as into a zeroed bin ((0 + a) + b): the
+  // vector keeps its capacity, so the series grows back to kMaxBins bins
+  // without a new allocation and copy every time it coarsens.
+  const size_t n = bins_.size();
+  for (size_t i = 0; i < n / 2; ++i) bins_[i] = (0.0 + bins_[2 * i]) + bins_[2 * i + 1];
+  if (n % 2 == 1) bins_[n / 2] = 0.0 + bins_[n - 1];
+  bins_.resize((n + 1) / 2);
   bin_ns_ *= 2;
   inverse_bin_ = 1.0 / static_cast<double>(bin_ns_);
   last_end_ = last_start_;

@@ -60,5 +60,34 @@ TEST(ByteRangesTest, MergeCountsBytesOnce) {
   EXPECT_EQ(empty.covered(), 170u);
 }
 
+TEST(AdaptiveSeriesTest, CoarsensByPairsAndGrowsBack) {
+  constexpr auto kBins = static_cast<int64_t>(AdaptiveSeries::kMaxBins);
+  AdaptiveSeries s(/*origin_ns=*/1000, /*initial_bin_ns=*/1);
+  for (int64_t i = 0; i < kBins; ++i) s.AddAt(1000 + i, static_cast<double>(i) + 0.25);
+  EXPECT_EQ(s.bin_ns(), 1);
+  s.AddAt(1000 + kBins, 3.0);  // one bin too many: pairs join
+  EXPECT_EQ(s.bin_ns(), 2);
+  EXPECT_EQ(s.SumOver(1000, 1002), 0.25 + 1.25);
+  EXPECT_EQ(s.SumOver(1000 + kBins - 2, 1000 + kBins), (kBins - 2 + 0.25) + (kBins - 1 + 0.25));
+  EXPECT_EQ(s.SumOver(1000 + kBins, 1000 + kBins + 2), 3.0);
+  s.AddAt(1000 + 2 * kBins - 1, 7.0);  // the last bin at the new width
+  EXPECT_EQ(s.bin_ns(), 2);
+  EXPECT_EQ(s.SumOver(1000 + 2 * kBins - 2, 1000 + 2 * kBins), 7.0);
+  EXPECT_EQ(s.SumOver(1000 + kBins + 2, 1000 + 2 * kBins - 2), 0.0);
+}
+
+TEST(AdaptiveSeriesTest, MergeCoarsensAnOddNumberOfBins) {
+  AdaptiveSeries fine(0, 1);
+  fine.AddAt(2, 5.0);  // three bins: 0, 0, 5
+  AdaptiveSeries coarse(0, 2);
+  coarse.AddAt(0, 1.0);
+  coarse.AddAt(3, 2.0);
+  fine.Merge(coarse);
+  EXPECT_EQ(fine.bin_ns(), 2);
+  EXPECT_EQ(fine.SumOver(0, 2), 1.0);
+  EXPECT_EQ(fine.SumOver(2, 4), 7.0);
+  EXPECT_EQ(fine.SumOver(4, 8), 0.0);
+}
+
 }  // namespace
 }  // namespace iotap::analyzer
