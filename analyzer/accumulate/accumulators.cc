@@ -176,14 +176,21 @@ void AdaptiveSeries::AddOver(int64_t start, int64_t end, double amount) {
   }
   Grow(BinOf(end - 1 - origin_ns_));
   double per_ns = amount / static_cast<double>(end - start);
-  // Bin by bin from the one holding `start`.
+  // Bin by bin from the one holding `start`: its piece, the whole bins (each
+  // gets per_ns times the bin width, the same sum), the last piece.
   size_t index = BinOf(start - origin_ns_);
-  for (int64_t t = start; t < end; ++index) {
-    int64_t bin_end = origin_ns_ + static_cast<int64_t>(index + 1) * bin_ns_;
-    int64_t piece_end = std::min(end, bin_end);
-    bins_[index] += per_ns * static_cast<double>(piece_end - t);
-    t = piece_end;
+  const int64_t first_end = origin_ns_ + static_cast<int64_t>(index + 1) * bin_ns_;
+  if (end <= first_end) {
+    bins_[index] += per_ns * static_cast<double>(end - start);
+    return;
   }
+  bins_[index] += per_ns * static_cast<double>(first_end - start);
+  const double whole = per_ns * static_cast<double>(bin_ns_);
+  const auto full = static_cast<size_t>((end - first_end) / bin_ns_);
+  double* next = bins_.data() + index + 1;
+  for (size_t k = 0; k < full; ++k) next[k] += whole;
+  const int64_t t = first_end + static_cast<int64_t>(full) * bin_ns_;
+  if (t < end) next[full] += per_ns * static_cast<double>(end - t);
 }
 
 double AdaptiveSeries::SumOver(int64_t start, int64_t end) const {
