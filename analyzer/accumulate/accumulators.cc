@@ -140,9 +140,13 @@ void ByteRanges::Merge(const ByteRanges& o) {
 }
 
 void AdaptiveSeries::Coarsen() {
-  std::vector<double> half((bins_.size() + 1) / 2, 0.0);
-  for (size_t i = 0; i < bins_.size(); ++i) half[i / 2] += bins_[i];
-  bins_.swap(half);
+  // In place, each pair summed as into a zeroed bin ((0 + a) + b): the
+  // vector keeps its capacity, so the series grows back to kMaxBins bins
+  // without a new allocation and copy every time it coarsens.
+  const size_t n = bins_.size();
+  for (size_t i = 0; i < n / 2; ++i) bins_[i] = (0.0 + bins_[2 * i]) + bins_[2 * i + 1];
+  if (n % 2 == 1) bins_[n / 2] = 0.0 + bins_[n - 1];
+  bins_.resize((n + 1) / 2);
   bin_ns_ *= 2;
   inverse_bin_ = 1.0 / static_cast<double>(bin_ns_);
   last_end_ = last_start_;
@@ -172,14 +176,21 @@ void AdaptiveSeries::AddOver(int64_t start, int64_t end, double amount) {
   }
   Grow(BinOf(end - 1 - origin_ns_));
   double per_ns = amount / static_cast<double>(end - start);
-  // Bin by bin from the one holding `start`.
+  // Bin by bin from the one holding `start`: its piece, the whole bins (each
+  // gets per_ns times the bin width, the same sum), the last piece.
   size_t index = BinOf(start - origin_ns_);
-  for (int64_t t = start; t < end; ++index) {
-    int64_t bin_end = origin_ns_ + static_cast<int64_t>(index + 1) * bin_ns_;
-    int64_t piece_end = std::min(end, bin_end);
-    bins_[index] += per_ns * static_cast<double>(piece_end - t);
-    t = piece_end;
+  const int64_t first_end = origin_ns_ + static_cast<int64_t>(index + 1) * bin_ns_;
+  if (end <= first_end) {
+    bins_[index] += per_ns * static_cast<double>(end - start);
+    return;
   }
+  bins_[index] += per_ns * static_cast<double>(first_end - start);
+  const double whole = per_ns * static_cast<double>(bin_ns_);
+  const auto full = static_cast<size_t>((end - first_end) / bin_ns_);
+  double* next = bins_.data() + index + 1;
+  for (size_t k = 0; k < full; ++k) next[k] += whole;
+  const int64_t t = first_end + static_cast<int64_t>(full) * bin_ns_;
+  if (t < end) next[full] += per_ns * static_cast<double>(end - t);
 }
 
 double AdaptiveSeries::SumOver(int64_t start, int64_t end) const {

@@ -1,5 +1,9 @@
 #include "analyzer/accumulate/accumulators.h"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
@@ -58,6 +62,62 @@ TEST(ByteRangesTest, MergeCountsBytesOnce) {
   EXPECT_EQ(empty.covered(), 170u);
   empty.Merge(a);
   EXPECT_EQ(empty.covered(), 170u);
+}
+
+TEST(AdaptiveSeriesTest, CoarsensByPairsAndGrowsBack) {
+  constexpr auto kBins = static_cast<int64_t>(AdaptiveSeries::kMaxBins);
+  AdaptiveSeries s(/*origin_ns=*/1000, /*initial_bin_ns=*/1);
+  for (int64_t i = 0; i < kBins; ++i) s.AddAt(1000 + i, static_cast<double>(i) + 0.25);
+  EXPECT_EQ(s.bin_ns(), 1);
+  s.AddAt(1000 + kBins, 3.0);  // one bin too many: pairs join
+  EXPECT_EQ(s.bin_ns(), 2);
+  EXPECT_EQ(s.SumOver(1000, 1002), 0.25 + 1.25);
+  EXPECT_EQ(s.SumOver(1000 + kBins - 2, 1000 + kBins), (kBins - 2 + 0.25) + (kBins - 1 + 0.25));
+  EXPECT_EQ(s.SumOver(1000 + kBins, 1000 + kBins + 2), 3.0);
+  s.AddAt(1000 + 2 * kBins - 1, 7.0);  // the last bin at the new width
+  EXPECT_EQ(s.bin_ns(), 2);
+  EXPECT_EQ(s.SumOver(1000 + 2 * kBins - 2, 1000 + 2 * kBins), 7.0);
+  EXPECT_EQ(s.SumOver(1000 + kBins + 2, 1000 + 2 * kBins - 2), 0.0);
+}
+
+TEST(AdaptiveSeriesTest, MergeCoarsensAnOddNumberOfBins) {
+  AdaptiveSeries fine(0, 1);
+  fine.AddAt(2, 5.0);  // three bins: 0, 0, 5
+  AdaptiveSeries coarse(0, 2);
+  coarse.AddAt(0, 1.0);
+  coarse.AddAt(3, 2.0);
+  fine.Merge(coarse);
+  EXPECT_EQ(fine.bin_ns(), 2);
+  EXPECT_EQ(fine.SumOver(0, 2), 1.0);
+  EXPECT_EQ(fine.SumOver(2, 4), 7.0);
+  EXPECT_EQ(fine.SumOver(4, 8), 0.0);
+}
+
+// AddOver's rule spelled out: each bin [s, s + w) that [start, end) reaches
+// gets amount / (end - start) times the ns of it inside.
+std::vector<double> SpreadByDefinition(int64_t start, int64_t end, double amount, int64_t width,
+                                       size_t bins) {
+  std::vector<double> out(bins, 0.0);
+  double per_ns = amount / static_cast<double>(end - start);
+  for (size_t i = 0; i < bins; ++i) {
+    int64_t s = static_cast<int64_t>(i) * width;
+    int64_t from = std::max(start, s);
+    int64_t to = std::min(end, s + width);
+    if (from < to) out[i] += per_ns * static_cast<double>(to - from);
+  }
+  return out;
+}
+
+TEST(AdaptiveSeriesTest, AddOverSpreadsOverPiecesAndWholeBins) {
+  const std::vector<std::pair<int64_t, int64_t>> spans = {
+      {0, 1}, {0, 10}, {3, 7}, {3, 10}, {3, 20}, {10, 20}, {7, 58}, {9, 11}, {19, 100}, {20, 60}};
+  for (const auto& [start, end] : spans) {
+    AdaptiveSeries s(0, 10);
+    s.AddOver(start, end, 1000.0 / 3.0);
+    std::vector<double> want = SpreadByDefinition(start, end, 1000.0 / 3.0, 10, 10);
+    for (double& v : want) v = 0.0 + v * 10.0 / 10.0;  // as Resample reads a whole bin
+    EXPECT_EQ(s.Resample(0, 10, 10), want) << start << " " << end;
+  }
 }
 
 }  // namespace

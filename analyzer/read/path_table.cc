@@ -15,25 +15,51 @@ bool EndsWithAny(std::string_view s, std::initializer_list<std::string_view> suf
   return false;
 }
 
-bool Contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
+// What a path holds right after one of its slashes: a multiprocessing
+// socket's or file's directory (/pymp-), or a directory of the Python
+// runtime. One look per slash, on the character after it, instead of a
+// search of the whole path per name: categorizing is most of the cost of
+// interning a new path, and a DataLoader worker opens a new one every few
+// dozen events.
+enum class AfterSlash { kNothing, kSystem, kRuntime };
+
+AfterSlash Classify(std::string_view rest) {
+  switch (rest.empty() ? '\0' : rest.front()) {
+    case 'p': return rest.starts_with("pymp-") ? AfterSlash::kSystem : AfterSlash::kNothing;
+    case 's': return rest.starts_with("site-packages/") ? AfterSlash::kRuntime : AfterSlash::kNothing;
+    case 'd': return rest.starts_with("dist-packages/") ? AfterSlash::kRuntime : AfterSlash::kNothing;
+    case 'l': return rest.starts_with("lib/python") ? AfterSlash::kRuntime : AfterSlash::kNothing;
+    case 'b': return rest.starts_with("bin/") ? AfterSlash::kRuntime : AfterSlash::kNothing;
+    case 'c': return rest.starts_with("conda") ? AfterSlash::kRuntime : AfterSlash::kNothing;
+    case 'v': return rest.starts_with("venv/") ? AfterSlash::kRuntime : AfterSlash::kNothing;
+    case '_': return rest.starts_with("__pycache__/") ? AfterSlash::kRuntime : AfterSlash::kNothing;
+    case '.':
+      return rest.starts_with(".pyenv/") || rest.starts_with(".venv/") ? AfterSlash::kRuntime
+                                                                       : AfterSlash::kNothing;
+    default: return AfterSlash::kNothing;
+  }
 }
 
 }  // namespace
 
 const char* FileCategory(std::string_view path) {
-  if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/") ||
-      Contains(path, "/pymp-")) {
+  if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/")) {
     return "system";
   }
-  if (Contains(path, "/site-packages/") || Contains(path, "/dist-packages/") ||
-      Contains(path, "/lib/python") || Contains(path, "/bin/") || Contains(path, "/.pyenv/") ||
-      Contains(path, "/conda") || Contains(path, "/.venv/") || Contains(path, "/venv/") ||
-      path.starts_with("/usr/") || path == "/usr" ||
-      path.starts_with("/lib/") || path.starts_with("/lib64/") || path.starts_with("/bin/") ||
-      path.starts_with("/sbin/") || path.starts_with("/etc/") ||
-      Contains(path, "/__pycache__/") || EndsWithAny(path, {".py", ".pyc", ".so", ".pth"}) ||
-      Contains(path, ".so.")) {
+  // Every name searched for inside the path but ".so." starts with a slash:
+  // /pymp- (system, whatever else the path holds); /site-packages/,
+  // /dist-packages/, /lib/python, /bin/, /.pyenv/, /conda, /.venv/, /venv/,
+  // /__pycache__/ (runtime).
+  bool runtime = false;
+  for (size_t i = path.find('/'); i != std::string_view::npos; i = path.find('/', i + 1)) {
+    AfterSlash found = Classify(path.substr(i + 1));
+    if (found == AfterSlash::kSystem) return "system";
+    runtime = runtime || found == AfterSlash::kRuntime;
+  }
+  if (runtime || path.starts_with("/usr/") || path == "/usr" || path.starts_with("/lib/") ||
+      path.starts_with("/lib64/") || path.starts_with("/sbin/") || path.starts_with("/etc/") ||
+      EndsWithAny(path, {".py", ".pyc", ".so", ".pth"}) ||
+      path.find(".so.") != std::string_view::npos) {
     return "runtime";
   }
   return "data";

@@ -1,6 +1,7 @@
 #include "analyzer/read/path_table.h"
 
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -24,6 +25,45 @@ TEST(FileCategoryTest, DatasetsAreDataAndTheInterpreterIsNot) {
   for (const char* system : {"/proc/self/stat", "/dev/shm/torch_123", "/tmp/pymp-abc/listener-x"}) {
     EXPECT_STREQ(FileCategory(system), "system") << system;
   }
+}
+
+// FileCategory's rules spelled out one search at a time, as path_table.h
+// states them; FileCategory looks once per slash instead.
+const char* CategoryByDefinition(std::string_view path) {
+  auto has = [&](std::string_view part) { return path.find(part) != std::string_view::npos; };
+  if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/") ||
+      has("/pymp-")) {
+    return "system";
+  }
+  if (has("/site-packages/") || has("/dist-packages/") || has("/lib/python") || has("/bin/") ||
+      has("/.pyenv/") || has("/conda") || has("/.venv/") || has("/venv/") ||
+      path.starts_with("/usr/") || path == "/usr" || path.starts_with("/lib/") ||
+      path.starts_with("/lib64/") || path.starts_with("/bin/") || path.starts_with("/sbin/") ||
+      path.starts_with("/etc/") || has("/__pycache__/") || path.ends_with(".py") ||
+      path.ends_with(".pyc") || path.ends_with(".so") || path.ends_with(".pth") || has(".so.")) {
+    return "runtime";
+  }
+  return "data";
+}
+
+TEST(FileCategoryTest, AgreesWithTheRulesOnEveryNameAnywhere) {
+  const std::vector<std::string> parts = {
+      "pymp-", "site-packages/", "dist-packages/", "lib/python", "lib/", "lib64/", "bin/",
+      ".pyenv/", "conda", ".venv/", "venv/", "__pycache__/", "usr/", "usr", "sbin/", "etc/",
+      "proc/", "sys/", "dev/", "x.py", "x.pyc", "x.so", "x.pth", "x.so.6", "pym", "site-packages",
+      "bin", "venv", "data", "", "/", "p", "s", "d", "l", "b", "c", "v", "_", "."};
+  size_t checked = 0;
+  for (const std::string& a : parts) {
+    for (const std::string& b : parts) {
+      for (const std::string& path :
+           {a, "/" + a, "/" + a + "/" + b, "/data/" + a + b, "/data/" + a + "/" + b,
+            "/" + a + "/pymp-1", "/" + b + a, a + "/" + b}) {
+        EXPECT_STREQ(FileCategory(path), CategoryByDefinition(path)) << path;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 40u * 40u * 8u);
 }
 
 TEST(PathTableTest, OneIdAndCategoryPerPath) {
