@@ -196,6 +196,18 @@ double AdaptiveSeries::SumOver(int64_t start, int64_t end) const {
   return sum;
 }
 
+void AdaptiveSeries::AddSeries(const AdaptiveSeries& o) {
+  if (o.origin_ns_ == origin_ns_) {
+    Merge(o);
+    return;
+  }
+  for (size_t i = 0; i < o.bins_.size(); ++i) {
+    if (o.bins_[i] == 0) continue;
+    int64_t start = o.origin_ns_ + static_cast<int64_t>(i) * o.bin_ns_;
+    AddOver(start, start + o.bin_ns_, o.bins_[i]);
+  }
+}
+
 void AdaptiveSeries::Merge(const AdaptiveSeries& o) {
   while (bin_ns_ < o.bin_ns_) Coarsen();
   if (bin_ns_ == o.bin_ns_) {  // the usual case: bin for bin

@@ -229,6 +229,9 @@ class AdaptiveSeries {
   double SumOver(int64_t start, int64_t end) const;
   // Adds another series (same origin) into this one.
   void Merge(const AdaptiveSeries& o);
+  // Adds a series of any origin: each of its bins spread over the time it
+  // covers (exact where its bins fall inside ours).
+  void AddSeries(const AdaptiveSeries& o);
   // `bins` sums of [origin + k * width, ...) for the requested width (a
   // multiple of the current bin width, or coarser by proportion).
   std::vector<double> Resample(int64_t start_ns, int64_t width_ns, size_t bins) const;

@@ -14,7 +14,6 @@ namespace {
 // longer than this is clipped (IntervalUnion).
 constexpr int64_t kUnionHorizonNs = 30'000'000'000;
 // The series start fine and coarsen as the run gets longer.
-constexpr int64_t kInitialBinNs = 1'000'000;
 
 }  // namespace
 

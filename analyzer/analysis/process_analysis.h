@@ -77,6 +77,9 @@ struct LayerAccumulator {
 
 inline constexpr int kLayerCount = static_cast<int>(Layer::kOther) + 1;
 
+// The first bin width of every time series (AdaptiveSeries) of the analysis.
+inline constexpr int64_t kInitialBinNs = 1'000'000;
+
 // An event the run-level analysis needs one by one, in wall-clock ns.
 struct TimedEvent {
   Op op;

@@ -25,8 +25,6 @@ using internal::TrainerGroup;
 
 namespace {
 
-constexpr int64_t kInitialBinNs = 1'000'000;
-
 // The busy time and series of a process, under the lock of the group they
 // go to: a process's intervals are many, and the other threads need not wait
 // for them. A group's busy time goes into the run's after reading (ReadAll):
@@ -106,7 +104,11 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
   kept.io_busy_ns = r.io_busy_ns;
 }
 
-void Merge(RunState& s, int index, ProcessResult r) {
+}  // namespace
+
+namespace internal {
+
+void MergeProcess(RunState& s, int index, ProcessResult r) {
   if (s.scope == AnalysisScope::kFull) MergeTimes(s, index, r);
   std::lock_guard<std::mutex> lock(s.mu);
   s.read_ok[index] = true;
@@ -167,10 +169,6 @@ void FillProcesses(RunState& s, report::Report* r) {
   }
 }
 
-}  // namespace
-
-namespace internal {
-
 void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>& progress) {
   const size_t n = s.catalog.entries.size();
   std::atomic<size_t> next{0}, done{0};
@@ -185,7 +183,7 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
           ReadTraceFile(path, whole ? static_cast<TraceVisitor*>(&analyzer) : &in_range, &issues,
                         &s.clocks.corrections);
       if (status.ok()) {
-        Merge(s, static_cast<int>(i), analyzer.Take());
+        MergeProcess(s, static_cast<int>(i), analyzer.Take());
       } else {
         issues.push_back(UnreadableFileIssue(path, status));
       }
@@ -206,6 +204,10 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
     s.issues.insert(s.issues.end(), s.file_issues[i].begin(), s.file_issues[i].end());
   }
   s.file_issues.clear();
+  FinishReading(s);
+}
+
+void FinishReading(RunState& s) {
   if (s.scope == AnalysisScope::kFull) {
     for (auto& [index, group] : s.groups) s.all_io->Or(*group.io);
   }
@@ -216,6 +218,26 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
     s.files.emplace(s.paths.path(id), std::move(s.files_by_id[id]));
   }
   s.files_by_id.clear();
+}
+
+absl::StatusOr<report::Report> BuildReport(RunState& s, const AnalysisOptions& options) {
+  report::Report r;
+  r.set_schema_version(1);
+  FillProcesses(s, &r);
+  internal::BuildSteps(s, &r);
+  internal::BuildTimeline(s, options.timeline_bins, &r);
+  internal::BuildTables(s, options.top_files, &r);
+  internal::BuildRunSummary(s, &r);
+  internal::BuildNotes(s, &r);
+  internal::CheckClocks(s, &r);
+  if (options.rules != nullptr) {
+    AddFindings(*options.rules, &r);
+  } else {
+    absl::StatusOr<rules::RuleSet> rules = DefaultRules();
+    if (!rules.ok()) return rules.status();
+    AddFindings(*rules, &r);
+  }
+  return r;
 }
 
 }  // namespace internal
@@ -240,29 +262,13 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
                          ? INT64_MAX
                          : s.origin_ns + options.range.to_ns;
   }
-  SetUpProcesses(s, files);
+  internal::SetUpProcesses(s, files);
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);
-  SetUpGroups(s);
+  internal::SetUpGroups(s);
   internal::ReadAll(s, options.threads, options.progress);
 
-  report::Report r;
-  r.set_schema_version(1);
-  FillProcesses(s, &r);
-  internal::BuildSteps(s, &r);
-  internal::BuildTimeline(s, options.timeline_bins, &r);
-  internal::BuildTables(s, options.top_files, &r);
-  internal::BuildRunSummary(s, &r);
-  internal::BuildNotes(s, &r);
-  internal::CheckClocks(s, &r);
-  if (options.rules != nullptr) {
-    AddFindings(*options.rules, &r);
-  } else {
-    absl::StatusOr<rules::RuleSet> rules = DefaultRules();
-    if (!rules.ok()) return rules.status();
-    AddFindings(*rules, &r);
-  }
-  return r;
+  return internal::BuildReport(s, options);
 }
 
 RunCounts CountTraceFiles(const std::vector<std::string>& files, const AnalysisOptions& options) {
@@ -271,7 +277,7 @@ RunCounts CountTraceFiles(const std::vector<std::string>& files, const AnalysisO
   // No catalog: the counts need no roles or clocks, and a file whose header
   // is damaged is still counted.
   for (const std::string& path : files) s.catalog.entries.push_back(CatalogEntry{path});
-  SetUpProcesses(s, files);
+  internal::SetUpProcesses(s, files);
   internal::ReadAll(s, options.threads, options.progress);
   RunCounts out;
   internal::BuildStats(s, &out.stats);

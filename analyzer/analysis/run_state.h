@@ -109,6 +109,28 @@ struct RunState {
   int64_t late_clipped_ns = 0;
 };
 
+// Sizes the per-process vectors for s.catalog's entries, ranked by their
+// position in `files`.
+void SetUpProcesses(RunState& s, const std::vector<std::string>& files);
+
+// Makes a group for every trainer of the catalog and adds its loaders.
+void SetUpGroups(RunState& s);
+
+// Adds process `index`'s result into the run's; once per process, any order,
+// from any thread.
+void MergeProcess(RunState& s, int index, ProcessResult r);
+
+// Once every process is merged: the groups' busy time into the run's, and
+// (kFull) the files by path.
+void FinishReading(RunState& s);
+
+// Fills report->processes.
+void FillProcesses(RunState& s, report::Report* r);
+
+// Every Build* below and the findings (options.rules, or the built-in
+// rules), over a state read whole.
+absl::StatusOr<report::Report> BuildReport(RunState& s, const AnalysisOptions& options);
+
 // Reads every file of s.catalog into `s`, `threads` files at a time, with
 // ProcessAnalyzers of s.scope (run_analysis.cc). With kFull, s.groups must
 // be set up.
