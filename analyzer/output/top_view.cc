@@ -219,6 +219,24 @@ std::string TopMetrics(const TopFigures& f, MetricsFormat format) {
   sample("iotap_window_seconds", job, f.window_s);
   family("iotap_window_end_seconds", "gauge", "End of the window, seconds from the run's start.");
   sample("iotap_window_end_seconds", job, f.end_s);
+  // The job's figures, those of the one-line form.
+  family("iotap_job_data_stall_ratio", "gauge",
+         "Share of the training steps' time spent waiting for data over the window (0..1).");
+  if (f.stall >= 0) sample("iotap_job_data_stall_ratio", job, f.stall);
+  family("iotap_job_data_wait_split_ratio", "gauge",
+         "Share of the job's data wait that was fetch, prep or other, over the window.");
+  if (f.stall >= 0) {
+    for (const auto& [part, share] : {std::pair{"fetch", f.fetch_share},
+                                      std::pair{"prep", f.prep_share},
+                                      std::pair{"other", f.other_share}}) {
+      sample("iotap_job_data_wait_split_ratio", absl::StrCat(job, ",part=\"", part, "\""), share);
+    }
+  }
+  family("iotap_job_steps_per_second", "gauge", "Training steps of every rank per second over the window.");
+  sample("iotap_job_steps_per_second", job, f.steps_per_s);
+  family("iotap_job_read_bytes_per_second", "gauge",
+         "Bytes read per second over the window, at the lowest layer (POSIX, STDIO, GDS).");
+  sample("iotap_job_read_bytes_per_second", job, f.read_bytes_per_s);
   family("iotap_data_stall_ratio", "gauge",
          "Share of step time the trainer waited for data over the window (0..1).");
   for (const TopTrainer& t : f.trainers) {

@@ -114,6 +114,10 @@ TEST(TopViewTest, MetricsPassBothParsersWithTheFiguresOfTheLine) {
     EXPECT_EQ(m->samples.at("iotap_read_bytes_per_second{job=\"job\"1\n\",layer=\"POSIX\"}"), 2e6);
     EXPECT_EQ(m->samples.at("iotap_cpu_cores{job=\"job\"1\n\",role=\"loader\"}"), 1.25);
     EXPECT_EQ(m->samples.at("iotap_window_end_seconds{job=\"job\"1\n\"}"), 30);
+    EXPECT_EQ(m->samples.at("iotap_job_data_stall_ratio{job=\"job\"1\n\"}"), 0.5);
+    EXPECT_EQ(m->samples.at("iotap_job_data_wait_split_ratio{job=\"job\"1\n\",part=\"prep\"}"), 0.3);
+    EXPECT_EQ(m->samples.at("iotap_job_steps_per_second{job=\"job\"1\n\"}"), 0.2);
+    EXPECT_EQ(m->samples.at("iotap_job_read_bytes_per_second{job=\"job\"1\n\"}"), 2e6);
     EXPECT_EQ(m->samples.at("iotap_finding{id=\"data_stall_fetch\",job=\"job\"1\n\",order=\"1\"}"), 1);
     EXPECT_EQ(m->types.count(syntax == MetricsSyntax::kOpenMetrics ? "iotap_read_bytes"
                                                                    : "iotap_read_bytes_total"),
