@@ -165,6 +165,11 @@ class ProcessAnalyzer : public TraceVisitor {
 
   ProcessResult Take() { return std::move(result_); }
 
+  // Where the CPU time series start (`origin_unix_ns` unless set, before
+  // OnProcess): a CPU sample spreads the time since the sample before it,
+  // which may lie before the origin of an analyzer of part of a run.
+  void set_cpu_origin(int64_t unix_ns) { cpu_origin_unix_ns_ = unix_ns; }
+
  private:
   struct FileSlot {
     FileCounts* counts = nullptr;  // null: not a file nor a descriptor (datasets, marks)
@@ -202,6 +207,7 @@ class ProcessAnalyzer : public TraceVisitor {
 
   const bool full_;
   int64_t origin_unix_ns_;
+  int64_t cpu_origin_unix_ns_;
   int64_t resolution_ns_;
   std::unique_ptr<PathTable> own_paths_;  // when the run has none
   PathTable* paths_;

@@ -136,10 +136,10 @@ void SetUpGroups(RunState& s) {
     g.trainer = i;
     g.io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
     g.writes = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
-    g.read_bytes = std::make_unique<AdaptiveSeries>(s.origin_ns, kInitialBinNs);
-    g.read_calls = std::make_unique<AdaptiveSeries>(s.origin_ns, kInitialBinNs);
-    g.read_ns = std::make_unique<AdaptiveSeries>(s.origin_ns, kInitialBinNs);
-    g.trainer_cpu = std::make_unique<AdaptiveSeries>(s.origin_ns, kInitialBinNs);
+    g.read_bytes = std::make_unique<AdaptiveSeries>(s.series_origin_ns, kInitialBinNs);
+    g.read_calls = std::make_unique<AdaptiveSeries>(s.series_origin_ns, kInitialBinNs);
+    g.read_ns = std::make_unique<AdaptiveSeries>(s.series_origin_ns, kInitialBinNs);
+    g.trainer_cpu = std::make_unique<AdaptiveSeries>(s.series_origin_ns, kInitialBinNs);
   }
   for (int i = 0; i < static_cast<int>(s.catalog.entries.size()); ++i) {
     const CatalogEntry& e = s.catalog.entries[i];
@@ -264,6 +264,7 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   }
   internal::SetUpProcesses(s, files);
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
+  s.series_origin_ns = s.origin_ns;
   for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);
   internal::SetUpGroups(s);
   internal::ReadAll(s, options.threads, options.progress);

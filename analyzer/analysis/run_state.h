@@ -68,6 +68,9 @@ struct RunState {
   int64_t origin_ns = 0;       // wall clock of the run's start
   int64_t end_ns = 0;          // last event or end record seen
   int64_t resolution_ns = 1000;
+  // Where the groups' and layers' time series start: the run's start, or a
+  // window's (SlicedRun: its series need not cover the run before it).
+  int64_t series_origin_ns = 0;
   // The part of the run analysed, wall clock (time_range.h); the whole run by
   // default.
   int64_t range_start_ns = INT64_MIN;

@@ -15,9 +15,11 @@ using internal::RunState;
 
 namespace {
 
-// A slice's series start this long before it: a CPU sample spreads the CPU
-// time since the sample before it, which may lie in an earlier slice.
-constexpr int64_t kSeriesMarginNs = 4'000'000'000;
+// A slice's CPU series start at least this long before it: a CPU sample
+// spreads the CPU time since the sample before it (the shim takes one every
+// 100 ms), which may lie in an earlier slice. Its other series and its busy
+// time start with it.
+constexpr int64_t kCpuMarginNs = 2'000'000'000;
 // Every slice's busy time at 1 us; the run's bitmaps take it at theirs.
 constexpr int64_t kSliceResolutionNs = 1000;
 
@@ -75,6 +77,15 @@ void AbsorbSlice(const PathTable& slice_paths, const ProcessResult& slice, RunSt
   into->first_unix_ns = std::min(into->first_unix_ns, slice.first_unix_ns);
   into->last_unix_ns = std::max(into->last_unix_ns, slice.last_unix_ns);
   into->end_unix_ns = std::max(into->end_unix_ns, slice.end_unix_ns);
+}
+
+// A sealed slice's series keep only the bins that hold something.
+void TrimSeries(ProcessResult& r) {
+  for (AdaptiveSeries& s : r.read_bytes_by_layer) s.Trim();
+  for (AdaptiveSeries* s : {r.data_read_bytes.get(), r.data_read_calls.get(), r.data_read_ns.get(),
+                            r.cpu_ns.get(), r.run_queue_ns.get()}) {
+    s->Trim();
+  }
 }
 
 // The summary's figures of what the slices added up to (as OnFileEnd sets
@@ -139,8 +150,17 @@ ProcessAnalyzer& SlicedRun::Slice(File& f, int64_t slice) {
   std::unique_ptr<ProcessAnalyzer>& a = f.open[slice];
   if (a != nullptr) return *a;
   int64_t start = origin_ns_ + slice * options_.slice_ns;
-  a = std::make_unique<ProcessAnalyzer>(AnalysisScope::kFull, &paths_, start - kSeriesMarginNs,
-                                        kSliceResolutionNs);
+  a = std::make_unique<ProcessAnalyzer>(AnalysisScope::kFull, &paths_, start, kSliceResolutionNs);
+  // From the sample before the slice's first (or a margin before the slice
+  // if none yet), on the run's grid of bins, so that windows add bin to bin.
+  int64_t cpu_origin = start - kCpuMarginNs;
+  if (f.last_resources.has_value()) {
+    cpu_origin = std::min(cpu_origin, f.process->ToRealtimeNs(static_cast<int64_t>(
+                                          f.last_resources->resources().monotonic_ns())));
+  }
+  int64_t bins = (cpu_origin - origin_ns_) / kInitialBinNs;
+  if (cpu_origin < origin_ns_ + bins * kInitialBinNs) --bins;
+  a->set_cpu_origin(origin_ns_ + bins * kInitialBinNs);
   a->OnProcess(*f.process);
   for (const Packet& p : f.descriptions) a->OnPacket(*f.process, p);
   if (f.last_resources.has_value()) a->OnPacket(*f.process, *f.last_resources);
@@ -212,7 +232,8 @@ void SlicedRun::Seal(int64_t unix_ns) {
     while (!f->open.empty() && f->open.begin()->first < n) {
       auto it = f->open.begin();
       it->second->OnFileEnd(*f->process);
-      f->sealed.emplace(it->first, it->second->Take());
+      ProcessResult& r = f->sealed.emplace(it->first, it->second->Take()).first->second;
+      TrimSeries(r);
       f->open.erase(it);
     }
     while (!f->sealed.empty() && f->sealed.begin()->first < n - options_.keep_slices) {
@@ -252,13 +273,16 @@ absl::StatusOr<report::Report> SlicedRun::Report(int64_t from_unix_ns, int64_t t
   s.range_end_ns = to_unix_ns;
   internal::SetUpProcesses(s, paths);
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
-  for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);
+  s.series_origin_ns = from_unix_ns;
+  for (int i = 0; i < kLayerCount; ++i) {
+    s.layer_read_bytes.emplace_back(s.series_origin_ns, kInitialBinNs);
+  }
   internal::SetUpGroups(s);
   for (int i = 0; i < static_cast<int>(s.catalog.entries.size()); ++i) {
     const File& f = *files_.at(s.catalog.entries[i].path);
     // An empty result of the process, as the report's analyzer starts, and
     // the slices of the range added to it.
-    ProcessAnalyzer empty(AnalysisScope::kFull, &s.paths, s.origin_ns, s.resolution_ns);
+    ProcessAnalyzer empty(AnalysisScope::kFull, &s.paths, s.series_origin_ns, s.resolution_ns);
     empty.OnProcess(*f.process);
     empty.OnFileEnd(*f.process);
     ProcessResult r = empty.Take();
