@@ -20,6 +20,8 @@
 #ifndef IOTAP_INTERPOSE_IOTAP_H_
 #define IOTAP_INTERPOSE_IOTAP_H_
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,6 +52,50 @@ void iotap_mark(const char* name) __attribute__((weak));
  * positive, or end before start). */
 int iotap_span(int kind, long long step, long long start_monotonic_ns,
                long long end_monotonic_ns) __attribute__((weak));
+
+/* Python stack samples. The Python helper's sampler (interpose/python/iotap/
+ * _sampler.py) calls these through ctypes; any other sampler of an
+ * interpreter's stacks may too. Functions and stacks are interned once and
+ * samples refer to them by id:
+ *
+ *   static const char load[] = "ImageFile.load\0/usr/lib/python3/PIL/ImageFile.py\0" "155";
+ *   long long f = iotap_py_intern(IOTAP_PY_FUNCTION, load, sizeof(load) - 1);
+ *   ... the stack's bytes: varints (function id, line) per frame, outermost first ...
+ *   long long s = iotap_py_intern(IOTAP_PY_STACK, bytes, n);
+ *   iotap_py_sample(tid, (unsigned)s, cpu_ns, start_ns, end_ns, (unsigned)(s >> 32));
+ *
+ * Kinds of iotap_py_intern: KIND_PY_FUNCTION and KIND_PY_STACK of
+ * proto/iotap/trace.proto, which says what their bytes hold. */
+#define IOTAP_PY_FUNCTION 12
+#define IOTAP_PY_STACK 13
+
+/* Interns `size` bytes (1 to 8192) of kind IOTAP_PY_FUNCTION or IOTAP_PY_STACK.
+ * Returns (generation << 32) | id, with id > 0, or 0 if nothing was interned
+ * (tracing off, bad arguments). An id stays valid while the generation does
+ * not change (the generation counts the times the shim's string table was
+ * emptied); a caller that keeps ids passes the generation to
+ * iotap_py_sample. */
+long long iotap_py_intern(int kind, const char* bytes, size_t size) __attribute__((weak));
+
+/* Records one sample (OP_PY_SAMPLE) on the calling thread: thread `tid` (a
+ * kernel thread id of this process) was running Python stack `stack` (an id
+ * from iotap_py_intern) and used `cpu_ns` of CPU time between
+ * `start_monotonic_ns` and `end_monotonic_ns` (CLOCK_MONOTONIC, Python's
+ * time.monotonic_ns()). Returns 0 if recorded, 1 if `generation` is no longer
+ * the string table's (intern again, then retry), -1 if not recorded (tracing
+ * off, bad arguments, event dropped). */
+int iotap_py_sample(int tid, unsigned stack, long long cpu_ns, long long start_monotonic_ns,
+                    long long end_monotonic_ns, unsigned generation) __attribute__((weak));
+
+/* States of iotap_py_sampler. */
+#define IOTAP_PY_SAMPLER_STARTED 1
+#define IOTAP_PY_SAMPLER_UNAVAILABLE 2
+
+/* Records that this process's sampler started, taking
+ * `samples_per_cpu_second`, or that it is unavailable, with a `note` saying
+ * why (NULL for none). Returns 0 if recorded, -1 if not. */
+int iotap_py_sampler(int state, long long samples_per_cpu_second, const char* note)
+    __attribute__((weak));
 
 #ifdef __cplusplus
 }

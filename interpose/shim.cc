@@ -21,8 +21,11 @@
 #include "interpose/file/packets.h"
 #include "interpose/file/writer.h"
 #include "interpose/hdf5/hdf5_objects.h"
-#include "interpose/posix/mappings.h"
+#include "interpose/mapped/fault_sampler.h"
+#include "interpose/mapped/mappings.h"
 #include "interpose/tfrecord/tfrecord.h"
+#include "interpose/uring/uring_requests.h"
+#include "interpose/uring/uring_rings.h"
 
 namespace iotap::interpose {
 
@@ -32,12 +35,17 @@ constinit bool g_constructed = false;
 
 // Every lock of the shim is held across fork, so that the child never
 // inherits one taken by a thread that does not exist there (it would wait for
-// it for ever). The writer, string and ring locks go in their usual order;
-// the descriptor pool's and the mapping table's are leaves (nothing is taken
+// it for ever). They go in the shim's lock order: the writer's; the io_uring
+// table's (held while paths are interned and descriptors looked up); the
+// page-fault sampler's (the writer holds it while interning the paths of
+// mappings found in /proc/self/maps); the string table's and the rings'.
+// The descriptor pool's and the mapping table's are leaves (nothing is taken
 // while holding them), so they can come last.
 void ForkPrepare() {
   if (!g_constructed) return;
   LockWriterForFork();
+  LockRingsTableForFork();
+  LockFaultsForFork();
   LockStringsForFork();
   LockRingsForFork();
   LockFdTableForFork();
@@ -50,6 +58,8 @@ void ForkParent() {
   UnlockFdTableAfterFork(false);
   UnlockRingsAfterFork(false);
   UnlockStringsAfterFork(false);
+  UnlockFaultsAfterFork(false);
+  UnlockRingsTableAfterFork(false);
   UnlockWriterAfterFork(false);
 }
 
@@ -59,6 +69,8 @@ void ForkChild() {
   UnlockFdTableAfterFork(true);
   UnlockRingsAfterFork(true);
   UnlockStringsAfterFork(true);
+  UnlockFaultsAfterFork(true);
+  UnlockRingsTableAfterFork(true);
   UnlockWriterAfterFork(true);
   TfRecordAfterForkChild();
   Hdf5AfterForkChild();
@@ -70,7 +82,11 @@ void ForkChild() {
   if (err != 0) {
     g_active_layers.store(0, std::memory_order_release);
     WarnOnce("cannot create the trace file of a forked process; not tracing it", err);
+    return;
   }
+  tls_thread.busy = true;
+  FaultsAfterForkChild();
+  tls_thread.busy = false;
 }
 
 // Where a lower layer reaches a higher one.
@@ -79,6 +95,10 @@ void JoinLayers() {
                   .ring_full = DrainFullRing,
                   .strings_full = FlushStringsAndReset});
   SetFdHooks({.open_bits = TfRecordOpenBits, .released = TfRecordRelease});
+  SetPolledSources({.drain = DrainFaults,
+                    .sample = SampleFaults,
+                    .poll_interval_ns = FaultPollIntervalNs,
+                    .before_end = UringEndOfTrace});
 }
 
 __attribute__((constructor)) void IotapInit(int argc, char** argv, char**) {

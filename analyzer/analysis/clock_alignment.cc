@@ -118,6 +118,14 @@ void Decide(const std::string& reference, const std::pair<int64_t, int64_t>& spa
                               "'s ranks (", kMinClockAnchors, " needed)");
     return;
   }
+  if (fit.wander > kMaxClockWander) {
+    h->why_not = absl::StrFormat(
+        "its step ends do not keep pace with %s's: the differences %d steps apart are %.1f "
+        "times those of neighbouring steps (a synchronous job's stay near 1), as when ranks "
+        "run on their own; no step end is a moment both hosts saw",
+        reference, kWanderLag, fit.wander);
+    return;
+  }
   double largest = std::max(std::fabs(fit.correction.OffsetAt(span.first)),
                             std::fabs(fit.correction.OffsetAt(span.second)));
   if (largest <= fit.uncertainty_ns) {

@@ -11,10 +11,12 @@
 // reads every trace). Per host and step, the median end over the host's
 // ranks; the reference host is the lowest rank's. Each other host's anchors
 // (the steps both hosts ended) get a median line (clock_fit.h), which
-// corrects the host's times if it rests on kMinClockAnchors anchors or more
-// and the offset it finds is larger than its uncertainty somewhere in the
-// run (otherwise the clocks agree as far as the steps can tell, and a
-// correction would only move the host by the fit's noise).
+// corrects the host's times if it rests on kMinClockAnchors anchors or more,
+// the anchors do not wander apart as independent ranks' steps do (then the
+// steps were not synchronous and say nothing of the clocks), and the offset
+// it finds is larger than its uncertainty somewhere in the run (otherwise
+// the clocks agree as far as the steps can tell, and a correction would only
+// move the host by the fit's noise).
 //
 //   RunClocks clocks = FitRunClocks(catalog, step_logs, /*threads=*/2);
 //   CorrectCatalogClocks(clocks.corrections, &catalog);

@@ -276,6 +276,35 @@ TEST(ClockAlignmentTest, ClocksThatAgreeAreLeftAlone) {
       << clocks.hosts[0].why_not;
 }
 
+// Ranks that do not wait for each other (the steps of independent jobs, or
+// of a generated run): their step ends drift apart step by step, and no
+// offset fits them. Nothing is corrected, and the report says why.
+TEST(ClockAlignmentTest, StepsThatDoNotEndTogetherCorrectNothing) {
+  SkewedJob job;
+  job.hosts = {{0, 0}, {0, 0}};
+  job.independent = true;
+  job.step_ns = 250 * kMs;
+  job.jitter_ns = 3 * kMs;
+  job.duration_ns = 40 * kSecond;  // 159 steps
+  const std::string dir = JobDirectory("independent", job);
+  RunClocks clocks = FitRunClocks(Catalog(dir), {}, 1);
+  ASSERT_EQ(clocks.hosts.size(), 1u);
+  EXPECT_GE(clocks.hosts[0].fit.anchors, 4 * kWanderLag);
+  EXPECT_GT(clocks.hosts[0].fit.wander, kMaxClockWander);
+  EXPECT_FALSE(clocks.hosts[0].corrected);
+  EXPECT_TRUE(clocks.corrections.empty());
+  EXPECT_NE(clocks.hosts[0].why_not.find("its step ends do not keep pace with node0's"),
+            std::string::npos)
+      << clocks.hosts[0].why_not;
+  // The same steps ending together are anchors again.
+  job.independent = false;
+  job.hosts = {{30e6, 0}, {0, 0}};
+  RunClocks synchronous = FitRunClocks(Catalog(JobDirectory("together", job)), {}, 1);
+  ASSERT_EQ(synchronous.hosts.size(), 1u);
+  EXPECT_LT(synchronous.hosts[0].fit.wander, kMaxClockWander);
+  EXPECT_TRUE(synchronous.hosts[0].corrected) << synchronous.hosts[0].why_not;
+}
+
 TEST(ClockAlignmentTest, OneHostReadsNothing) {
   SkewedJob job;
   job.hosts = {{5e6, 0}};

@@ -52,6 +52,22 @@ double Middle(std::vector<double> level) {
   return level[widest] + gap / 2;
 }
 
+// See `wander` in clock_fit.h; 0 for fewer than 4 x kWanderLag anchors.
+double Wander(const std::vector<double>& x, const std::vector<double>& y, double offset,
+              double slope) {
+  const size_t n = x.size(), lag = kWanderLag;
+  if (n < 4 * lag) return 0;
+  std::vector<double> r(n);
+  for (size_t i = 0; i < n; ++i) r[i] = y[i] - offset - slope * x[i];
+  double near = 0, far = 0;
+  for (size_t i = 0; i + 1 < n; ++i) near += std::fabs(r[i + 1] - r[i]);
+  for (size_t i = 0; i + lag < n; ++i) far += std::fabs(r[i + lag] - r[i]);
+  near /= static_cast<double>(n - 1);
+  far /= static_cast<double>(n - lag);
+  if (near <= 0) return far > 0 ? INFINITY : 1;
+  return far / near;
+}
+
 }  // namespace
 
 ClockFit FitClockLine(std::vector<ClockAnchor> anchors, int64_t from_ns, int64_t to_ns) {
@@ -101,6 +117,7 @@ ClockFit FitClockLine(std::vector<ClockAnchor> anchors, int64_t from_ns, int64_t
   }
   fit.correction = ClockCorrection{at, offset, slope};
   fit.spread_ns = spread;
+  fit.wander = Wander(x, y, offset, slope);
   const double offset_error =
       kMedianEfficiency * kSigmaPerMad * spread / std::sqrt(static_cast<double>(n));
   // A drift too small to measure is still there: the offset's error grows

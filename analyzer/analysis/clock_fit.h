@@ -18,7 +18,14 @@
 // - spread: the median absolute deviation of the anchors from the line;
 // - uncertainty: about two standard errors of the line (95%), at the worst
 //   point of [from_ns, to_ns], from the anchors' robust scale
-//   (1.4826 x spread, times 1.2533 for medians in place of means).
+//   (1.4826 x spread, times 1.2533 for medians in place of means);
+// - wander: whether the anchors are moments both saw at all. A synchronous
+//   job's differences scatter about the line the same way whatever the
+//   distance between two steps; ranks that run on their own (no collective
+//   ends their steps) drift apart like a random walk, so differences L steps
+//   apart grow like sqrt(L) times those of neighbours. `wander` is the mean
+//   |r(i + L) - r(i)| over the mean |r(i + 1) - r(i)| of the residuals r in
+//   time order, L = kWanderLag (about 1 for scatter, 5 for a walk).
 //
 //   std::vector<ClockAnchor> anchors = {{host_ns, host_ns - reference_ns}, ...};
 //   ClockFit fit = FitClockLine(anchors, run_start_ns, run_end_ns);
@@ -40,6 +47,10 @@ namespace iotap::analyzer {
 inline constexpr int kMinClockAnchors = 5;
 // The largest drift a working clock has (NTP refuses to slew faster).
 inline constexpr double kMaxClockDrift = 500e-6;
+// The lag of the wander test (above), which needs 4 x kWanderLag anchors.
+inline constexpr int kWanderLag = 25;
+// Residuals wander more than this: the anchors are no common moments.
+inline constexpr double kMaxClockWander = 2.5;
 
 struct ClockAnchor {
   int64_t host_ns = 0;    // the moment on the host's clock
@@ -52,6 +63,7 @@ struct ClockFit {
   bool drift_fitted = false;   // false: the drift was set to 0 (see above)
   double spread_ns = 0;        // median |anchor - line|
   double uncertainty_ns = 0;   // worst over [from_ns, to_ns]
+  double wander = 0;           // 0: too few anchors to tell
 };
 
 // Fits `anchors` (any order). With fewer than kMinClockAnchors, returns a fit

@@ -109,5 +109,35 @@ TEST(ClockFitTest, NoisyHourIsFittedWithinItsUncertainty) {
   }
 }
 
+// Ranks that run on their own: each step ends 250 ms +- 5 ms after the
+// last, so their differences walk away from any line. The wander test tells
+// them from a synchronous job's scatter, outliers and two clusters included.
+TEST(ClockFitTest, IndependentRanksWanderSynchronousOnesDoNot) {
+  std::mt19937_64 random(11);
+  std::uniform_int_distribution<int64_t> jitter(-5'000'000, 5'000'000);
+  std::normal_distribution<double> noise(0, 300'000);
+  std::vector<ClockAnchor> walk, scatter, clusters;
+  int64_t a = kT0, b = kT0 + 20'000'000;
+  for (int i = 0; i < 460; ++i) {
+    a += 250'000'000 + jitter(random);
+    b += 250'000'000 + jitter(random);
+    walk.push_back({b, b - a});
+    scatter.push_back({a, 20'000'000 + std::llround(noise(random)) +
+                              (i % 37 == 0 ? 30'000'000 : 0)});
+    clusters.push_back({a, 20'000'000 + (i % 5 < 2 ? 900'000 : -900'000)});
+  }
+  ClockFit wandering = FitClockLine(walk, kT0, a);
+  EXPECT_GT(wandering.wander, kMaxClockWander);
+  ClockFit synchronous = FitClockLine(scatter, kT0, a);
+  EXPECT_GT(synchronous.wander, 0.8);
+  EXPECT_LT(synchronous.wander, 1.2);
+  EXPECT_NEAR(synchronous.correction.offset_ns, 20e6, 50'000);
+  ClockFit two = FitClockLine(clusters, kT0, a);
+  EXPECT_LT(two.wander, 1.5);
+  // Too few anchors to tell: 0.
+  walk.resize(4 * kWanderLag - 1);
+  EXPECT_EQ(FitClockLine(walk, kT0, a).wander, 0);
+}
+
 }  // namespace
 }  // namespace iotap::analyzer

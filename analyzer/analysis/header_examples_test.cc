@@ -16,6 +16,7 @@
 #include "analyzer/analysis/tfrecord_accumulator.h"
 #include "analyzer/analysis/time_bitmap.h"
 #include "analyzer/analysis/time_range.h"
+#include "analyzer/analysis/wait_inference.h"
 #include "analyzer/read/trace_set.h"
 #include "analyzer/testing/test_files.h"
 #include "gtest/gtest.h"
@@ -56,6 +57,36 @@ TEST(HeaderExamplesTest, TimeRange) {
   EXPECT_EQ(r->run().range_to_s(), 70);
   EXPECT_EQ(r->run().duration_s(), 0);
   EXPECT_EQ(r->run().bytes_read(), 0);
+}
+
+TEST(HeaderExamplesTest, WaitInference) {
+  ProcessTrace process("trainer.iotap");
+  ProcessHeader header;
+  header.set_pid(7);
+  header.set_wait_threshold_ns(20'000);
+  process.SetHeader(header);
+  Event e;
+  e.op = OP_POLL;
+  e.tid = 7;
+  const int64_t start = 1'000'000, end = 9'000'000;
+  // wait_inference.h
+  WaitCollector c(/*trainer=*/true, /*origin_ns=*/0, /*resolution_ns=*/1000);
+  c.OnProcess(process);
+  uint32_t channel = c.Channel("pipe:[12]");
+  c.OnWait(e, start, end, channel);                      // Layer::kWait
+  WaitEvidence ev = c.Finish();
+  absl::flat_hash_set<std::string> loader_channels = {"pipe:[12]"};
+  TimeBitmap io(0, 1000);
+  WaitInput input{&ev, &loader_channels, /*has_loaders=*/true, &io, nullptr};
+  StepSpan step;
+  step.start_ns = 0;
+  step.end_ns = 20'000'000;
+  std::vector<StepSpan> steps = {step};
+  std::vector<InferredWindow> w = InferWaitWindows(input, steps);
+  std::vector<TimeWindow> waits = WaitsInside(MergeWindows(w), step.start_ns, step.end_ns);
+
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(waits[0].duration_ns(), 8'000'000);
 }
 
 TEST(HeaderExamplesTest, CudaAccumulator) {

@@ -44,17 +44,19 @@ void LayerAccumulator::Merge(const LayerAccumulator& o) {
 }
 
 ProcessAnalyzer::ProcessAnalyzer(AnalysisScope scope, PathTable* paths, int64_t origin_unix_ns,
-                                 int64_t resolution_ns)
+                                 int64_t resolution_ns, bool may_train)
     : full_(scope == AnalysisScope::kFull),
       origin_unix_ns_(origin_unix_ns),
       cpu_origin_unix_ns_(origin_unix_ns),
       resolution_ns_(resolution_ns),
       own_paths_(paths == nullptr ? std::make_unique<PathTable>() : nullptr),
-      paths_(paths == nullptr ? own_paths_.get() : paths) {}
+      paths_(paths == nullptr ? own_paths_.get() : paths),
+      waits_(may_train, origin_unix_ns, resolution_ns) {}
 
 void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
   if (!full_) return;
   markers_.OnProcess(process);
+  waits_.OnProcess(process);
   result_.io = std::make_unique<TimeSpans>(origin_unix_ns_, resolution_ns_);
   result_.writes = std::make_unique<TimeSpans>(origin_unix_ns_, resolution_ns_);
   for (int i = 0; i < kLayerCount; ++i) {
@@ -96,6 +98,7 @@ ProcessAnalyzer::FileSlot& ProcessAnalyzer::NewSlot(const ProcessTrace& process,
       // Pipes, sockets, anonymous descriptors, names the trace never
       // defined: one row per kind.
       slot.counts = &result_.ipc[name.kind];
+      if (full_) slot.channel = ChannelOf(name);
       break;
   }
   return slot;
@@ -136,6 +139,9 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
     AddTo(&layer.write_bytes, bytes);
   } else if (op.metadata) {
     ++layer.metadata_ops;
+  }
+  if (slot.channel != WaitCollector::kNoChannel) {
+    waits_.OnChannel(e, start, end, slot.channel, t == Transfer::kWrite);
   }
   FileDetail* f = slot.detail;
   if (f == nullptr) return;
@@ -178,7 +184,30 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
                 e.op == OP_STATX;
     if (stat && !e.Failed()) f->size_bytes = std::max(f->size_bytes, static_cast<int64_t>(e.aux));
   }
-  if (slot.data && e.op != OP_MMAP && e.op != OP_MUNMAP) io_union_->Add(start, end);
+  if (slot.data && e.op != OP_MMAP && e.op != OP_MUNMAP) {
+    io_union_->Add(start, end);
+    if (t != Transfer::kWrite && e.op != OP_FSYNC && e.op != OP_FDATASYNC) {
+      waits_.OnDataFile(e, start, end);
+    }
+  }
+}
+
+uint32_t ProcessAnalyzer::ChannelOf(const InternedName& name) {
+  if (name.kind != InternedString::KIND_PIPE && name.kind != InternedString::KIND_SOCKET) {
+    return WaitCollector::kNoChannel;
+  }
+  return waits_.Channel(name.value);
+}
+
+void ProcessAnalyzer::OnWait(const ProcessTrace& process, const Event& e, int64_t offset) {
+  // A descriptor's slot when its I/O made one; otherwise its name alone (a
+  // slot would add an empty row to the counts of pipes and sockets).
+  uint32_t channel = WaitCollector::kNoChannel;
+  if (e.file != 0) {
+    channel = e.file < slots_.size() && slots_[e.file].known ? slots_[e.file].channel
+                                                              : ChannelOf(process.Name(e.file));
+  }
+  waits_.OnWait(e, e.start_ns + offset, e.end_ns + offset, channel);
 }
 
 void ProcessAnalyzer::OnHdf5(const ProcessTrace& process, const Event& e, int64_t offset) {
@@ -193,6 +222,7 @@ void ProcessAnalyzer::OnHdf5(const ProcessTrace& process, const Event& e, int64_
   // Time inside H5Dread is time spent fetching data, whatever the library
   // does between its POSIX reads (chunk lookups, decompression).
   io_union_->Add(start, end);
+  waits_.OnDataFile(e, start, end);
   ++layer.reads;
   AddTo(&layer.read_bytes, e.requested);
   layer.read_sizes.Add(e.requested);
@@ -237,6 +267,11 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
       case Layer::kGds:
         OnIo(process, e, op, at);
         break;
+      case Layer::kMapped:  // a major fault's time is a read's wait
+      case Layer::kUring:
+        result_.mapped.OnEvent(process, e);
+        OnIo(process, e, op, at);
+        break;
       case Layer::kHdf5:
         OnHdf5(process, e, at);
         break;
@@ -244,7 +279,14 @@ void ProcessAnalyzer::OnEvents(const ProcessTrace& process, const EventBatch& ba
         OnCuda(e, at);
         break;
       case Layer::kMarker:
-        break;  // the marker collector has them
+        // The marker collector has the rest (kFull only, as the samples).
+        if (full_ && (e.op == OP_PY_SAMPLE || e.op == OP_PY_SAMPLER)) {
+          py_.OnEvent(process, e, at);
+        }
+        break;
+      case Layer::kWait:
+        if (full_) OnWait(process, e, at);
+        break;
       case Layer::kTfRecord:
         result_.tfrecords.OnRecord(e);
         if (full_) ++result_.layers[static_cast<int>(op.layer)].ops;
@@ -279,6 +321,8 @@ void ProcessAnalyzer::OnPacket(const ProcessTrace& process, const Packet& packet
     hdf5_.OnDescription(packet.hdf5_dataset());
   } else if (packet.has_tfrecord_file()) {
     result_.tfrecords.OnPacket(process, packet);
+  } else if (packet.has_fault_sampling() || packet.has_fault_counters()) {
+    result_.mapped.OnPacket(packet);
   } else if (packet.has_resources() && full_) {
     OnResources(packet.resources(), process);
   }
@@ -289,6 +333,7 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
   result_.end = EndText(process);
   result_.dropped = process.dropped();
   result_.tfrecords.OnFileEnd(process);
+  result_.mapped.OnFileEnd();
   result_.datasets = hdf5_.Finish(process);
   // Slots and patterns refer to ids of this file only.
   slots_.clear();
@@ -296,9 +341,11 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
   if (!full_) return;
   markers_.OnFileEnd(process);
   result_.steps = markers_.TakeLogs();
+  result_.py = py_.Take();
   if (process.end().has_value()) {
     result_.end_unix_ns = process.ToRealtimeNs(static_cast<int64_t>(process.end()->monotonic_ns()));
   }
+  result_.waits = waits_.Finish();
   io_union_->Finish();
   result_.io_busy_ns = io_union_->total_ns();
   result_.late_clipped_ns = io_union_->late_clipped_ns();

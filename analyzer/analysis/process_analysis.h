@@ -36,8 +36,11 @@
 #include "analyzer/analysis/file_accumulator.h"
 #include "analyzer/analysis/hdf5_accumulator.h"
 #include "analyzer/analysis/interval_union.h"
+#include "analyzer/analysis/mapped_accumulator.h"
+#include "analyzer/analysis/py_profile.h"
 #include "analyzer/analysis/tfrecord_accumulator.h"
 #include "analyzer/analysis/time_bitmap.h"
+#include "analyzer/analysis/wait_inference.h"
 #include "analyzer/read/event.h"
 #include "analyzer/read/path_table.h"
 #include "analyzer/read/trace_reader.h"
@@ -53,7 +56,8 @@ enum class AnalysisScope {
   // prints).
   kCounts,
   // Also what only the report needs: busy time, time series, layers, access
-  // sizes and patterns, bytes read again, step markers, CPU samples.
+  // sizes and patterns, bytes read again, step markers, CPU samples, Python
+  // stack samples.
   kFull,
 };
 
@@ -124,6 +128,7 @@ struct ProcessResult : ProcessCounts {
   std::map<std::string, DatasetAccumulator> datasets;  // by "FILE:/path"
   TfRecordAccumulator tfrecords;
   CudaAccumulator cuda;
+  MappedAccumulator mapped;  // mapped reads and io_uring requests
 
   // AnalysisScope::kFull only.
   report::Process summary;
@@ -143,6 +148,8 @@ struct ProcessResult : ProcessCounts {
   SizeHistogram data_read_sizes;        // every data-file read
   std::vector<StepLog> steps;           // from the process's in-band markers
   std::vector<TimedEvent> cuda_copies;  // host-to-device and others
+  PySamples py;                         // Python stack samples
+  WaitEvidence waits;                   // what its threads waited on (wait_inference.h)
   int64_t io_busy_ns = 0;               // exact union over the process's threads
   int64_t late_clipped_ns = 0;
   int64_t first_unix_ns = INT64_MAX;
@@ -154,9 +161,11 @@ class ProcessAnalyzer : public TraceVisitor {
  public:
   // `paths`: the run's path table (null: one of the analyzer's own). With
   // kFull, `origin_unix_ns` is the run's start and `resolution_ns` the busy
-  // time bitmap's.
+  // time bitmap's, and `may_train` says the process may be a trainer, whose
+  // waits are kept (a loader's are not needed).
   explicit ProcessAnalyzer(AnalysisScope scope, PathTable* paths = nullptr,
-                           int64_t origin_unix_ns = 0, int64_t resolution_ns = 1000);
+                           int64_t origin_unix_ns = 0, int64_t resolution_ns = 1000,
+                           bool may_train = true);
 
   void OnProcess(const ProcessTrace& process) override;
   void OnEvents(const ProcessTrace& process, const EventBatch& batch) override;
@@ -176,6 +185,7 @@ class ProcessAnalyzer : public TraceVisitor {
     FileDetail* detail = nullptr;  // files only, kFull only
     bool data = false;
     bool known = false;
+    uint32_t channel = WaitCollector::kNoChannel;  // a pipe's or socket's
     // Access pattern trackers, one per thread reading the file: the first
     // reader's here (most files have one), other threads' in patterns_, the
     // last of them cached.
@@ -203,6 +213,9 @@ class ProcessAnalyzer : public TraceVisitor {
   void OnIo(const ProcessTrace& process, const Event& e, const OpTraits& op, int64_t offset);
   void OnHdf5(const ProcessTrace& process, const Event& e, int64_t offset);
   void OnCuda(const Event& e, int64_t offset);
+  void OnWait(const ProcessTrace& process, const Event& e, int64_t offset);
+  // The wait channel of a pipe or socket (kNoChannel for other names).
+  uint32_t ChannelOf(const InternedName& name);
   void OnResources(const ResourceSample& sample, const ProcessTrace& process);
 
   const bool full_;
@@ -218,6 +231,8 @@ class ProcessAnalyzer : public TraceVisitor {
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
   std::unique_ptr<IntervalUnion> io_union_;
   MarkerCollector markers_;
+  PySampleCollector py_;  // kFull only
+  WaitCollector waits_;  // kFull only
   Hdf5Accumulator hdf5_;
   int64_t last_cpu_ns_ = -1;
   int64_t last_run_queue_ns_ = -1;

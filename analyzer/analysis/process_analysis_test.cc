@@ -150,6 +150,39 @@ TEST(ProcessAnalysisTest, FullScopeCountsTheSameAndTheDetail) {
   EXPECT_GT(full.io_busy_ns, 0);
 }
 
+// A loader with two Python stack samples: the full analysis takes them, the
+// counts (`iotap stats`) leave them out but count their events.
+TEST(ProcessAnalysisTest, OnlyTheFullScopeTakesPythonSamples) {
+  SyntheticProcess p(201, 100, "/usr/bin/python3", {"python3", "-c", "load"}, kT0);
+  const uint32_t main =
+      p.Name(std::string("main\0/a.py\0" "1", 12), InternedString::KIND_PY_FUNCTION);
+  // One frame, varint-coded: main, at line 5 (both ids and lines under 128).
+  const uint32_t id =
+      p.Name(std::string{static_cast<char>(main), 5}, InternedString::KIND_PY_STACK);
+  p.Add({.op = OP_PY_SAMPLER, .start_ns = kT0 + kUs, .end_ns = kT0 + kUs, .result = 1,
+         .aux = 100});
+  for (int64_t at : {10, 20}) {
+    p.Add({.op = OP_PY_SAMPLE, .start_ns = kT0 + at * kUs, .end_ns = kT0 + (at + 10) * kUs,
+           .file = id, .requested = 10 * kUs, .aux = 100});
+  }
+  p.End(EndOfTrace::REASON_EXIT, 0, kT0 + 40 * kUs);
+  PathTable counts_paths, full_paths;
+  ProcessResult counts = Analyze(p, AnalysisScope::kCounts, &counts_paths);
+  EXPECT_EQ(counts.events, 3u);
+  EXPECT_FALSE(counts.py.started);
+  EXPECT_TRUE(counts.py.samples.empty());
+  ProcessResult full = Analyze(p, AnalysisScope::kFull, &full_paths);
+  EXPECT_EQ(full.events, 3u);
+  EXPECT_TRUE(full.py.started);
+  ASSERT_EQ(full.py.samples.size(), 2u);
+  EXPECT_EQ(full.py.samples[1].start_unix_ns, kT0 + 20 * kUs);
+  EXPECT_EQ(full.py.samples[1].cpu_ns, 10 * kUs);
+  EXPECT_EQ(full.py.samples[1].tid, 100u);
+  ASSERT_EQ(full.py.stacks.size(), 1u);
+  ASSERT_EQ(full.py.stacks[0].size(), 1u);
+  EXPECT_EQ(full.py.functions[full.py.stacks[0][0]].name, "main");
+}
+
 TEST(ProcessAnalysisTest, EndTextNamesEveryReason) {
   struct Case {
     EndOfTrace::Reason reason;

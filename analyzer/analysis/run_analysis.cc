@@ -46,9 +46,18 @@ void MergeTimes(RunState& s, int index, ProcessResult& r) {
     r.writes->SetInto(group.writes.get());
     group.trainer_cpu->Merge(*r.cpu_ns);
     group.cuda_copies = std::move(r.cuda_copies);
+    // A trainer without loaders reads its data itself: its main thread's
+    // reads tell where its steps load (wait_inference.h).
+    if (group.loaders.empty() && r.waits.own_io) {
+      group.own_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
+      r.waits.own_io->SetInto(group.own_io.get());
+    }
+    r.waits.own_io.reset();
+    group.waits = std::move(r.waits);
   } else {
     group.loader_cpu.emplace(index, std::move(*r.cpu_ns));
     group.loader_run_queue.emplace(index, std::move(*r.run_queue_ns));
+    group.loader_channels.insert(r.waits.channels.begin(), r.waits.channels.end());
   }
 }
 
@@ -85,6 +94,7 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
   }
   s.tfrecords.Absorb(std::move(r.tfrecords), rank);
   s.cuda.Merge(r.cuda);
+  s.mapped.Absorb(std::move(r.mapped), rank);
   s.events += r.events;
   AddTo(&s.dropped, r.dropped);
   ProcessSummary& kept = s.processes[index];
@@ -96,6 +106,7 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
     s.layer_read_bytes[i].Merge(r.read_bytes_by_layer[i]);
   }
   s.marker_steps[index] = std::move(r.steps);
+  s.py_samples[index] = std::move(r.py);
   AddTo(&s.late_clipped_ns, r.late_clipped_ns);
   s.end_ns = std::max({s.end_ns, r.last_unix_ns, r.end_unix_ns});
   kept.summary = std::move(r.summary);
@@ -174,8 +185,10 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
   std::atomic<size_t> next{0}, done{0};
   auto worker = [&] {
     for (size_t i = next++; i < n; i = next++) {
-      const std::string& path = s.catalog.entries[i].path;
-      ProcessAnalyzer analyzer(s.scope, &s.paths, s.origin_ns, s.resolution_ns);
+      const CatalogEntry& entry = s.catalog.entries[i];
+      const std::string& path = entry.path;
+      ProcessAnalyzer analyzer(s.scope, &s.paths, s.origin_ns, s.resolution_ns,
+                               /*may_train=*/entry.role != report::LOADER);
       RangeFilter in_range(&analyzer, s.range_start_ns, s.range_end_ns);
       bool whole = s.range_start_ns == INT64_MIN && s.range_end_ns == INT64_MAX;
       std::vector<ReadIssue>& issues = s.file_issues[i];  // this thread's alone
@@ -227,6 +240,7 @@ absl::StatusOr<report::Report> BuildReport(RunState& s, const AnalysisOptions& o
   internal::BuildSteps(s, &r);
   internal::BuildTimeline(s, options.timeline_bins, &r);
   internal::BuildTables(s, options.top_files, &r);
+  internal::BuildPyProfiles(s, &r);
   internal::BuildRunSummary(s, &r);
   internal::BuildNotes(s, &r);
   internal::CheckClocks(s, &r);
@@ -263,6 +277,7 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
                          : s.origin_ns + options.range.to_ns;
   }
   internal::SetUpProcesses(s, files);
+  s.py_samples.resize(s.catalog.entries.size());  // the full analysis only
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   s.series_origin_ns = s.origin_ns;
   for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);

@@ -14,11 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "analyzer/analysis/clock_alignment.h"
 #include "analyzer/analysis/process_analysis.h"
 #include "analyzer/analysis/run_analysis.h"
+#include "analyzer/analysis/py_profile.h"
 #include "analyzer/analysis/time_bitmap.h"
+#include "analyzer/analysis/wait_inference.h"
 #include "analyzer/read/path_table.h"
 #include "analyzer/read/run_catalog.h"
 #include "analyzer/steps/step_log.h"
@@ -26,6 +29,14 @@
 #include "iotap/stats.pb.h"
 
 namespace iotap::analyzer::internal {
+
+// What InferWaits learned about one step of a trainer.
+struct StepWaits {
+  bool inferred = false;     // its data_waits were inferred (the source gave none)
+  int64_t inferred_ns = -1;  // the inferred wait, where the source measured one
+  int64_t agreed_ns = 0;     // ... and the part of the measured wait it covers
+  TimeWindow gap;            // from the previous step's end to this one's start
+};
 
 // A trainer and the loaders that serve it.
 struct TrainerGroup {
@@ -44,6 +55,15 @@ struct TrainerGroup {
   // Per loader: time its main thread was runnable but had no CPU.
   std::map<int, AdaptiveSeries> loader_run_queue;
   std::vector<StepSpan> steps;
+  const char* step_source = nullptr;      // StepSourceName of the steps' source
+  // Inferred data waits (wait_inference.h): the trainer's evidence, the
+  // pipes and sockets its loaders used, and for a trainer without loaders
+  // its main thread's data-file I/O; then, per step, what InferWaits found.
+  WaitEvidence waits;
+  absl::flat_hash_set<std::string> loader_channels;
+  std::unique_ptr<TimeBitmap> own_io;
+  std::vector<StepWaits> step_waits;      // parallel to `steps`
+  std::vector<InferredWindow> inferred;   // the windows, by start
   std::vector<TimedEvent> cuda_copies;    // the trainer's
   std::vector<TimeWindow> epochs;         // from the trainer's "epoch" marks
 };
@@ -92,11 +112,13 @@ struct RunState {
   std::map<std::string, DatasetAccumulator> datasets;  // by "FILE:/path"
   TfRecordAccumulator tfrecords;
   CudaAccumulator cuda;
+  MappedAccumulator mapped;  // mapped reads and io_uring requests
   std::unique_ptr<TimeBitmap> all_io;  // processes outside every group; then all
   std::mutex all_io_mu;
   std::vector<AdaptiveSeries> layer_read_bytes;
   std::map<int, TrainerGroup> groups;    // by trainer catalog index
   std::vector<std::vector<StepLog>> marker_steps;  // by catalog index
+  std::vector<PySamples> py_samples;               // by catalog index (kFull)
   // Issues met while reading (the catalog's first, then each file's by
   // rank); file_issues holds each file's, by catalog index, until then.
   std::vector<ReadIssue> issues;
@@ -146,11 +168,20 @@ int GroupOf(const RunState& state, int index);
 // processes that recorded steps to trainers.
 void BuildSteps(RunState& state, report::Report* report);
 
+// After the steps are collected: infers the data waits of steps whose
+// source gave none, compares with measured ones where both exist, and
+// finds the gaps between steps (step_waits.cc). Fills st->data_waits.
+void InferWaits(RunState& state, report::StepStatistics* st);
+
 // Fills report->timeline (after BuildSteps).
 void BuildTimeline(RunState& state, int bins, report::Report* report);
 
 // Fills files, other_files, layers, datasets and cuda_copies.
 void BuildTables(RunState& state, int top_files, report::Report* report);
+
+// Fills report->py_profiles (after BuildSteps; py_profile_report.cc) and
+// adds notes on processes whose stacks could not be sampled.
+void BuildPyProfiles(RunState& state, report::Report* report);
 
 // Fills everything `iotap stats` prints (stats_tables.cc), from a state read
 // with AnalysisScope::kCounts.

@@ -30,6 +30,45 @@ void AbsorbCpu(const ProcessResult& slice, ProcessResult* into) {
   into->run_queue_ns->AddSeries(*slice.run_queue_ns);
 }
 
+// Appends a later slice's Python samples (functions and stacks renumbered).
+void AppendPySamples(const PySamples& slice, PySamples* into) {
+  const auto functions = static_cast<uint32_t>(into->functions.size());
+  const auto stacks = static_cast<uint32_t>(into->stacks.size());
+  into->functions.insert(into->functions.end(), slice.functions.begin(), slice.functions.end());
+  for (std::vector<uint32_t> stack : slice.stacks) {
+    for (uint32_t& f : stack) f += functions;
+    into->stacks.push_back(std::move(stack));
+  }
+  for (PySample sample : slice.samples) {
+    sample.stack += stacks;
+    into->samples.push_back(sample);
+  }
+  into->started = into->started || slice.started;
+  if (into->unavailable.empty()) into->unavailable = slice.unavailable;
+}
+
+// Appends a later slice's waits (channels renumbered).
+void AppendWaits(const WaitEvidence& slice, int64_t origin_ns, int64_t resolution_ns,
+                 WaitEvidence* into) {
+  into->threshold_ns = std::max(into->threshold_ns, slice.threshold_ns);
+  std::vector<uint32_t> index;
+  for (const std::string& c : slice.channels) {
+    auto it = std::find(into->channels.begin(), into->channels.end(), c);
+    index.push_back(static_cast<uint32_t>(it - into->channels.begin()));
+    if (it == into->channels.end()) into->channels.push_back(c);
+  }
+  for (Reception r : slice.receptions) {
+    if (r.channel < index.size()) r.channel = index[r.channel];
+    into->receptions.push_back(r);
+  }
+  into->sync_waits.insert(into->sync_waits.end(), slice.sync_waits.begin(),
+                          slice.sync_waits.end());
+  if (slice.own_io) {
+    if (!into->own_io) into->own_io = std::make_unique<TimeSpans>(origin_ns, resolution_ns);
+    into->own_io->Absorb(*slice.own_io);
+  }
+}
+
 // Adds a later slice of the same process into `into`, its paths put in the
 // run's table.
 void AbsorbSlice(const PathTable& slice_paths, const ProcessResult& slice, RunState& s,
@@ -60,6 +99,10 @@ void AbsorbSlice(const PathTable& slice_paths, const ProcessResult& slice, RunSt
   TfRecordAccumulator tfrecords = slice.tfrecords;
   into->tfrecords.Absorb(std::move(tfrecords), 0);
   into->cuda.Merge(slice.cuda);
+  MappedAccumulator mapped = slice.mapped;
+  into->mapped.Absorb(std::move(mapped), 0);
+  AppendPySamples(slice.py, &into->py);
+  AppendWaits(slice.waits, s.origin_ns, s.resolution_ns, &into->waits);
   for (int i = 0; i < kLayerCount; ++i) {
     into->layers[i].Merge(slice.layers[i]);
     into->read_bytes_by_layer[i].AddSeries(slice.read_bytes_by_layer[i]);
@@ -111,6 +154,7 @@ struct SlicedRun::File {
   // TFRecord files): every slice's analyzer gets them all.
   std::vector<Packet> descriptions;
   std::optional<Packet> last_resources;
+  std::optional<Packet> last_fault_counters;
   MarkerCollector markers;
   int64_t marker_first_ns = INT64_MAX;  // markers' times, wall clock
   int64_t marker_last_ns = INT64_MIN;
@@ -164,6 +208,7 @@ ProcessAnalyzer& SlicedRun::Slice(File& f, int64_t slice) {
   a->OnProcess(*f.process);
   for (const Packet& p : f.descriptions) a->OnPacket(*f.process, p);
   if (f.last_resources.has_value()) a->OnPacket(*f.process, *f.last_resources);
+  if (f.last_fault_counters.has_value()) a->OnPacket(*f.process, *f.last_fault_counters);
   return *a;
 }
 
@@ -207,7 +252,7 @@ void SlicedRun::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
 
 void SlicedRun::OnPacket(const ProcessTrace& process, const Packet& packet) {
   File& f = FileOf(process);
-  if (packet.has_hdf5_dataset() || packet.has_tfrecord_file()) {
+  if (packet.has_hdf5_dataset() || packet.has_tfrecord_file() || packet.has_fault_sampling()) {
     f.descriptions.push_back(packet);
     for (auto& [slice, a] : f.open) a->OnPacket(process, packet);
   } else if (packet.has_resources()) {
@@ -215,6 +260,11 @@ void SlicedRun::OnPacket(const ProcessTrace& process, const Packet& packet) {
     int64_t slice = SliceOf(at);
     if (slice >= sealed_slices_) Slice(f, slice).OnPacket(process, packet);
     f.last_resources = packet;
+  } else if (packet.has_fault_counters()) {
+    // Counters that grow: the newest slice takes their growth since the
+    // last ones, which every later slice starts from.
+    if (!f.open.empty()) f.open.rbegin()->second->OnPacket(process, packet);
+    f.last_fault_counters = packet;
   }
 }
 
@@ -234,6 +284,11 @@ void SlicedRun::Seal(int64_t unix_ns) {
       it->second->OnFileEnd(*f->process);
       ProcessResult& r = f->sealed.emplace(it->first, it->second->Take()).first->second;
       TrimSeries(r);
+      AddTo(&sealed_read_bytes_, r.read_bytes);
+      for (int i = 0; i < kLayerCount; ++i) {
+        if (r.layers[i].ops == 0) continue;
+        AddTo(&sealed_layer_read_bytes_[LayerName(static_cast<Layer>(i))], r.layers[i].read_bytes);
+      }
       f->open.erase(it);
     }
     while (!f->sealed.empty() && f->sealed.begin()->first < n - options_.keep_slices) {
@@ -272,6 +327,7 @@ absl::StatusOr<report::Report> SlicedRun::Report(int64_t from_unix_ns, int64_t t
   s.range_start_ns = from_unix_ns;
   s.range_end_ns = to_unix_ns;
   internal::SetUpProcesses(s, paths);
+  s.py_samples.resize(s.catalog.entries.size());
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   s.series_origin_ns = from_unix_ns;
   for (int i = 0; i < kLayerCount; ++i) {

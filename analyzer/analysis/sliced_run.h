@@ -8,6 +8,12 @@
 // markers go to one marker collector per file (read whole, as a range of the
 // report reads them), and a CPU sample to the slice of its time with the
 // sample before it, so that CPU time is spread as over the whole file.
+// Descriptions (HDF5 datasets, TFRecord files, the fault sampling source) go
+// to every slice; page-fault counters to the newest slice open, after the
+// counters before them. Python samples and waits are each slice's, joined
+// in order (a reception that continues one of an earlier slice is not seen
+// to), and so are access patterns: the first read of a file in a slice is
+// classified as a first read.
 // Seal() closes the slices that end before a given time: later events of
 // those are counted as late and left out. Report(from, to) merges the
 // sealed slices of [from, to) per process and runs the report's run-wide
@@ -78,6 +84,12 @@ class SlicedRun : public TraceVisitor {
   int64_t last_seen_ns() const { return last_seen_ns_; }
   // Events that came after their slice was sealed, left out.
   uint64_t late_events() const { return late_events_; }
+  // Since the start, what the sealed slices read: bytes per layer (by
+  // LayerName), and at the lowest layers (the report's run.bytes_read).
+  const std::map<std::string, uint64_t>& sealed_layer_read_bytes() const {
+    return sealed_layer_read_bytes_;
+  }
+  uint64_t sealed_read_bytes() const { return sealed_read_bytes_; }
 
   // The report on [from_unix_ns, to_unix_ns), both on slice bounds, within
   // the sealed slices kept.
@@ -95,6 +107,8 @@ class SlicedRun : public TraceVisitor {
   int64_t sealed_slices_ = 0;  // slices [0, sealed_slices_) are sealed
   int64_t last_seen_ns_ = 0;
   uint64_t late_events_ = 0;
+  std::map<std::string, uint64_t> sealed_layer_read_bytes_;
+  uint64_t sealed_read_bytes_ = 0;
   PathTable paths_;
   std::map<std::string, std::unique_ptr<File>> files_;  // by trace path
   std::map<int64_t, EventBatch> scratch_;               // one batch's events by slice

@@ -2,6 +2,7 @@
 // the same accumulators the report's tables (tables.cc) are built from.
 
 #include <algorithm>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
@@ -235,6 +236,43 @@ void FillTfRecordFiles(const std::vector<PathFile>& files, const RunState& s,
   }
 }
 
+void FillMapped(const MappedAccumulator& mapped, stats::Stats* out) {
+  const MappedTotals t = mapped.Totals();
+  stats::MappedReads* m = out->mutable_mapped_reads();
+  m->set_processes_sampled(t.processes_sampled);
+  m->set_processes_counted(t.processes_counted);
+  m->set_lost_faults(t.lost_faults);
+  m->set_counted_minor_faults(t.counted_minor_faults);
+  m->set_counted_major_faults(t.counted_major_faults);
+  m->set_counted_read_bytes(t.counted_read_bytes);
+  for (const std::string& n : t.notes) m->add_notes(n);
+  for (const MappedFileStats& f : t.mapped) {
+    stats::MappedFile* o = m->add_files();
+    o->set_path(f.path);
+    o->set_faults(f.faults);
+    o->set_major_faults(f.major_faults);
+    o->set_span_bytes(f.span_bytes);
+    o->set_touched_bytes(f.touched_bytes);
+    o->set_estimated_spans(f.estimated_spans);
+    o->set_major_s(static_cast<double>(f.major_ns) / 1e9);
+  }
+  stats::IoUring* u = out->mutable_io_uring();
+  u->set_calls(t.uring_calls);
+  u->set_unseen_requests(t.uring_unseen_requests);
+  for (const UringFileStats& f : t.uring) {
+    stats::UringFile* o = u->add_files();
+    o->set_path(f.path);
+    o->set_reads(f.reads);
+    o->set_read_bytes(f.read_bytes);
+    o->set_writes(f.writes);
+    o->set_write_bytes(f.write_bytes);
+    o->set_other(f.other);
+    o->set_failed(f.failed);
+    o->set_incomplete(f.incomplete);
+    o->set_read_seconds(static_cast<double>(f.read_ns) / 1e9);
+  }
+}
+
 }  // namespace
 
 void BuildStats(const RunState& s, stats::Stats* out) {
@@ -243,6 +281,7 @@ void BuildStats(const RunState& s, stats::Stats* out) {
   const std::vector<PathFile> files = SortedFiles(s);
   FillFiles(files, s, out);
   FillCuda(s.cuda, out);
+  FillMapped(s.mapped, out);
   FillProcesses(s, out);
   FillDatasets(s, out);
   FillTfRecordFiles(files, s, out);

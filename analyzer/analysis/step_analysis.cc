@@ -25,17 +25,12 @@ TimeWindow WaitInStep(const TimeWindow& w, const StepSpan& span) {
   return TimeWindow{std::max(w.start_ns, span.start_ns), std::min(w.end_ns, span.end_ns)};
 }
 
-// For each data wait of each of the group's steps, in order (a step's waits
-// side by side), how busy the busiest loader was during it (0..1): running
-// on a CPU, or runnable and waiting for one (an oversubscribed host). The
-// trainer's own CPU when it has no loaders (it loads its data itself).
-// Loader by loader, each loader's series walked once in time order: a run
-// may have thousands of loaders and steps.
-std::vector<double> LoaderBusyPerWait(const TrainerGroup& g) {
-  std::vector<TimeWindow> waits;
-  for (const StepSpan& span : g.steps) {
-    for (const TimeWindow& w : span.data_waits) waits.push_back(WaitInStep(w, span));
-  }
+// For each of `waits` (in time order), how busy the group's busiest loader
+// was during it (0..1): running on a CPU, or runnable and waiting for one
+// (an oversubscribed host). The trainer's own CPU when it has no loaders (it
+// loads its data itself). Loader by loader, each loader's series walked
+// once in time order: a run may have thousands of loaders and steps.
+std::vector<double> LoaderBusy(const TrainerGroup& g, const std::vector<TimeWindow>& waits) {
   std::vector<double> busiest(waits.size(), 0.0);
   auto busy = [&](const AdaptiveSeries& cpu, const AdaptiveSeries* queued) {
     for (size_t i = 0; i < waits.size(); ++i) {
@@ -89,6 +84,23 @@ void AssignStepLog(RunState& s, const StepLog& log) {
   }
 }
 
+// Every data wait of the group's steps, in order (a step's waits side by
+// side), cut to its step.
+std::vector<TimeWindow> StepWaitWindows(const TrainerGroup& g) {
+  std::vector<TimeWindow> waits;
+  for (const StepSpan& span : g.steps) {
+    for (const TimeWindow& w : span.data_waits) waits.push_back(WaitInStep(w, span));
+  }
+  return waits;
+}
+
+// The gaps before the group's steps, one per step (empty where none).
+std::vector<TimeWindow> GapWindows(const TrainerGroup& g) {
+  std::vector<TimeWindow> gaps;
+  for (const StepWaits& w : g.step_waits) gaps.push_back(w.gap);
+  return gaps;
+}
+
 void Epochs(TrainerGroup& g, const std::vector<StepMark>& marks, int64_t run_end) {
   std::vector<int64_t> starts;
   for (const StepMark& m : marks) {
@@ -117,6 +129,11 @@ void CollectSteps(RunState& s) {
     for (const StepLog& log : s.marker_steps[index]) {
       if (log.spans.empty()) continue;
       g.steps.insert(g.steps.end(), log.spans.begin(), log.spans.end());
+      g.step_source = StepSourceName(log.source);
+      if (!log.step_definition.empty()) {
+        s.notes.push_back(absl::StrCat("pid ", s.catalog.entries[index].header.pid(), ": ",
+                                       log.step_definition));
+      }
       Epochs(g, log.marks, s.end_ns);
       s.step_sources.push_back(absl::StrCat("markers of pid ",
                                             s.catalog.entries[index].header.pid()));
@@ -144,6 +161,9 @@ void CollectSteps(RunState& s) {
     s.step_sources.push_back(path);
     AssignStepLog(s, *log);
     for (auto& [index, g] : s.groups) {
+      if (!g.steps.empty()) g.step_source = StepSourceName(log->source);
+    }
+    for (auto& [index, g] : s.groups) {
       if (g.epochs.empty()) Epochs(g, MarksOnReferenceClock(s, index, log->marks), s.end_ns);
     }
   }
@@ -167,9 +187,25 @@ void CollectSteps(RunState& s) {
   }
 }
 
-// `loader_busy`: LoaderBusyPerWait's figures for the span's waits.
+// The gap before a step, split as a wait is; `busy`: LoaderBusy's figure
+// for it.
+void ComputeGap(const TrainerGroup& g, const TimeWindow& gap, double busy, report::Step* out,
+                report::Overlap* overlap) {
+  if (gap.end_ns <= gap.start_ns) return;
+  int64_t fetch = g.io->Count(gap.start_ns, gap.end_ns);
+  double prep = static_cast<double>(gap.duration_ns() - fetch) * busy;
+  out->set_gap_before_s(Seconds(gap.duration_ns()));
+  out->set_gap_fetch_s(Seconds(fetch));
+  out->set_gap_prep_s(Seconds(prep));
+  out->set_gap_other_s(Seconds(gap.duration_ns() - fetch) - Seconds(prep));
+  overlap->set_exposed_io_s(overlap->exposed_io_s() + Seconds(fetch));
+  overlap->set_wait_s(overlap->wait_s() + Seconds(gap.duration_ns()));
+}
+
+// `loader_busy`: LoaderBusy's figures for the span's waits.
 report::Step ComputeStep(const RunState& s, const TrainerGroup& g, const StepSpan& span,
-                         const double* loader_busy, report::Overlap* overlap) {
+                         const StepWaits& waits, const double* loader_busy,
+                         report::Overlap* overlap) {
   report::Step out;
   out.set_rank(span.rank);
   out.set_pid(span.pid != 0 ? span.pid : s.catalog.entries[g.trainer].header.pid());
@@ -187,6 +223,8 @@ report::Step ComputeStep(const RunState& s, const TrainerGroup& g, const StepSpa
   out.set_io_busy_s(Seconds(io_busy));
   out.set_write_busy_s(Seconds(g.writes->Count(span.start_ns, span.end_ns)));
   out.set_read_bytes(g.read_bytes->SumOver(span.start_ns, span.end_ns));
+  out.set_data_wait_inferred(waits.inferred);
+  out.set_inferred_wait_s(waits.inferred_ns >= 0 ? Seconds(waits.inferred_ns) : -1);
   if (!span.has_data_wait) {
     out.set_data_wait_s(-1);
     out.set_hidden_io_s(Seconds(io_busy));
@@ -260,6 +298,7 @@ void Statistics(const std::vector<report::Step>& steps, size_t skipped,
                 report::StepStatistics* st) {
   std::vector<double> durations, waits;
   double total = 0, total_wait = 0, fetch = 0, prep = 0, other = 0;
+  double gaps = 0, gap_total = 0, gap_fetch = 0, gap_prep = 0, gap_other = 0;
   for (const report::Step& s : steps) {
     durations.push_back(s.duration_s());
     total += s.duration_s();
@@ -270,24 +309,42 @@ void Statistics(const std::vector<report::Step>& steps, size_t skipped,
       prep += s.prep_s();
       other += s.other_s();
     }
+    if (s.gap_before_s() > 0) {
+      ++gaps;
+      gap_total += s.gap_before_s();
+      gap_fetch += s.gap_fetch_s();
+      gap_prep += s.gap_prep_s();
+      gap_other += s.gap_other_s();
+    }
   }
   st->set_steps(static_cast<double>(steps.size()));
   st->set_warmup_steps_skipped(static_cast<double>(skipped));
   st->set_median_step_s(Median(durations));
   st->set_p90_step_s(Quantile(durations, 0.9));
   st->set_total_step_s(total);
+  report::BetweenSteps* between = st->mutable_between_steps();
+  between->set_gaps(gaps);
+  between->set_total_s(gap_total);
+  between->set_share(Ratio(gap_total, total + gap_total));
+  if (gap_total > 0) {
+    between->set_fetch_share(gap_fetch / gap_total);
+    between->set_prep_share(gap_prep / gap_total);
+    between->set_other_share(gap_other / gap_total);
+  }
   if (waits.empty()) {
     st->set_median_data_wait_s(-1);
     st->set_data_stall_share(-1);
     return;
   }
+  // The time between steps is waiting too: the loop was not training.
+  total_wait += gap_total;
   st->set_median_data_wait_s(Median(waits));
   st->set_total_data_wait_s(total_wait);
-  st->set_data_stall_share(Ratio(total_wait, total));
+  st->set_data_stall_share(Ratio(total_wait, total + gap_total));
   if (total_wait > 0) {
-    st->set_fetch_share(fetch / total_wait);
-    st->set_prep_share(prep / total_wait);
-    st->set_other_share(other / total_wait);
+    st->set_fetch_share((fetch + gap_fetch) / total_wait);
+    st->set_prep_share((prep + gap_prep) / total_wait);
+    st->set_other_share((other + gap_other) / total_wait);
   }
 }
 
@@ -364,17 +421,23 @@ void BuildSteps(RunState& s, report::Report* r) {
   for (auto& [index, g] : s.groups) {
     warmup[index] = KeepStepsInRange(&g.steps, s.range_start_ns, s.range_end_ns);
   }
+  InferWaits(s, r->mutable_step_statistics());
   report::Overlap* overlap = r->mutable_overlap();
   std::vector<report::Step> counted;
   size_t skipped = 0;
   int64_t in_steps_io = 0;
   for (const auto& [index, g] : s.groups) {
-    std::vector<double> loader_busy = LoaderBusyPerWait(g);
+    std::vector<double> loader_busy = LoaderBusy(g, StepWaitWindows(g));
+    std::vector<double> gap_busy = LoaderBusy(g, GapWindows(g));
     size_t first_wait = 0;
     for (size_t k = 0; k < g.steps.size(); ++k) {
-      report::Step step = ComputeStep(s, g, g.steps[k], loader_busy.data() + first_wait, overlap);
+      report::Step step = ComputeStep(s, g, g.steps[k], g.step_waits[k],
+                                      loader_busy.data() + first_wait, overlap);
       first_wait += g.steps[k].data_waits.size();
-      in_steps_io += g.io->Count(g.steps[k].start_ns, g.steps[k].end_ns);
+      const TimeWindow& gap = g.step_waits[k].gap;
+      ComputeGap(g, gap, gap_busy[k], &step, overlap);
+      in_steps_io += g.io->Count(g.steps[k].start_ns, g.steps[k].end_ns) +
+                     g.io->Count(gap.start_ns, gap.end_ns);
       overlap->set_exposed_io_s(overlap->exposed_io_s() + step.exposed_io_s());
       overlap->set_hidden_io_s(overlap->hidden_io_s() + step.hidden_io_s());
       // The first step of each trainer starts its workers and warms caches.

@@ -131,6 +131,34 @@ int64_t TimeBitmap::CountBoth(const TimeBitmap& other, int64_t start_ns, int64_t
   return resolution_ns_ * CountSlots(from, to, &other);
 }
 
+int64_t TimeBitmap::LastBusyEnd(int64_t start_ns, int64_t end_ns) const {
+  if (end_ns <= start_ns) return -1;
+  int64_t from = SlotOf(start_ns);
+  int64_t to = std::min(SlotOf(end_ns - 1) + 1, static_cast<int64_t>(chunks_.size()) << kChunkBits);
+  // Backwards a word at a time: the window's last slot is to - 1.
+  for (int64_t s = to - 1; s >= from;) {
+    const uint64_t* words = ChunkAt(s);
+    int64_t chunk_first = s & ~(kChunkSlots - 1);
+    if (words == nullptr) {
+      s = chunk_first - 1;
+      continue;
+    }
+    int64_t k = s & (kChunkSlots - 1);
+    int bit = static_cast<int>(k & 63);
+    uint64_t mask = bit == 63 ? ~uint64_t{0} : (uint64_t{1} << (bit + 1)) - 1;
+    // Slots below `from` in the window's first word are not ours.
+    int64_t word_first = s - bit;
+    if (word_first < from) mask &= ~uint64_t{0} << (from - word_first);
+    uint64_t busy = words[k >> 6] & mask;
+    if (busy != 0) {
+      int64_t slot = word_first + (63 - __builtin_clzll(busy));
+      return std::min(end_ns, origin_ns_ + (slot + 1) * resolution_ns_);
+    }
+    s = word_first - 1;
+  }
+  return -1;
+}
+
 int64_t TimeBitmap::Total() const {
   int64_t count = 0;
   for (const Chunk& c : chunks_) {

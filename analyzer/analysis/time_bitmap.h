@@ -34,6 +34,9 @@ class TimeBitmap {
   // Busy time in [start_ns, end_ns) where `other` is busy too.
   int64_t CountBoth(const TimeBitmap& other, int64_t start_ns, int64_t end_ns) const;
   int64_t Total() const;
+  // The end of the last busy slot in [start_ns, end_ns), at most end_ns;
+  // -1 if nothing in the window is busy.
+  int64_t LastBusyEnd(int64_t start_ns, int64_t end_ns) const;
   // Sets every slot `other` has set (same origin and resolution).
   void Or(const TimeBitmap& other);
   // Sets in `into` (any origin and resolution) the instants set here: Or()

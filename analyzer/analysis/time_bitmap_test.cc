@@ -47,6 +47,19 @@ TEST(TimeBitmapTest, TimesFarPastAnyRunAreLeftOut) {
   EXPECT_EQ(b.Count(int64_t{1} << 60, INT64_MAX), 0);
 }
 
+TEST(TimeBitmapTest, LastBusyEndIsTheEndOfTheWindowsLastSetSlot) {
+  TimeBitmap b(0, 1000);
+  b.Set(5000, 8000);                // slots 5-7
+  b.Set(70'000'000, 70'002'000);    // slots 70000-70001, in the second chunk
+  EXPECT_EQ(b.LastBusyEnd(0, 100'000'000), 70'002'000);
+  EXPECT_EQ(b.LastBusyEnd(0, 70'001'500), 70'001'500);  // no later than the window
+  EXPECT_EQ(b.LastBusyEnd(0, 60'000'000), 8000);
+  EXPECT_EQ(b.LastBusyEnd(6000, 7000), 7000);
+  EXPECT_EQ(b.LastBusyEnd(8000, 60'000'000), -1);
+  EXPECT_EQ(b.LastBusyEnd(0, 5000), -1);
+  EXPECT_EQ(b.LastBusyEnd(200'000'000, 300'000'000), -1);  // past every chunk
+}
+
 TEST(TimeBitmapTest, ResolutionCoarsensOnlyForLongRuns) {
   EXPECT_EQ(ChooseResolution(int64_t{600} * 1'000'000'000), 1000);
   EXPECT_EQ(ChooseResolution(int64_t{3600} * 1'000'000'000), 2000);

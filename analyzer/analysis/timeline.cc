@@ -70,7 +70,28 @@ void BuildTimeline(RunState& s, int bins, report::Report* r) {
                 Cores(loaders, width), pid);
     }
     std::vector<double> waiting(bins, 0.0);
-    for (const StepSpan& step : g.steps) {
+    auto add_waiting = [&](const TimeWindow& w) {
+      for (int64_t k = std::max<int64_t>(0, (w.start_ns - s.origin_ns) / width);
+           k < bins && s.origin_ns + k * width < w.end_ns; ++k) {
+        int64_t bs = s.origin_ns + k * width, be = bs + width;
+        int64_t overlap = std::min(be, w.end_ns) - std::max(bs, w.start_ns);
+        if (overlap > 0) waiting[k] += static_cast<double>(overlap) / static_cast<double>(width);
+      }
+    };
+    for (size_t n = 0; n < g.steps.size(); ++n) {
+      const StepSpan& step = g.steps[n];
+      // The time since the previous step, counted as waiting (step_waits.cc).
+      const TimeWindow& gap = g.step_waits[n].gap;
+      if (gap.end_ns > gap.start_ns) {
+        report::Span* gs = t->add_spans();
+        gs->set_kind("between_steps");
+        gs->set_pid(pid);
+        gs->set_rank(step.rank);
+        gs->set_step(static_cast<double>(step.step));
+        gs->set_start_s(Seconds(gap.start_ns - s.origin_ns));
+        gs->set_end_s(Seconds(gap.end_ns - s.origin_ns));
+        add_waiting(gap);
+      }
       report::Span* span = t->add_spans();
       span->set_kind("step");
       span->set_pid(pid);
@@ -80,18 +101,13 @@ void BuildTimeline(RunState& s, int bins, report::Report* r) {
       span->set_end_s(Seconds(step.end_ns - s.origin_ns));
       for (const TimeWindow& w : step.data_waits) {
         report::Span* ws = t->add_spans();
-        ws->set_kind("data_wait");
+        ws->set_kind(g.step_waits[n].inferred ? "inferred_wait" : "data_wait");
         ws->set_pid(pid);
         ws->set_rank(step.rank);
         ws->set_step(static_cast<double>(step.step));
         ws->set_start_s(Seconds(w.start_ns - s.origin_ns));
         ws->set_end_s(Seconds(w.end_ns - s.origin_ns));
-        for (int64_t k = std::max<int64_t>(0, (w.start_ns - s.origin_ns) / width);
-             k < bins && s.origin_ns + k * width < w.end_ns; ++k) {
-          int64_t bs = s.origin_ns + k * width, be = bs + width;
-          int64_t overlap = std::min(be, w.end_ns) - std::max(bs, w.start_ns);
-          if (overlap > 0) waiting[k] += static_cast<double>(overlap) / static_cast<double>(width);
-        }
+        add_waiting(w);
       }
     }
     if (!g.steps.empty()) {

@@ -57,12 +57,20 @@ constexpr char kRunHelp[] =
     "  --torch-steps            record the steps of unmodified PyTorch jobs: every wait\n"
     "                           for a DataLoader batch, every optimizer step, every epoch\n"
     "                           (Python processes load the iotap helper through a\n"
-    "                           sitecustomize on PYTHONPATH when they import torch)\n"
+    "                           sitecustomize on PYTHONPATH when they import torch),\n"
+    "                           and sample the Python stacks of the processes that do\n"
+    "  --py-samples             sample the Python stacks of every Python process, for\n"
+    "                           the report's breakdown of the loaders' CPU time by\n"
+    "                           function (on by default with --torch-steps)\n"
+    "  --py-sample-rate HZ      stack samples per second of each thread's CPU time\n"
+    "                           (default 100; 0: none, also with --torch-steps)\n"
     "\n"
     "The same settings as environment variables, for LD_PRELOAD use without iotap run:\n"
     "  LD_PRELOAD=/path/to/libiotap.so IOTAP_DIR=DIR COMMAND\n"
     "  IOTAP_DIR, IOTAP_FLUSH_INTERVAL_MS, IOTAP_SAMPLE_INTERVAL_MS, IOTAP_BUFFER_EVENTS,\n"
     "  IOTAP_LAYERS, IOTAP_ZSTD_LEVEL, IOTAP_QUIET=1, IOTAP_CLOCK=monotonic (no TSC),\n"
+    "  IOTAP_PY_SAMPLES=HZ (with PYTHONPATH=P/iotap/_site:P, P the helper's directory:\n"
+    "  lib/python in a build tree, lib/iotap/python when installed),\n"
     "  IOTAP_DISABLE=1 (load but record nothing), IOTAP_SESSION (set by iotap run).\n";
 
 pid_t g_child = -1;
@@ -266,7 +274,9 @@ int RunCommand(int argc, char** argv) {
                            {"", "--zstd-level", true},
                            {"", "--quiet", false},
                            {"", "--wait-orphans", true},
-                           {"", "--torch-steps", false}},
+                           {"", "--torch-steps", false},
+                           {"", "--py-samples", false},
+                           {"", "--py-sample-rate", true}},
                           /*stop_at_first_positional=*/true);
   if (!args.ok() || args->positional().empty()) {
     std::fprintf(stderr, "iotap run: %s\n\n%s",
@@ -297,22 +307,32 @@ int RunCommand(int argc, char** argv) {
                  library.c_str());
     return kExitUsage;
   }
+  int py_sample_hz = 100;
+  if (args->Has("--py-sample-rate") &&
+      (!absl::SimpleAtoi(args->Get("--py-sample-rate"), &py_sample_hz) || py_sample_hz < 0 ||
+       py_sample_hz > 10000)) {
+    std::fprintf(stderr, "iotap run: --py-sample-rate takes samples per CPU-second, 0 to 10000\n");
+    return kExitUsage;
+  }
+  const bool torch_steps = args->Has("--torch-steps");
+  const bool py_samples = (torch_steps || args->Has("--py-samples")) && py_sample_hz > 0;
   std::string python_dir;
-  if (args->Has("--torch-steps")) {
+  if (torch_steps || py_samples) {
+    const char* python_option = torch_steps ? "--torch-steps" : "--py-samples";
     python_dir = FindPythonDirectory();
     if (python_dir.empty()) {
       std::fprintf(stderr,
-                   "iotap run: --torch-steps: cannot find the iotap Python package in %s/%s or "
-                   "%s/%s; set IOTAP_PYTHON_DIR to the directory holding iotap/\n",
-                   SelfDirectory().c_str(), kBuildPythonDir, SelfDirectory().c_str(),
-                   kInstalledPythonDir);
+                   "iotap run: %s: cannot find the iotap Python package in %s/%s or %s/%s; "
+                   "set IOTAP_PYTHON_DIR to the directory holding iotap/\n",
+                   python_option, SelfDirectory().c_str(), kBuildPythonDir,
+                   SelfDirectory().c_str(), kInstalledPythonDir);
       return kExitUsage;
     }
     if (python_dir.find(':') != std::string::npos) {
       std::fprintf(stderr,
-                   "iotap run: --torch-steps: %s cannot go on PYTHONPATH, which separates its "
+                   "iotap run: %s: %s cannot go on PYTHONPATH, which separates its "
                    "paths with colons; install iotap where its path has none\n",
-                   python_dir.c_str());
+                   python_option, python_dir.c_str());
       return kExitUsage;
     }
   }
@@ -322,8 +342,8 @@ int RunCommand(int argc, char** argv) {
   // The command's environment: ours plus the shim and its settings.
   std::vector<std::string> env;
   std::string preload = library;
-  // --torch-steps: our sitecustomize first (it runs the one it hides), then
-  // the iotap package, then whatever the user had.
+  // --torch-steps, --py-samples: our sitecustomize first (it runs the one it
+  // hides), then the iotap package, then whatever the user had.
   std::string python_path =
       python_dir.empty() ? "" : python_dir + "/iotap/_site:" + python_dir;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -368,9 +388,12 @@ int RunCommand(int argc, char** argv) {
     if (args->Has(option)) env.push_back(absl::StrCat(variable, "=", args->Get(option)));
   }
   if (args->Has("--quiet")) env.push_back("IOTAP_QUIET=1");
-  if (!python_path.empty()) {
-    env.push_back("PYTHONPATH=" + python_path);
-    env.push_back("IOTAP_TORCH_STEPS=1");
+  if (!python_path.empty()) env.push_back("PYTHONPATH=" + python_path);
+  if (torch_steps) env.push_back("IOTAP_TORCH_STEPS=1");
+  if (py_samples) {
+    env.push_back(absl::StrCat("IOTAP_PY_SAMPLES=", py_sample_hz));
+    // --torch-steps alone: the processes that import torch.
+    if (!args->Has("--py-samples")) env.push_back("IOTAP_PY_SAMPLES_WHEN=torch");
   }
   std::vector<char*> envp;
   for (std::string& v : env) envp.push_back(v.data());

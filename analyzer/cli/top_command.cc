@@ -157,21 +157,37 @@ class Watch {
         out_(out) {}
 
   analyzer::RunFollower& follower() { return follower_; }
+  // Says on stderr what could not be shown: events that came after their
+  // slice was sealed, and traces that could not be read.
+  void ReportLosses() const {
+    if (run_.late_events() > 0) {
+      std::fprintf(stderr,
+                   "iotap top: %llu events came after their window was shown and were left "
+                   "out (raise --lag)\n",
+                   static_cast<unsigned long long>(run_.late_events()));
+    }
+    for (const analyzer::ReadIssue& issue : follower_.issues()) {
+      std::fprintf(stderr, "iotap top: %s\n", issue.ToString().c_str());
+    }
+  }
   analyzer::SlicedRun& run() { return run_; }
 
   // Seals up to `unix_ns` and shows the window that ends there.
   void Refresh(int64_t unix_ns) {
-    int64_t before = run_.sealed_until();
+    const int64_t before = run_.sealed_until();
     run_.Seal(unix_ns);
-    for (int64_t t = before; t < run_.sealed_until(); t += kSliceNs) {
-      absl::StatusOr<report::Report> slice = run_.Report(t, t + kSliceNs);
-      if (slice.ok()) totals_.Add(*slice);
-    }
-    int64_t to = run_.sealed_until();
+    const int64_t to = run_.sealed_until();
     if (to <= run_.origin_ns()) return;
     absl::StatusOr<report::Report> window =
         run_.Report(std::max(run_.origin_ns(), to - window_ns_), to);
     if (!window.ok()) return;
+    // Since the start: the steps that end in the slices sealed now, once.
+    auto seconds = [&](int64_t t) { return static_cast<double>(t - run_.origin_ns()) / 1e9; };
+    if (to > before) totals_.AddSteps(*window, seconds(before), seconds(to));
+    totals_.read_bytes = static_cast<double>(run_.sealed_read_bytes());
+    for (const auto& [layer, bytes] : run_.sealed_layer_read_bytes()) {
+      totals_.layer_read_bytes[layer] = static_cast<double>(bytes);
+    }
     Show(analyzer::TopFiguresOf(*window, totals_), out_);
   }
 
@@ -212,6 +228,7 @@ int Replay(Watch& w, int64_t interval_ns, double speed) {
     if (t >= end) break;
     if (speed > 0) SleepUntil(next += interval_ns);
   }
+  w.ReportLosses();
   return kExitOk;
 }
 
@@ -227,11 +244,12 @@ int Follow(Watch& w, int64_t interval_ns, int64_t lag_ns) {
     if (w.follower().Ended(now)) {
       w.follower().FinishAll(&w.run());
       w.Refresh(w.End());
-      return kExitOk;
+      break;
     }
     w.Refresh(ClockNs(CLOCK_REALTIME) - lag_ns);
     SleepUntil(next += interval_ns);
   }
+  w.ReportLosses();
   return kExitOk;
 }
 

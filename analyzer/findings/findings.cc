@@ -46,7 +46,7 @@ void AddEvidence(Result& res, std::string name, double value, std::string unit, 
 
 double FetchSeconds(const Report& r) {
   double s = 0;
-  for (const report::Step& st : r.steps()) s += std::max(0.0, st.fetch_s());
+  for (const report::Step& st : r.steps()) s += std::max(0.0, st.fetch_s()) + st.gap_fetch_s();
   return s;
 }
 
@@ -141,6 +141,7 @@ void AddFindings(const rules::RuleSet& rules, report::Report* report) {
   std::map<std::string, internal::RuleFn> fns;
   internal::RegisterDataRules(&fns);
   internal::RegisterRunRules(&fns);
+  internal::RegisterMappedRules(&fns);
   struct Found {
     const rules::Rule* rule;
     Result result;
@@ -178,7 +179,10 @@ void AddFindings(const rules::RuleSet& rules, report::Report* report) {
     out->set_id(f.rule->id());
     out->set_title(f.rule->title());
     out->set_severity(f.result.severity);
-    out->set_summary(ValidUtf8(Fill(f.rule->summary(), f.result.values)));
+    auto wording = f.rule->summary_for().find(f.result.summary_case);
+    const std::string& summary =
+        wording != f.rule->summary_for().end() ? wording->second : f.rule->summary();
+    out->set_summary(ValidUtf8(Fill(summary, f.result.values)));
     out->set_recommendation(ValidUtf8(Fill(f.rule->recommendation(), f.result.values)));
     out->set_score(f.result.score);
     for (const report::Evidence& e : f.result.evidence) *out->add_evidence() = e;

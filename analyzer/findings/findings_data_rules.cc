@@ -27,25 +27,49 @@ std::optional<Result> DataStall(const Context& c, const std::string& component) 
                                                                      : Finding::WARNING;
   double share = component == "fetch" ? fetch : component == "prep" ? prep : other;
   res.score = st.total_data_wait_s() * share;
+  const report::Workers& w = c.report().workers();
+  if (w.trainers() > 0 && w.loaders() == 0) res.summary_case = "no_workers";
   res.values = {{"stall_share", Pct(st.data_stall_share())},
                 {"wait", HumanDuration(st.total_data_wait_s())},
                 {"steps", absl::StrCat(static_cast<int64_t>(st.steps()))},
                 {"fetch_share", Pct(fetch)},
                 {"prep_share", Pct(prep)},
                 {"other_share", Pct(other)}};
+  if (component == "prep") AddPyCosts(c.report(), &res);
   AddEvidence(res, "data wait, share of step time", st.data_stall_share(), "share",
            absl::StrFormat("%s (%s of %s)", Pct(st.data_stall_share()),
-                           HumanDuration(st.total_data_wait_s()), HumanDuration(st.total_step_s())));
+                           HumanDuration(st.total_data_wait_s()), HumanDuration(c.total_step_s())));
   AddEvidence(res, "median data wait per step", st.median_data_wait_s(), "s",
            HumanDuration(st.median_data_wait_s()));
   AddEvidence(res, "wait split: fetch / preparation / other", fetch, "share",
            absl::StrFormat("%s / %s / %s", Pct(fetch), Pct(prep), Pct(other)));
+  const report::BetweenSteps& between = st.between_steps();
+  if (between.share() >= 0.01) {
+    AddEvidence(res, "time between logged steps, counted as waiting", between.share(), "share",
+                absl::StrFormat("%s of the trainers' time (%s)", Pct(between.share()),
+                                HumanDuration(between.total_s())));
+  }
+  const report::DataWaits& waits = st.data_waits();
+  if (waits.inferred_steps() > 0) {
+    AddEvidence(res, "steps whose waits were inferred from the trace", waits.inferred_steps(),
+                "steps",
+                absl::StrFormat("%d of %d (the step source does not say when steps waited)",
+                                static_cast<int64_t>(waits.inferred_steps()),
+                                static_cast<int64_t>(st.steps())));
+  }
   return res;
 }
 
 std::optional<Result> StorageSlow(const Context& c) {
   const report::DataFiles& d = c.report().data_files();
   bool bypass = d.direct_opens() > 0 || d.dontneed_advice() > 0;
+  // Reads that are mostly page faults are mapped_reads_storage's (its advice
+  // is for mappings).
+  for (const report::Layer& l : c.report().layers()) {
+    if (l.name() == "MAPPED" && l.time_s() >= 0.5 * d.read_time_s() && l.time_s() > 0) {
+      return std::nullopt;
+    }
+  }
   if (d.reads() < c.T("min_reads", 100) ||
       (d.mean_read_latency_s() < c.T("latency_s", 0.0005) && !bypass)) {
     return std::nullopt;

@@ -62,11 +62,15 @@ std::optional<Result> TooFewWorkers(const Context& c) {
   res.score = st.total_data_wait_s() * st.prep_share();
   res.severity = c.Impact(res.score, 0);
   double per_trainer = loaders + std::max(1.0, std::floor(spare / trainers));
+  if (loaders == 0) res.summary_case = "no_workers";
   res.values = {{"loader_cpu", absl::StrFormat("%.1f cores", st.loader_cores())},
+                {"prep_share", Pct(st.prep_share())},
+                {"trainer_cpu", absl::StrFormat("%.1f cores", st.trainer_cores())},
                 {"loaders", absl::StrCat(static_cast<int64_t>(loaders))},
                 {"cpus", cpus > 0 ? absl::StrCat(static_cast<int64_t>(cpus)) : "an unknown number of"},
                 {"spare", absl::StrFormat("%.1f", std::max(0.0, spare))},
                 {"suggested", absl::StrCat("num_workers=", static_cast<int64_t>(per_trainer))}};
+  AddPyCosts(r, &res);
   AddEvidence(res, "loaders per trainer", loaders, "processes", absl::StrCat(static_cast<int64_t>(loaders)));
   AddEvidence(res, "share of the wait the loaders were computing", st.prep_share(), "share",
               Pct(st.prep_share()));

@@ -106,6 +106,42 @@ TEST(FindingsTest, StallsAreNamedByTheirLargestPartWithSeverityByShare) {
   EXPECT_EQ(Find(Analyzed(Base(0.09, 0.7, 0.2, 0.1)), "data_stall_fetch"), nullptr);
 }
 
+TEST(FindingsTest, PreparationStallNamesTheTopPythonCostsAndAdvisesOnTheFirst) {
+  Report r = Base(0.15, 0.1, 0.6, 0.3);
+  Report unsampled = Analyzed(r);
+  const Finding* plain = Find(unsampled, "data_stall_prep");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_NE(plain->summary().find("computing (decoding, transforms); "), std::string::npos)
+      << plain->summary();
+  report::PyProfile* p = r.add_py_profiles();
+  p->set_prep_cpu_s(10);
+  auto cost = [&](const char* kind, const char* name, double share) {
+    report::PyCost* c = p->add_prep_costs();
+    c->set_kind(kind);
+    c->set_name(name);
+    c->set_share(share);
+    c->set_cpu_s(10 * share);
+  };
+  cost("decoding", "PIL decoding (ImageFile.load)", 0.62);
+  cost("transform", "RandomResizedCrop", 0.21);
+  cost("collate", "collate_fn", 0.05);
+  Report named = Analyzed(r);
+  const Finding* f = Find(named, "data_stall_prep");
+  ASSERT_NE(f, nullptr) << Ids(named);
+  EXPECT_NE(f->summary().find("the loaders were computing: 62% in PIL decoding (ImageFile.load), "
+                              "21% in RandomResizedCrop; "),
+            std::string::npos)
+      << f->summary();
+  EXPECT_EQ(f->recommendation().rfind("Decoding costs most: decode at a lower resolution", 0), 0u)
+      << f->recommendation();
+  p->mutable_prep_costs()->SwapElements(0, 1);
+  Report swapped = Analyzed(r);
+  f = Find(swapped, "data_stall_prep");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->recommendation().rfind("The RandomResizedCrop transform costs most", 0), 0u)
+      << f->recommendation();
+}
+
 TEST(FindingsTest, SlowStorageComesBeforeTheStallItCauses) {
   Report r = Base(0.30, 0.8, 0.1, 0.1);
   report::DataFiles* d = r.mutable_data_files();
@@ -130,6 +166,44 @@ TEST(FindingsTest, SlowStorageComesBeforeTheStallItCauses) {
   const Finding* f = Find(evicted, "storage_slow");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->summary().find("8 times (POSIX_FADV_DONTNEED)"), std::string::npos) << f->summary();
+}
+
+// Page faults that wait for storage: their own cause, before the stall,
+// and storage_slow (advice for read calls) stands aside.
+TEST(FindingsTest, MappedReadsFromStorageComeFirstWithMappingAdvice) {
+  Report r = Base(0.30, 0.8, 0.1, 0.1);
+  report::DataFiles* d = r.mutable_data_files();
+  d->set_reads(3000);
+  d->set_read_time_s(4);
+  d->set_mean_read_latency_s(0.0013);
+  report::Layer* mapped = r.add_layers();
+  mapped->set_name("MAPPED");
+  mapped->set_reads(3000);
+  mapped->set_read_bytes(300.0 * 1024 * 1024);
+  mapped->set_time_s(3);  // 75% of the data read time
+  r = Analyzed(r);
+  ASSERT_GE(r.findings_size(), 2) << Ids(r);
+  EXPECT_EQ(r.findings(0).id(), "mapped_reads_storage");
+  // 24 s of fetch (100 x 0.3 s x 0.8) x 75% = 18 s of 100 s of steps.
+  EXPECT_EQ(r.findings(0).severity(), Finding::WARNING);
+  EXPECT_EQ(r.findings(0).summary(),
+            "Loaders read 300.0 MiB of memory-mapped data in 3000 page faults, which waited "
+            "3.00 s for storage (75% of the data read time); training waited 18.00 s for data "
+            "while loaders faulted.");
+  EXPECT_NE(r.findings(0).recommendation().find("MADV_WILLNEED"), std::string::npos);
+  EXPECT_EQ(Find(r, "storage_slow"), nullptr) << Ids(r);
+  EXPECT_NE(Find(r, "data_stall_fetch"), nullptr) << Ids(r);
+
+  // Faults that are a small part of the read time, or too little time: not
+  // the cause.
+  Report minor = Base(0.30, 0.8, 0.1, 0.1);
+  minor.mutable_data_files()->set_read_time_s(4);
+  minor.add_layers()->set_name("MAPPED");
+  minor.mutable_layers(0)->set_time_s(1);  // 25%
+  EXPECT_EQ(Find(Analyzed(minor), "mapped_reads_storage"), nullptr);
+  minor.mutable_layers(0)->set_time_s(0.04);
+  minor.mutable_data_files()->set_read_time_s(0.04);
+  EXPECT_EQ(Find(Analyzed(minor), "mapped_reads_storage"), nullptr);
 }
 
 TEST(FindingsTest, HdfAmplificationNamesTheWorstDataset) {
@@ -195,6 +269,27 @@ TEST(FindingsTest, TooFewWorkersOnlyWhenCoresAreIdle) {
   Report starved = Analyzed(r);
   EXPECT_EQ(starved.findings(0).id(), "cpu_starved_loaders") << Ids(starved);
   EXPECT_EQ(Find(starved, "too_few_workers"), nullptr);
+}
+
+// num_workers=0: the trainer prepares every batch itself; the wording says
+// so rather than "0 loader(s) ... 0.0 cores in use".
+TEST(FindingsTest, TooFewWorkersWithoutWorkersSaysTheTrainerPreparesBatches) {
+  Report r = Base(0.5, 0.05, 0.9, 0.05);
+  r.mutable_workers()->set_loaders(0);
+  r.mutable_workers()->set_loaders_per_trainer(0, 0);
+  r.mutable_step_statistics()->set_trainer_cores(1.0);
+  Report none = Analyzed(r);
+  ASSERT_GT(none.findings_size(), 0);
+  EXPECT_EQ(none.findings(0).id(), "too_few_workers") << Ids(none);
+  EXPECT_EQ(none.findings(0).summary(),
+            "The trainer prepares every batch itself (no DataLoader workers): it spent 90% of its "
+            "waits for data computing (1.0 cores in use) while 3.0 of the 4 CPUs sat idle.");
+  EXPECT_NE(none.findings(0).recommendation().find("num_workers=3"), std::string::npos)
+      << none.findings(0).recommendation();
+  const Finding* prep = Find(none, "data_stall_prep");
+  ASSERT_NE(prep, nullptr) << Ids(none);
+  EXPECT_NE(prep->summary().find("the trainer prepares every batch itself"), std::string::npos)
+      << prep->summary();
 }
 
 TEST(FindingsTest, ImbalancedWorkersNeedsTimeAtStakeNotJustARatio) {

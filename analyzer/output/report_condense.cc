@@ -80,7 +80,8 @@ void BucketSteps(const Report& in, const CondenseOptions& options, Report* out) 
   t->clear_spans();
   double left_out = 0;
   for (const report::Span& span : in.timeline().spans()) {
-    if (span.kind() == "step" || span.kind() == "data_wait") {
+    if (span.kind() == "step" || span.kind() == "data_wait" || span.kind() == "inferred_wait" ||
+        span.kind() == "between_steps") {
       ++left_out;
     } else {
       *t->add_spans() = span;

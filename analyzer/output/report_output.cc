@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
+#include "analyzer/output/py_profile_output.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace iotap::analyzer {
@@ -65,6 +66,36 @@ Counts RoleCounts(const Report& r) {
   return c;
 }
 
+// Where the data waits come from: measured by the step source, inferred
+// from the trace, or both and how well they agree (empty: no waits known).
+std::string WaitSourceLine(const report::StepStatistics& st) {
+  const report::DataWaits& w = st.data_waits();
+  std::vector<std::string> parts;
+  if (w.measured_steps() > 0) {
+    parts.push_back(absl::StrFormat("measured (%s) for %d steps",
+                                    absl::StrJoin(w.measured_by(), ", "),
+                                    static_cast<int64_t>(w.measured_steps())));
+  }
+  if (w.inferred_steps() > 0) {
+    std::vector<std::string> how;
+    for (const report::InferredWaits& by : w.inferred_by()) {
+      how.push_back(absl::StrCat(by.how(), ": ", HumanDuration(by.wait_s())));
+    }
+    parts.push_back(absl::StrFormat(
+        "inferred from the trace for %d steps%s", static_cast<int64_t>(w.inferred_steps()),
+        how.empty() ? std::string(" (they show no wait)")
+                    : absl::StrCat(" (", absl::StrJoin(how, "; "), ")")));
+  }
+  if (w.compared_steps() > 0) {
+    parts.push_back(absl::StrFormat(
+        "inferred from the trace too: %s of step time against %s measured, during %s of the "
+        "measured wait",
+        Percent(w.inferred_stall_share()), Percent(w.measured_stall_share()),
+        Percent(w.agreement_share())));
+  }
+  return parts.empty() ? "" : absl::StrCat("data waits: ", absl::StrJoin(parts, "; "));
+}
+
 // The run at a glance, one fact a line; shared by text and Markdown.
 std::vector<std::string> Glance(const Report& r) {
   const report::Run& run = r.run();
@@ -94,19 +125,32 @@ std::vector<std::string> Glance(const Report& r) {
                                     HumanDuration(st.p90_step_s()),
                                     static_cast<int>(st.warmup_steps_skipped())));
   }
+  const report::BetweenSteps& between = st.between_steps();
   if (run.data_stall_share() >= 0) {
     lines.push_back(absl::StrFormat(
         "data stall: %s of step time waiting for data (of the wait: fetch %s, preparation %s, "
         "other %s)",
         Percent(run.data_stall_share()), Percent(st.fetch_share()), Percent(st.prep_share()),
         Percent(st.other_share())));
+    if (std::string source = WaitSourceLine(st); !source.empty()) lines.push_back(source);
     const report::Overlap& o = r.overlap();
     lines.push_back(absl::StrFormat(
         "I/O hidden behind compute: %s of %s (%s); exposed while waiting: %s",
         HumanDuration(o.hidden_io_s()), HumanDuration(o.hidden_io_s() + o.exposed_io_s()),
         Percent(o.hidden_share()), HumanDuration(o.exposed_io_s())));
   } else if (run.steps() > 0) {
-    lines.push_back("data stall: unknown (the step source does not say when steps waited)");
+    lines.push_back(
+        "data stall: unknown (the step source does not say when steps waited, and the trace "
+        "holds no waits to infer them from)");
+  }
+  // Gaps under a percent are the loop's own bookkeeping between its timings.
+  if (between.share() >= 0.01) {
+    lines.push_back(absl::StrFormat(
+        "between steps: %s of the trainer's time (%s in %d gaps between logged steps, counted "
+        "as waiting; fetch %s, preparation %s, other %s)",
+        Percent(between.share()), HumanDuration(between.total_s()),
+        static_cast<int64_t>(between.gaps()), Percent(between.fetch_share()),
+        Percent(between.prep_share()), Percent(between.other_share())));
   }
   lines.push_back(absl::StrFormat("%d events traced, %d dropped, %d trace files",
                                   static_cast<int64_t>(run.events()),
@@ -232,6 +276,7 @@ std::string ReportToText(const Report& r) {
                           : std::string_view(name) == "system" ? " files: /proc, /sys, /dev, IPC"
                                                                : "");
   }
+  absl::StrAppend(&out, PyProfilesToText(r));
   absl::StrAppend(&out, "\nProcesses\n");
   bool hosts = r.run().hosts_size() > 1;
   for (const report::Process& p : r.processes()) {
@@ -313,6 +358,7 @@ std::string ReportToMarkdown(const Report& r) {
                           HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
                           HumanBytes(f.write_bytes()), static_cast<int64_t>(f.opens()));
   }
+  absl::StrAppend(&out, PyProfilesToMarkdown(r));
   absl::StrAppend(&out, "\n### Processes\n\n| pid | host | role | rank | serves | read | I/O busy | CPU | end |\n"
                         "|---:|---|---|---:|---:|---:|---:|---:|---|\n");
   int listed = 0;

@@ -278,6 +278,41 @@ TEST(ReportOutputTest, Markdown) {
 )txt");
 }
 
+// The glance says where the waits come from and what lay between steps.
+TEST(ReportOutputTest, TextSaysWhichWaitsWereInferredAndWhatLayBetweenSteps) {
+  Report r = SmallReport();
+  report::StepStatistics* st = r.mutable_step_statistics();
+  report::DataWaits* w = st->mutable_data_waits();
+  w->set_measured_steps(3);
+  w->add_measured_by("iotap markers");
+  w->set_inferred_steps(6);
+  report::InferredWaits* by = w->add_inferred_by();
+  by->set_how("the trainer blocked on its loaders' queues");
+  by->set_wait_s(1.5);
+  w->set_compared_steps(3);
+  w->set_measured_stall_share(0.3);
+  w->set_inferred_stall_share(0.31);
+  w->set_agreement_share(0.95);
+  report::BetweenSteps* between = st->mutable_between_steps();
+  between->set_gaps(9);
+  between->set_total_s(2);
+  between->set_share(0.65);
+  between->set_fetch_share(0.5);
+  between->set_prep_share(0.25);
+  between->set_other_share(0.25);
+  const std::string text = ReportToText(r);
+  EXPECT_NE(text.find("\n  data waits: measured (iotap markers) for 3 steps; inferred from the "
+                      "trace for 6 steps (the trainer blocked on its loaders' queues: 1.50 s); "
+                      "inferred from the trace too: 31% of step time against 30% measured, "
+                      "during 95% of the measured wait\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  between steps: 65% of the trainer's time (2.00 s in 9 gaps between "
+                      "logged steps, counted as waiting; fetch 50%, preparation 25%, other 25%)\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(ReportOutputTest, JsonKeepsTheProtoFieldNamesAndEveryField) {
   const Report r = SmallReport();
   const std::string json = ReportToJson(r);

@@ -118,6 +118,7 @@ std::string StatsToJson(const stats::Stats& s) {
   for (const stats::File& f : s.ipc()) WriteFile(j, f, false);
   j.EndArray();
   internal::CudaToJson(s, j);
+  internal::MappedToJson(s, j);
   j.Key("process_list");
   j.BeginArray();
   for (const stats::Process& p : s.process_list()) WriteProcess(j, p);
@@ -170,6 +171,8 @@ std::string StatsToText(const stats::Stats& s) {
   }
   std::string cuda = internal::CudaToText(s);
   if (!cuda.empty()) absl::StrAppend(&out, "\n", cuda);
+  std::string mapped = internal::MappedToText(s);
+  if (!mapped.empty()) absl::StrAppend(&out, "\n", mapped);
   std::string datasets = internal::DatasetsToText(s);
   if (!datasets.empty()) absl::StrAppend(&out, "\n", datasets);
   std::string tfrecords = internal::TfRecordFilesToText(s);

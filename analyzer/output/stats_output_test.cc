@@ -126,6 +126,21 @@ TEST(StatsOutputTest, JsonHasEveryKeyInOrder) {
     "allocations": 0,
     "bytes": 0
   },
+  "mapped_reads": {
+    "processes_sampled": 0,
+    "processes_counted": 0,
+    "lost_faults": 0,
+    "counted_minor_faults": 0,
+    "counted_major_faults": 0,
+    "counted_read_bytes": 0,
+    "notes": [],
+    "files": []
+  },
+  "io_uring": {
+    "calls": 0,
+    "unseen_requests": 0,
+    "files": []
+  },
   "process_list": [
     {
       "pid": 42,

@@ -1,6 +1,6 @@
 // The layers' sections of `iotap stats` (stats_output.h), in JSON and text:
-// CUDA copies, HDF5 datasets, TFRecord files. Shared by this folder's files
-// only.
+// CUDA copies, mapped reads and io_uring (stats_mapped.cc), HDF5 datasets,
+// TFRecord files. Shared by this folder's files only.
 
 #ifndef IOTAP_ANALYZER_OUTPUT_STATS_SECTIONS_H_
 #define IOTAP_ANALYZER_OUTPUT_STATS_SECTIONS_H_
@@ -16,6 +16,11 @@ namespace iotap::analyzer::internal {
 void CudaToJson(const stats::Stats& stats, JsonWriter& j);
 // The CUDA tables; empty if the run made no CUDA calls.
 std::string CudaToText(const stats::Stats& stats);
+
+// The "mapped_reads" and "io_uring" members.
+void MappedToJson(const stats::Stats& stats, JsonWriter& j);
+// The mapped reads and io_uring tables; empty if the run had neither.
+std::string MappedToText(const stats::Stats& stats);
 
 // The "datasets" array; the "HDF5 datasets" section (empty if none).
 void DatasetsToJson(const stats::Stats& stats, JsonWriter& j);

@@ -77,11 +77,11 @@ void TrainerSteps::Add(const TrainerSteps& o) {
 
 double TrainerSteps::Stall() const { return waited_step_s > 0 ? wait_s / waited_step_s : -1; }
 
-void TopTotals::Add(const report::Report& slice) {
-  duration_s += slice.run().duration_s();
-  read_bytes += slice.run().bytes_read();
-  for (const report::Step& s : slice.steps()) trainers[s.pid()].Add(s);
-  for (const report::Layer& l : slice.layers()) layer_read_bytes[l.name()] += l.read_bytes();
+void TopTotals::AddSteps(const report::Report& window, double from_s, double to_s) {
+  duration_s = std::max(duration_s, to_s);
+  for (const report::Step& s : window.steps()) {
+    if (s.end_s() >= from_s) trainers[s.pid()].Add(s);
+  }
 }
 
 TopFigures TopFiguresOf(const report::Report& window, const TopTotals& totals) {

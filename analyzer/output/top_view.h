@@ -4,7 +4,8 @@
 // of key=value pairs, and metrics in the Prometheus text formats.
 //
 //   TopTotals totals;
-//   totals.Add(slice_report);                 // once per slice, as sealed
+//   totals.AddSteps(window_report, 10.0, 11.0);  // the steps new since 10 s
+//   totals.read_bytes = ...;                     // bytes read so far
 //   TopFigures f = TopFiguresOf(window_report, totals);
 //   std::string line = TopLine(f);            // "t_s=12.0 window_s=10.0 stall_pct=43.1 ..."
 //   std::string screen = TopScreen(f, /*width=*/100);
@@ -39,14 +40,17 @@ struct TrainerSteps {
   double Stall() const;
 };
 
-// Since the start: every sealed slice's report added once.
+// Since the start: each step once (from the first window that holds its
+// end after the last one added), and the bytes read so far.
 struct TopTotals {
   double duration_s = 0;
-  std::map<int, TrainerSteps> trainers;          // by pid
+  std::map<int, TrainerSteps> trainers;            // by pid
   std::map<std::string, double> layer_read_bytes;  // by layer name
-  double read_bytes = 0;                          // the report's run.bytes_read
+  double read_bytes = 0;                           // at the lowest layers
 
-  void Add(const report::Report& slice);
+  // Adds the window's steps that end at or after `from_s` (seconds from the
+  // run's start), and says the totals run to `to_s`.
+  void AddSteps(const report::Report& window, double from_s, double to_s);
 };
 
 struct TopTrainer {

@@ -36,6 +36,7 @@ report::Report Window() {
   }
   report::Step* s = r.add_steps();
   s->set_pid(7);
+  s->set_end_s(25);
   s->set_duration_s(1);
   s->set_data_wait_s(0.5);
   s->set_fetch_s(0.3);
@@ -43,6 +44,7 @@ report::Report Window() {
   s->set_other_s(0.05);
   s = r.add_steps();
   s->set_pid(7);
+  s->set_end_s(26);
   s->set_duration_s(1);
   s->set_data_wait_s(-1);
   report::Layer* l = r.add_layers();
@@ -61,8 +63,9 @@ report::Report Window() {
 
 TopFigures Figures() {
   TopTotals totals;
-  totals.Add(Window());
-  totals.Add(Window());
+  totals.AddSteps(Window(), 0, 10);
+  totals.AddSteps(Window(), 0, 20);  // as if another window of the same steps
+  totals.layer_read_bytes["POSIX"] = 40e6;
   return TopFiguresOf(Window(), totals);
 }
 

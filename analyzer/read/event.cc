@@ -337,6 +337,9 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
 
 Layer LayerOf(Op op) {
   int v = static_cast<int>(op);
+  if (v == OP_MAPPED_READ || v == OP_MREMAP) return Layer::kMapped;
+  if (v >= OP_URING_SETUP && v < 100) return Layer::kUring;
+  if (v >= OP_POLL && v <= OP_COND_WAIT) return Layer::kWait;
   if (v >= 1 && v < 100) return Layer::kPosix;
   if (v >= 100 && v < 150) return Layer::kStdio;
   if (v >= 150 && v < 196) return Layer::kHdf5;
@@ -356,6 +359,9 @@ const char* LayerName(Layer layer) {
     case Layer::kCuda: return "CUDA";
     case Layer::kGds: return "GDS";
     case Layer::kMarker: return "MARK";
+    case Layer::kMapped: return "MAPPED";
+    case Layer::kUring: return "URING";
+    case Layer::kWait: return "WAIT";
     case Layer::kOther: return "OTHER";
   }
   return "OTHER";
@@ -404,6 +410,7 @@ std::string OpName(Op op) {
 Transfer TransferOf(Op op) {
   switch (op) {
     case OP_READ:
+    case OP_RECV:
     case OP_PREAD:
     case OP_READV:
     case OP_PREADV:
@@ -414,6 +421,8 @@ Transfer TransferOf(Op op) {
     case OP_FGETS:
     case OP_FGETC:
     case OP_CUFILE_READ:
+    case OP_MAPPED_READ:
+    case OP_URING_READ:
       return Transfer::kRead;
     case OP_WRITE:
     case OP_PWRITE:
@@ -427,6 +436,7 @@ Transfer TransferOf(Op op) {
     case OP_FPUTS:
     case OP_FPRINTF:
     case OP_CUFILE_WRITE:
+    case OP_URING_WRITE:
       return Transfer::kWrite;
     default:
       return Transfer::kNone;
@@ -441,6 +451,7 @@ bool IsOpen(Op op) {
     case OP_MKSTEMP:
     case OP_FOPEN:
     case OP_FREOPEN:
+    case OP_URING_OPENAT:
       return true;
     default:
       return false;
@@ -473,6 +484,9 @@ bool IsMetadata(Op op) {
     case OP_FCLOSE:
     case OP_FSEEK:
     case OP_FTELL:
+    case OP_URING_OPENAT:
+    case OP_URING_CLOSE:
+    case OP_URING_STATX:
       return true;
     default:
       return false;

@@ -84,7 +84,13 @@ class ChunkDecoder {
 };
 
 // The layer an op belongs to.
-enum class Layer { kPosix, kStdio, kHdf5, kTfRecord, kCuda, kGds, kMarker, kOther };
+// kMapped: reads through file mappings (page faults, OP_MAPPED_READ and
+// OP_MREMAP); kUring: io_uring's calls and requests (OP_URING_*).
+// kWait: the waits layer's blocking waits (poll, select, epoll, semaphores,
+// conditions), which move no data and are no layer's I/O.
+enum class Layer {
+  kPosix, kStdio, kHdf5, kTfRecord, kCuda, kGds, kMarker, kMapped, kUring, kWait, kOther
+};
 Layer LayerOf(Op op);
 const char* LayerName(Layer layer);
 

@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "analyzer/steps/byte_source.h"
 #include "analyzer/steps/decimal.h"
 #include "analyzer/steps/json_tokenizer.h"
@@ -23,7 +28,32 @@ struct LineResult {
   StepSpan span;
   bool placed_wait = false;  // data_wait given as a duration
   bool cut_wait = false;     // ... longer than the step
+  std::vector<std::string> unknown;  // fields iotap does not read
 };
+
+// Distinct unknown field names kept for the notes: a log may carry many.
+constexpr size_t kMaxUnknownNames = 64;
+// ... and named in a note.
+constexpr size_t kUnknownNamesShown = 10;
+
+// The notes on fields iotap does not read: one per field whose name says
+// it is a wait (the user meant data_wait), one naming the rest.
+void NoteUnknownFields(const std::set<std::string>& names, bool more, StepLog* log) {
+  std::vector<std::string> others;
+  for (const std::string& name : names) {
+    if (absl::StrContains(absl::AsciiStrToLower(name), "wait")) {
+      log->notes.push_back(absl::StrCat("unknown field \"", name,
+                                        "\"; iotap reads \"data_wait\" and \"data_waits\""));
+    } else if (others.size() < kUnknownNamesShown) {
+      others.push_back(absl::StrCat("\"", name, "\""));
+    } else {
+      more = true;
+    }
+  }
+  if (others.empty()) return;
+  log->notes.push_back(absl::StrCat("fields iotap does not read, ignored: ",
+                                    absl::StrJoin(others, ", "), more ? " and more" : ""));
+}
 
 absl::Status Expect(bool ok, const JsonToken& at, const std::string& what) {
   if (ok) return absl::OkStatus();
@@ -93,6 +123,7 @@ absl::Status ParseLine(std::string_view text, uint64_t line, uint64_t offset, Li
                  "\"data_waits\" must be an array of [start, end] pairs");
       if (s.ok()) s = ParseWaits(&json, &waits.emplace());
     } else {
+      out->unknown.push_back(key);
       s = json.SkipValue(value);
     }
     if (!s.ok()) return s;
@@ -141,6 +172,8 @@ absl::StatusOr<StepLog> ReadJsonLinesLog(const std::string& path) {
   log.path = path;
   internal::ErrorList errors(&log);
   int64_t placed = 0, cut = 0;
+  std::set<std::string> unknown;
+  bool more_unknown = false;
   std::string pending;  // the current line, possibly spread over reads
   std::vector<char> buffer(1 << 20);
   uint64_t line = 1, line_offset = 0;
@@ -155,6 +188,13 @@ absl::StatusOr<StepLog> ReadJsonLinesLog(const std::string& path) {
     }
     placed += result.placed_wait;
     cut += result.cut_wait;
+    for (std::string& name : result.unknown) {
+      if (unknown.size() < kMaxUnknownNames || unknown.count(name) != 0) {
+        unknown.insert(std::move(name));
+      } else {
+        more_unknown = true;
+      }
+    }
     log.spans.push_back(std::move(result.span));
   };
   for (;;) {
@@ -196,6 +236,7 @@ absl::StatusOr<StepLog> ReadJsonLinesLog(const std::string& path) {
         "step, where a `for batch in loader` loop waits",
         cut > 0 ? absl::StrCat(" (", cut, " of them longer than their step, cut to it)") : ""));
   }
+  NoteUnknownFields(unknown, more_unknown, &log);
   return internal::FinishStepLog(std::move(log));
 }
 

@@ -71,6 +71,29 @@ TEST(JsonLinesReaderTest, ReadsEveryField) {
   }
 }
 
+// A field named like a wait is what the user meant as data_wait: a note of
+// its own says so; the other fields iotap does not read are named together.
+TEST(JsonLinesReaderTest, UnknownFieldsAreNamedInNotes) {
+  absl::StatusOr<StepLog> log = ReadStepLog(WriteTemp("unknown.jsonl", kLog));
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_THAT(log->notes,
+              Contains("unknown field \"phases\"; iotap reads \"data_wait\" and \"data_waits\"")
+                  .Times(0));
+  EXPECT_THAT(log->notes, Contains("fields iotap does not read, ignored: \"epoch\", \"forward\", "
+                                   "\"loss\", \"phases\""));
+  std::string waits = R"({"step": 0, "start": 1.0, "end": 2.0, "wait": 0.5, "loss": 1}
+{"step": 1, "start": 2.0, "end": 3.0, "WaitTime": 0.5, "wait": 0.1}
+)";
+  log = ReadStepLog(WriteTemp("waits.jsonl", waits));
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_FALSE(log->spans[0].has_data_wait);
+  EXPECT_THAT(log->notes,
+              Contains("unknown field \"wait\"; iotap reads \"data_wait\" and \"data_waits\""));
+  EXPECT_THAT(log->notes, Contains("unknown field \"WaitTime\"; iotap reads \"data_wait\" and "
+                                   "\"data_waits\""));
+  EXPECT_THAT(log->notes, Contains("fields iotap does not read, ignored: \"loss\""));
+}
+
 TEST(JsonLinesReaderTest, BadLinesAreNamedAndSkipped) {
   std::string text =
       "{\"step\": 0, \"start\": 10, \"end\": 11}\n"

@@ -88,6 +88,35 @@ std::vector<Extent> OptimizerSteps(const std::vector<Marker>& markers,
   return steps;
 }
 
+// Without optimizer steps (an evaluation or inference loop, an update by
+// hand), each iteration of the loader is a step: from one batch request (its
+// data wait's start) to the next, or to the next "epoch" mark (a new
+// iteration of the loader) if that comes first. The last request of the run
+// has no end and gives no step. Steps are numbered in order from 0.
+template <typename Marker>
+std::vector<Extent> LoaderIterationSteps(const std::vector<Marker>& markers,
+                                         std::vector<int64_t> epochs,
+                                         std::vector<std::string>* notes) {
+  std::vector<TimeWindow> waits;
+  for (const Marker& m : markers) {
+    if (m.op == OP_DATA_WAIT) waits.push_back({m.start_ns, m.end_ns});
+  }
+  std::sort(epochs.begin(), epochs.end());
+  std::vector<Extent> steps;
+  for (size_t k = 0; k + 1 < waits.size(); ++k) {
+    int64_t end = waits[k + 1].start_ns;
+    auto epoch = std::upper_bound(epochs.begin(), epochs.end(), waits[k].end_ns);
+    if (epoch != epochs.end() && *epoch < end) end = *epoch;
+    steps.push_back({static_cast<int64_t>(steps.size()), {waits[k].start_ns, end}});
+  }
+  if (steps.empty()) return steps;
+  notes->push_back(
+      "no optimizer step was recorded (an evaluation or inference loop, or weights updated by "
+      "hand): each iteration of the DataLoader is a step, from one batch request to the next "
+      "(the wait for the batch, then the work on it); the run's last batch has no step");
+  return steps;
+}
+
 }  // namespace
 
 void MarkerCollector::OnProcess(const ProcessTrace& process) {
@@ -129,6 +158,16 @@ void MarkerCollector::OnFileEnd(const ProcessTrace& process) {
   }
   std::vector<Extent> steps =
       explicit_steps ? ExplicitSteps(markers_, &log.notes) : OptimizerSteps(markers_, &log.notes);
+  bool loader_iterations = false;  // the last wait begins no step: not "outside"
+  if (steps.empty() && !explicit_steps && !waits.empty()) {
+    std::vector<int64_t> epochs;
+    for (const Mark& m : marks_) {
+      if (m.name == "epoch") epochs.push_back(m.time_ns);
+    }
+    steps = LoaderIterationSteps(markers_, std::move(epochs), &log.notes);
+    loader_iterations = !steps.empty();
+    if (loader_iterations) log.step_definition = log.notes.back();
+  }
   std::stable_sort(steps.begin(), steps.end(), [](const Extent& a, const Extent& b) {
     return a.time.start_ns < b.time.start_ns;
   });
@@ -159,9 +198,10 @@ void MarkerCollector::OnFileEnd(const ProcessTrace& process) {
   if (!waits.empty()) {
     if (steps.empty()) {
       log.notes.push_back(absl::StrCat(waits.size(),
-                                       " data waits but no step markers or optimizer steps: "
-                                       "no steps"));
-    } else if (int64_t outside = internal::CountOutside(waits, extents); outside > 0) {
+                                       " data waits but no step markers, optimizer steps or "
+                                       "second batch: no steps"));
+    } else if (int64_t outside = internal::CountOutside(waits, extents);
+               outside > 0 && !loader_iterations) {
       log.notes.push_back(absl::StrCat(outside, " of ", waits.size(),
                                        " data waits lie outside every step (after the last "
                                        "one, or between explicit steps)"));

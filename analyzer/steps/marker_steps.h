@@ -10,7 +10,11 @@
 //    --torch-steps`): steps are numbered by the helper (aux); step N spans
 //    from the end of the last optimizer step of the step before it to the end
 //    of its own last optimizer step; the first step recorded starts with its
-//    first event (its first data wait, as a rule).
+//    first event (its first data wait, as a rule);
+//  - otherwise, with data waits alone (an evaluation or inference loop, a
+//    hand-written update), each iteration of the loader: from one data
+//    wait's start to the next one's, or to an "epoch" mark between them;
+//    the last wait gives no step. StepLog::step_definition says so.
 // Either way a step's data waits are the OP_DATA_WAIT spans inside it,
 // clipped to it; has_data_wait is true when the process recorded any data
 // wait. Marks ("epoch") become StepLog::marks. Times are converted from

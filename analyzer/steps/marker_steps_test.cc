@@ -169,14 +169,43 @@ TEST(MarkerCollectorTest, OneLogPerFileWithMarkers) {
   EXPECT_TRUE(collector.TakeLogs().empty());
 }
 
-TEST(MarkerCollectorTest, WaitsWithoutSteps) {
+// An evaluation loop: data waits without optimizer steps. Each iteration of
+// the loader is a step, from one batch request to the next, or to an
+// "epoch" mark (a new pass over the loader) between them; the last request
+// begins none.
+TEST(MarkerCollectorTest, WaitsWithoutOptimizerStepsMakeLoaderIterationSteps) {
   ProcessTrace p = Process("run/eval.iotap", 5, -1);
-  std::vector<StepLog> logs =
-      Collect(p, {Batch({Marker(OP_DATA_WAIT, 10, 20, 0), Marker(OP_DATA_WAIT, 30, 40, 0)})});
+  std::vector<StepLog> logs = Collect(
+      p, {Batch({Marker(OP_DATA_WAIT, 10, 20, 0), Marker(OP_DATA_WAIT, 30, 40, 0),
+                 Marker(OP_MARK, 50, 50, 0, 1), Marker(OP_DATA_WAIT, 55, 60, 0),
+                 Marker(OP_DATA_WAIT, 70, 72, 0)})});
+  ASSERT_EQ(logs.size(), 1u);
+  const std::vector<StepSpan>& spans = logs[0].spans;
+  ASSERT_EQ(spans.size(), 3u);
+  const int64_t t0 = spans[0].start_ns;  // wait 0's start, on the wall clock
+  const int64_t want[3][3] = {{0, 20, 10}, {20, 40, 10}, {45, 60, 5}};  // start, end, wait
+  for (int k = 0; k < 3; ++k) {
+    SCOPED_TRACE(k);
+    EXPECT_EQ(spans[k].step, k);
+    EXPECT_EQ(spans[k].start_ns - t0, want[k][0]);
+    EXPECT_EQ(spans[k].end_ns - t0, want[k][1]);
+    EXPECT_EQ(spans[k].data_wait_ns(), want[k][2]);
+  }
+  EXPECT_NE(logs[0].step_definition.find("each iteration of the DataLoader is a step"),
+            std::string::npos);
+  for (const std::string& note : logs[0].notes) {
+    EXPECT_EQ(note.find("outside every step"), std::string::npos) << note;
+  }
+}
+
+TEST(MarkerCollectorTest, OneWaitWithoutStepsMakesNoStep) {
+  ProcessTrace p = Process("run/eval.iotap", 5, -1);
+  std::vector<StepLog> logs = Collect(p, {Batch({Marker(OP_DATA_WAIT, 10, 20, 0)})});
   ASSERT_EQ(logs.size(), 1u);
   EXPECT_TRUE(logs[0].spans.empty());
-  EXPECT_THAT(logs[0].notes,
-              Contains("2 data waits but no step markers or optimizer steps: no steps"));
+  EXPECT_TRUE(logs[0].step_definition.empty());
+  EXPECT_THAT(logs[0].notes, Contains("1 data waits but no step markers, optimizer steps or "
+                                      "second batch: no steps"));
 }
 
 }  // namespace

@@ -86,6 +86,10 @@ struct StepLog {
   // times are absolute epoch microseconds"; "TensorBoard records one time
   // per step: a step spans from the previous step's record to its own").
   std::vector<std::string> notes;
+  // Set where the steps are not what the source's usual rule makes them
+  // (markers without optimizer steps: loader iterations): the report shows
+  // it, whatever the source.
+  std::string step_definition;
   // Damage the reader found and read past, each naming the file and the
   // place (record number and byte offset, line): a bad CRC, a malformed line,
   // a file cut short. Spans hold everything that could be read.

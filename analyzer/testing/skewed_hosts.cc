@@ -56,7 +56,8 @@ void WriteSkewedJob(const std::string& dir, const SkewedJob& job) {
         const int64_t wait_start = planted ? begin + kMs : begin;
         const int64_t wait_end = wait_start + (planted ? job.planted_wait_ns : job.data_wait_ns);
         double late = coin(random) < job.late_share ? lateness(random) : 0;
-        int64_t end = TrueStepEnd(job, k) + std::llround(noise(random) + late);
+        int64_t end = (job.independent ? begin + job.step_ns : TrueStepEnd(job, k)) +
+                      std::llround(noise(random) + late);
         end = std::max(end, wait_end + 100 * kUs);
         trainer.Marker(OP_STEP_BEGIN, on(begin), on(begin), k);
         trainer.Marker(OP_DATA_WAIT, on(wait_start), on(wait_end), k);

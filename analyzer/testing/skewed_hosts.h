@@ -48,6 +48,9 @@ struct SkewedJob {
   int64_t planted_step = 0;
   int64_t planted_wait_ns = 8'000'000;  // the planted data wait, from 1 ms into the step
   uint64_t seed = 1;
+  // Ranks that run on their own (no collective ends their steps): each step
+  // lasts step_ns, jittered, from the rank's own last step end.
+  bool independent = false;
 };
 
 // What host `host`'s clock reads at `true_ns`.

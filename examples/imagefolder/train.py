@@ -18,8 +18,12 @@ loop, the network and the summary are examples/common/training.py.
 """
 
 import argparse
+import json
+import multiprocessing.util
 import os
 import sys
+import time
+import types
 
 import numpy
 from PIL import Image
@@ -43,9 +47,11 @@ def parse_args(argv):
     p.add_argument("--image-size", type=int, default=32, help="pixels per side (default 32)")
     p.add_argument("--format", choices=("png", "jpeg"), default="png",
                    help="file format of generated images (default png)")
-    p.add_argument("--transform-cost", choices=("light", "heavy"), default="light",
+    p.add_argument("--transform-cost", choices=("light", "heavy", "crop"), default="light",
                    help="light: decode and normalise; heavy: also random crops, flips, "
-                        "colour jitter and blur, so preparing a batch costs CPU")
+                        "colour jitter and blur, so preparing a batch costs CPU; crop: decode, "
+                        "keep the centre 32x32 and normalise, so with large images decoding "
+                        "is most of the cost")
     training.add_arguments(p)
     return p.parse_args(argv)
 
@@ -80,8 +86,64 @@ def make_transform(cost, size):
             transforms.ColorJitter(brightness=0.3, contrast=0.3, saturation=0.3),
             transforms.GaussianBlur(3),
         ]
+    elif cost == "crop":
+        steps.append(transforms.CenterCrop(32))
     steps += [transforms.ToTensor(), transforms.Normalize(MEAN, STD)]
+    times = os.environ.get("IMAGEFOLDER_TRANSFORM_TIMES")
+    if times:
+        steps = [TimedTransform.around(t, times) for t in steps]
     return transforms.Compose(steps)
+
+
+class TimedTransform:
+    """Test only (IMAGEFOLDER_TRANSFORM_TIMES=DIR): runs `transform` and
+    adds the CPU time of its thread to its class's total; a DataLoader worker
+    writes the totals and its own CPU time to DIR/PID.json as it exits (a
+    multiprocessing finalizer: workers leave through os._exit, after them).
+    The Python profile's share of each transform is checked against these
+    (tests/integration/py_profile_test.cc)."""
+
+    totals = {}
+    pid = None
+
+    @classmethod
+    def around(cls, transform, directory):
+        """A timer of `transform` whose __call__ carries the transform's class
+        name ("GaussianBlur.__call__"), so that a stack sample taken in the
+        timer's frame, right after the transform returned (where C code that
+        held the GIL lets the sampler in), counts for that transform and the
+        timer is no cost of its own in the report."""
+        name = type(transform).__name__
+        call = cls.__call__
+        code = call.__code__
+        if hasattr(code, "co_qualname"):
+            code = code.replace(co_qualname=f"{name}.__call__")
+        named = types.FunctionType(code, call.__globals__, call.__name__, call.__defaults__,
+                                   call.__closure__)
+        return type(name, (cls,), {"__call__": named})(transform, directory)
+
+    def __init__(self, transform, directory):
+        self.transform = transform
+        self.name = type(transform).__name__
+        self.directory = directory
+
+    def __call__(self, img):
+        start = time.thread_time_ns()
+        out = self.transform(img)
+        spent = time.thread_time_ns() - start
+        cls = TimedTransform
+        if cls.pid != os.getpid():
+            cls.pid = os.getpid()
+            cls.totals = {}
+            multiprocessing.util.Finalize(None, cls.save, args=(self.directory,), exitpriority=100)
+        cls.totals[self.name] = cls.totals.get(self.name, 0) + spent
+        return out
+
+    @classmethod
+    def save(cls, directory):
+        record = dict(cls.totals, process_cpu_ns=time.process_time_ns())
+        with open(os.path.join(directory, f"{os.getpid()}.json"), "w") as f:
+            json.dump(record, f)
 
 
 def train(args):

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Runs one of the five planted-bottleneck jobs under `iotap run` and reports on
+# Runs one of the six planted-bottleneck jobs under `iotap run` and reports on
 # it: what iotap must diagnose, with the cause known in advance (README.md).
 #
 #   examples/planted/run.sh CASE WORKDIR
 #
-# CASE is prep-bound, fetch-bound, tiny-chunks, small-files or clean. The
+# CASE is prep-bound, fetch-bound, memmap-cold, tiny-chunks, small-files or clean. The
 # data is generated once under WORKDIR/data-CASE; each run writes
 # WORKDIR/trace-CASE/ and WORKDIR/report-CASE.{txt,json}, prints the text
 # report and exits with iotap report's status. Exit 77: the case cannot run
-# here (fetch-bound and small-files without FUSE or python3-fusepy), with the reason on stderr.
+# here (fetch-bound, memmap-cold and small-files without FUSE or python3-fusepy), with the reason on stderr.
+#
+# STEP_SOURCES=logs runs the job without --torch-steps, logging its steps
+# itself, and reports with each step source other jobs leave (see the end).
 #
 # IOTAP (default: build/bin/iotap of this checkout, else `iotap` on PATH) and
 # PYTHON (default /usr/bin/python3, which must have torch, torchvision and
@@ -102,6 +105,16 @@ case $case_name in
     mount_slow "$data/shards" 1
     job=("$examples/shards/train.py" --data "$mnt" --evict --epochs 2)
     ;;
+  memmap-cold)
+    # (f) The fetch-bound shards read through numpy.memmap instead of pread
+    # (--mmap), on the same slow storage, evicted before each epoch: every
+    # sample is read by page faults that wait for the server, and no system
+    # call shows them (issue 15: mapped reads).
+    generate "$examples/shards/train.py" --data "$data/shards" --generate-only \
+      --shards 4 --samples 1024
+    mount_slow "$data/shards" 1
+    job=("$examples/shards/train.py" --data "$mnt" --mmap --evict --epochs 2)
+    ;;
   tiny-chunks)
     # (c) An HDF5 dataset of 3x64x64 images in chunks of 64 bytes: each
     # sample's H5Dread becomes some two hundred small reads of the file.
@@ -127,13 +140,31 @@ case $case_name in
          --compute-cost heavy --image-size 64)
     ;;
   *)
-    echo "run.sh: unknown case '$case_name' (prep-bound, fetch-bound, tiny-chunks, small-files, clean)" >&2
+    echo "run.sh: unknown case '$case_name' (prep-bound, fetch-bound, memmap-cold, tiny-chunks, small-files, clean)" >&2
     exit 2
     ;;
 esac
 
 rm -rf "$trace"
-"$iotap" run --torch-steps -o "$trace" -- "$python" "${job[@]}"
-"$iotap" report "$trace" --format json -o "$work/report-$case_name.json"
-"$iotap" report "$trace" -o "$work/report-$case_name.txt"
-cat "$work/report-$case_name.txt"
+if [[ ${STEP_SOURCES:-} != logs ]]; then
+  "$iotap" run --torch-steps -o "$trace" -- "$python" "${job[@]}"
+  "$iotap" report "$trace" --format json -o "$work/report-$case_name.json"
+  "$iotap" report "$trace" -o "$work/report-$case_name.txt"
+  cat "$work/report-$case_name.txt"
+  exit
+fi
+# STEP_SOURCES=logs: the job runs without --torch-steps and logs its steps;
+# step_sources.py turns the log into the sources other jobs leave, and each
+# is reported on: -measured (JSON lines with the waits the loop measured),
+# -start-end (JSON lines of compute spans alone) and -tensorboard (one
+# TensorBoard scalar per step).
+steps=$work/steps-$case_name
+"$iotap" run -o "$trace" -- "$python" "${job[@]}" --step-log "$steps.log"
+"$python" "$examples/planted/step_sources.py" "$steps.log" "$steps"
+for source in measured start-end tensorboard; do
+  log=$steps-$source.jsonl
+  [[ $source == tensorboard ]] && log=$steps-tensorboard/events.out.tfevents.0.planted
+  "$iotap" report "$trace" --steps "$log" --format json -o "$work/report-$case_name-$source.json"
+  "$iotap" report "$trace" --steps "$log" -o "$work/report-$case_name-$source.txt"
+done
+cat "$work/report-$case_name-start-end.txt"

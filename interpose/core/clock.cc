@@ -12,6 +12,7 @@
 namespace iotap::interpose {
 
 constinit bool g_use_tsc = false;
+constinit std::atomic<uint64_t> g_wait_threshold_raw{0};
 
 namespace {
 
@@ -84,6 +85,13 @@ void ClockConverter::Reanchor() {
                  static_cast<double>(raw - first_raw_);
   anchor_raw_ = raw;
   anchor_ns_ = ns;
+  SetWaitThreshold(wait_threshold_ns_);
+}
+
+void ClockConverter::SetWaitThreshold(uint64_t ns) {
+  wait_threshold_ns_ = ns;
+  uint64_t raw = g_use_tsc ? static_cast<uint64_t>(static_cast<double>(ns) / ns_per_tick_) : ns;
+  g_wait_threshold_raw.store(raw, std::memory_order_relaxed);
 }
 
 }  // namespace iotap::interpose

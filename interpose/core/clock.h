@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <atomic>
+
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -25,6 +27,12 @@ namespace iotap::interpose {
 
 // Whether Now() returns TSC ticks. Set once by ClockInit before any event.
 extern bool g_use_tsc;
+
+// The configured wait threshold in raw units (waits/ records no wait that
+// took less). Until the first Reanchor measures the tick rate, a tick counts
+// as a nanosecond, which on any TSC of 1 GHz or more records a little more,
+// never less, than asked.
+extern std::atomic<uint64_t> g_wait_threshold_raw;
 
 inline uint64_t MonotonicNs() {
   struct timespec ts;
@@ -53,6 +61,9 @@ class ClockConverter {
   // Chooses the time source (the TSC only if `allow_tsc` and the CPU and
   // kernel both vouch for it); call once at start-up.
   void Init(bool allow_tsc);
+  // Sets the wait threshold (g_wait_threshold_raw) to `ns`, converted with
+  // the tick rate as it is known, and again at every Reanchor.
+  void SetWaitThreshold(uint64_t ns);
   // Takes a fresh (raw, monotonic) anchor and refines the tick rate from the
   // distance to the first anchor.
   void Reanchor();
@@ -69,6 +80,7 @@ class ClockConverter {
   uint64_t anchor_raw_ = 0;
   uint64_t anchor_ns_ = 0;
   double ns_per_tick_ = 1.0;
+  uint64_t wait_threshold_ns_ = 0;
 };
 
 }  // namespace iotap::interpose

@@ -24,7 +24,8 @@ struct LayerNameEntry {
 };
 constexpr LayerNameEntry kLayerNames[] = {
     {"posix", kLayerPosix},       {"stdio", kLayerStdio}, {"hdf5", kLayerHdf5},
-    {"tfrecord", kLayerTfRecord}, {"cuda", kLayerCuda},
+    {"tfrecord", kLayerTfRecord}, {"cuda", kLayerCuda},   {"mapped", kLayerMapped},
+    {"uring", kLayerUring},       {"waits", kLayerWaits},
 };
 
 uint32_t ParseLayers(const char* s) {
@@ -90,9 +91,13 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
   config->layers = ParseLayers(getenv("IOTAP_LAYERS"));
   config->zstd_level = static_cast<int>(ParseNumber(getenv("IOTAP_ZSTD_LEVEL"), 0, 19, 1));
   config->time_unit_ns = ParseNumber(getenv("IOTAP_TIME_UNIT_NS"), 1, 100, 10);
+  config->wait_threshold_ns =
+      uint64_t{1000} * ParseNumber(getenv("IOTAP_WAIT_THRESHOLD_US"), 1, 60000000, 20);
   const char* clock = getenv("IOTAP_CLOCK");
   config->allow_tsc = clock == nullptr || strcmp(clock, "monotonic") != 0;
   config->cupti = IsOne(getenv("IOTAP_CUPTI"));
+  config->py_sample_hz = ParseNumber(getenv("IOTAP_PY_SAMPLES"), 0, 10000, 0);
+  config->no_perf = IsOne(getenv("IOTAP_TEST_NO_PERF"));
   const char* offset = getenv("IOTAP_TEST_CLOCK_OFFSET_NS");
   config->test_clock_offset_ns = offset != nullptr ? strtoll(offset, nullptr, 10) : 0;
   const char* host = getenv("IOTAP_TEST_HOSTNAME");

@@ -5,7 +5,9 @@
 //                             everything older than this)
 //   IOTAP_BUFFER_EVENTS       events per thread buffer, power of two, default 4096
 //   IOTAP_SAMPLE_INTERVAL_MS  CPU-use sampling period, default 100
-//   IOTAP_LAYERS              comma list of posix,stdio,hdf5,tfrecord,cuda; default all
+//   IOTAP_LAYERS              comma list of posix,stdio,hdf5,tfrecord,cuda,mapped,uring,
+//                             waits; default all
+//   IOTAP_WAIT_THRESHOLD_US   shortest wait (poll, semaphore, ...) recorded, default 20
 //   IOTAP_SESSION             job identifier, set by `iotap run`
 //   IOTAP_CLOCK               "monotonic" to avoid the TSC
 //   IOTAP_ZSTD_LEVEL          compression level, default 1
@@ -13,6 +15,11 @@
 //   IOTAP_QUIET               "1" to silence the shim's warnings
 //   IOTAP_CUPTI               "1" to collect CUDA device-side activity
 //   IOTAP_DISABLE             "1" to load but record nothing
+//   IOTAP_PY_SAMPLES          Python stack samples per CPU-second the Python
+//                             helper takes (0 or unset: none); the shim only
+//                             writes the number into the trace header
+//   IOTAP_TEST_NO_PERF        "1": act as if perf_event_open were refused (tests of
+//                             the page-fault counters' fallback)
 //
 // Test-only, for the tests of clock correction: one machine plays two hosts.
 //   IOTAP_TEST_CLOCK_OFFSET_NS  added to every wall-clock reading the trace records
@@ -33,7 +40,10 @@ enum Layer : uint32_t {
   kLayerHdf5 = 1u << 2,
   kLayerTfRecord = 1u << 3,
   kLayerCuda = 1u << 4,
-  kLayerAll = 0x1f,
+  kLayerMapped = 1u << 5,  // reads through file mappings (page faults)
+  kLayerUring = 1u << 6,   // io_uring submissions and completions
+  kLayerWaits = 1u << 7,   // blocking waits (poll, select, epoll, semaphores, conditions)
+  kLayerAll = 0xff,
 };
 
 struct Config {
@@ -45,9 +55,12 @@ struct Config {
   uint32_t layers = kLayerAll;
   int zstd_level = 1;
   uint32_t time_unit_ns = 10;
+  uint64_t wait_threshold_ns = 20000;
   bool allow_tsc = true;
   bool quiet = false;
   bool cupti = false;
+  uint32_t py_sample_hz = 0;
+  bool no_perf = false;  // IOTAP_TEST_NO_PERF
   // Test-only (above): 0 and empty unless set, and then read only where the
   // writer reads the wall clock or the host name, never on a call's path.
   int64_t test_clock_offset_ns = 0;

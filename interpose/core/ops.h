@@ -52,6 +52,22 @@ enum Op : uint16_t {
   kOpRename = 49,
   kOpMkdir = 50,
   kOpRmdir = 51,
+  kOpPoll = 60,
+  kOpSelect = 61,
+  kOpEpollWait = 62,
+  kOpSemWait = 63,
+  kOpCondWait = 64,
+  kOpRecv = 65,
+  kOpMappedRead = 80,
+  kOpMremap = 81,
+  kOpUringSetup = 82,
+  kOpUringEnter = 83,
+  kOpUringRegister = 84,
+  kOpUringRead = 85,
+  kOpUringWrite = 86,
+  kOpUringOpenat = 87,
+  kOpUringClose = 88,
+  kOpUringStatx = 89,
   kOpFopen = 100,
   kOpFdopen = 101,
   kOpFreopen = 102,
@@ -104,6 +120,8 @@ enum Op : uint16_t {
   kOpMark = 302,
   kOpDataWait = 303,
   kOpOptimizerStep = 304,
+  kOpPySample = 310,
+  kOpPySampler = 311,
 };
 
 enum Flag : uint16_t {
@@ -121,6 +139,8 @@ enum Flag : uint16_t {
   kFlagCufileBatch = 2048,
   kFlagExplicitTimes = 4096,
   kFlagTfRecordIndexUnknown = 8192,
+  kFlagMajorFault = 16384,
+  kFlagIncomplete = 32768,
 };
 
 struct OpName {
@@ -169,6 +189,22 @@ inline constexpr OpName kOpNames[] = {
     {"OP_RENAME", kOpRename},
     {"OP_MKDIR", kOpMkdir},
     {"OP_RMDIR", kOpRmdir},
+    {"OP_POLL", kOpPoll},
+    {"OP_SELECT", kOpSelect},
+    {"OP_EPOLL_WAIT", kOpEpollWait},
+    {"OP_SEM_WAIT", kOpSemWait},
+    {"OP_COND_WAIT", kOpCondWait},
+    {"OP_RECV", kOpRecv},
+    {"OP_MAPPED_READ", kOpMappedRead},
+    {"OP_MREMAP", kOpMremap},
+    {"OP_URING_SETUP", kOpUringSetup},
+    {"OP_URING_ENTER", kOpUringEnter},
+    {"OP_URING_REGISTER", kOpUringRegister},
+    {"OP_URING_READ", kOpUringRead},
+    {"OP_URING_WRITE", kOpUringWrite},
+    {"OP_URING_OPENAT", kOpUringOpenat},
+    {"OP_URING_CLOSE", kOpUringClose},
+    {"OP_URING_STATX", kOpUringStatx},
     {"OP_FOPEN", kOpFopen},
     {"OP_FDOPEN", kOpFdopen},
     {"OP_FREOPEN", kOpFreopen},
@@ -221,6 +257,8 @@ inline constexpr OpName kOpNames[] = {
     {"OP_MARK", kOpMark},
     {"OP_DATA_WAIT", kOpDataWait},
     {"OP_OPTIMIZER_STEP", kOpOptimizerStep},
+    {"OP_PY_SAMPLE", kOpPySample},
+    {"OP_PY_SAMPLER", kOpPySampler},
 };
 
 struct FlagName {
@@ -244,6 +282,8 @@ inline constexpr FlagName kFlagNames[] = {
     {"FLAG_CUFILE_BATCH", kFlagCufileBatch},
     {"FLAG_EXPLICIT_TIMES", kFlagExplicitTimes},
     {"FLAG_TFRECORD_INDEX_UNKNOWN", kFlagTfRecordIndexUnknown},
+    {"FLAG_MAJOR_FAULT", kFlagMajorFault},
+    {"FLAG_INCOMPLETE", kFlagIncomplete},
 };
 
 }  // namespace iotap::interpose

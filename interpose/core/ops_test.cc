@@ -79,7 +79,9 @@ TEST(OpsTest, StringKindsMatchTheProto) {
   EXPECT_EQ(kKindMark, InternedString::KIND_MARK);
   EXPECT_EQ(kKindThreadName, InternedString::KIND_THREAD_NAME);
   EXPECT_EQ(kKindCudaStream, InternedString::KIND_CUDA_STREAM);
-  EXPECT_EQ(InternedString::Kind_descriptor()->value_count(), 10);
+  EXPECT_EQ(kKindPyFunction, InternedString::KIND_PY_FUNCTION);
+  EXPECT_EQ(kKindPyStack, InternedString::KIND_PY_STACK);
+  EXPECT_EQ(InternedString::Kind_descriptor()->value_count(), 12);
 }
 
 }  // namespace

@@ -57,6 +57,9 @@ struct Ring {
   uint64_t seq_origin = 0;  // head when the current owner took the ring
 
   uint32_t capacity = 0;  // power of two
+  // The events' times are CLOCK_MONOTONIC ns already (events the writer
+  // made from the kernel's samples), not raw time stamps.
+  bool monotonic_times = false;
   RawEvent* events = nullptr;
   Ring* next = nullptr;   // registry list, never unlinked
 };

@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "interpose/core/recorder.h"
 
 namespace iotap::interpose {
@@ -43,6 +45,8 @@ struct Table {
 };
 
 constinit Table g_table;
+// Times Clear ran; read without the lock (StringGeneration).
+constinit std::atomic<uint32_t> g_generation{0};
 
 uint32_t Hash(const char* s, size_t n, StringKind kind) {
   uint64_t h = 1469598103934665603ull ^ kind;
@@ -98,6 +102,7 @@ void Clear() {
   g_table.used = 0;
   g_table.emitted = 0;
   g_table.count = 0;
+  g_generation.fetch_add(1, std::memory_order_release);
 }
 
 // Appends the path made absolute and normalised to `out` (capacity `cap`).
@@ -257,6 +262,8 @@ void UnlockStringsAfterFork(bool child) {
     UnlockShim(&g_table.lock);
   }
 }
+
+uint32_t StringGeneration() { return g_generation.load(std::memory_order_acquire); }
 
 void ResetStringsIfFull() {
   LockShim(&g_table.lock);

@@ -31,6 +31,8 @@ enum StringKind : uint8_t {
   kKindMark = 7,
   kKindThreadName = 8,
   kKindCudaStream = 9,
+  kKindPyFunction = 12,
+  kKindPyStack = 13,
 };
 
 // Returns the id of `s` (n bytes), adding it if new. Never returns 0. Takes
@@ -69,6 +71,13 @@ bool TakePendingStrings(bool (*take)(const StringRecord& s, void* context), void
 // Locks for fork: the table lock is taken after the writer lock.
 void LockStringsForFork();
 void UnlockStringsAfterFork(bool child);
+
+// How many times the table was emptied in this process (or before the fork
+// that made it). An id stays defined in the trace file for good, but a fork
+// child's file holds only the strings in the table at the fork: a caller
+// that keeps ids across calls (the Python sampler, py_samples.cc) checks
+// this and interns again when it changed.
+uint32_t StringGeneration();
 
 // Empties the table if it is full and every string in it was taken; the
 // writer calls it after taking everything pending (WriterHooks::strings_full

@@ -53,29 +53,17 @@ class TraceCall {
   // set and every other field zero, or null if nothing is to be recorded.
   RawEvent* Finish(Op op, bool failed) {
     if (!active_) return nullptr;
+    return FinishAt(Now(), op, failed);
+  }
+
+  // Finish for a call that may block (waits/): null, with nothing taken or
+  // changed, when the call returned within the wait threshold, so that a
+  // wait that did not block costs two clock reads.
+  RawEvent* FinishWait(Op op, bool failed) {
+    if (!active_) return nullptr;
     uint64_t t1 = Now();
-    t1_ = t1;
-    errno_ = &errno;
-    saved_errno_ = *errno_;
-    finished_ = true;
-    ts_->busy = true;
-    event_ = ReserveEvent(ts_);
-    if (event_ == nullptr) {
-      CountDropped(ts_);
-      return nullptr;
-    }
-    *event_ = RawEvent{.t0 = t0_,
-                       .t1 = t1,
-                       .offset = 0,
-                       .requested = 0,
-                       .result = 0,
-                       .aux = 0,
-                       .parent = ts_->parent,
-                       .file = 0,
-                       .op = op,
-                       .error = failed ? static_cast<uint16_t>(saved_errno_) : uint16_t{0},
-                       .flags = 0};
-    return event_;
+    if (t1 - t0_ < g_wait_threshold_raw.load(std::memory_order_relaxed)) return nullptr;
+    return FinishAt(t1, op, failed);
   }
 
   // A second event for the same call (copy_file_range's destination side).
@@ -132,6 +120,31 @@ class TraceCall {
   int saved_errno() const { return saved_errno_; }
 
  private:
+  RawEvent* FinishAt(uint64_t t1, Op op, bool failed) {
+    t1_ = t1;
+    errno_ = &errno;
+    saved_errno_ = *errno_;
+    finished_ = true;
+    ts_->busy = true;
+    event_ = ReserveEvent(ts_);
+    if (event_ == nullptr) {
+      CountDropped(ts_);
+      return nullptr;
+    }
+    *event_ = RawEvent{.t0 = t0_,
+                       .t1 = t1,
+                       .offset = 0,
+                       .requested = 0,
+                       .result = 0,
+                       .aux = 0,
+                       .parent = ts_->parent,
+                       .file = 0,
+                       .op = op,
+                       .error = failed ? static_cast<uint16_t>(saved_errno_) : uint16_t{0},
+                       .flags = 0};
+    return event_;
+  }
+
   ThreadState* ts_;
   RawEvent* event_ = nullptr;
   int* errno_ = nullptr;

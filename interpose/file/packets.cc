@@ -153,6 +153,8 @@ void EncodeProcessHeader(WireWriter* w, const ProcessInfo& info,
   }
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus > 0) w->Varint(24, static_cast<uint64_t>(cpus));
+  w->VarintIfNonZero(33, g_config.py_sample_hz);
+  if (g_config.layers & kLayerWaits) w->Varint(35, g_config.wait_threshold_ns);
   w->EndNested(h);
   w->EndNested(packet);
 }
@@ -250,9 +252,11 @@ bool EncodeChunk(WireWriter* w, const Ring& ring, uint64_t first, uint32_t count
   // Each event's start and end in time units, converted once: the
   // conversion and the division are most of the cost of a chunk. Raw time
   // stamps become CLOCK_MONOTONIC ns here, off the hot path; times a caller
-  // gave (iotap_span) already are, and pass unchanged.
+  // gave (iotap_span) and the kernel's sample times already are, and pass
+  // unchanged.
   auto monotonic = [&](const RawEvent& e, uint64_t raw) {
-    return (e.flags & kFlagExplicitTimes) ? raw : clock.ToMonotonicNs(raw);
+    return ring.monotonic_times || (e.flags & kFlagExplicitTimes) ? raw
+                                                                  : clock.ToMonotonicNs(raw);
   };
   int64_t* starts = scratch->times;
   int64_t* ends = scratch->times + count;

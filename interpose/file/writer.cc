@@ -50,6 +50,9 @@ struct Writer {
 };
 constinit Writer g_writer;
 
+constinit PolledSources g_polled = {};
+constinit std::atomic<int> g_writer_tid{0};
+
 constinit std::atomic<int> g_exit_code{0};
 constinit std::atomic<bool> g_exit_code_known{false};
 constinit std::atomic<bool> g_writer_started{false};
@@ -173,6 +176,10 @@ void DrainAll() {
   }
 }
 
+void DrainPolled(bool final) {
+  if (g_polled.drain != nullptr) g_polled.drain(final);
+}
+
 uint64_t TotalDropped() { return g_writer.dropped + DroppedWithoutRing(); }
 
 void EmitSnapshot() {
@@ -188,6 +195,7 @@ void EmitSnapshot() {
 template <typename TailFn>
 void WriteEverything(TailFn tail) {
   DrainAll();
+  DrainPolled(/*final=*/true);
   EmitSnapshot();
   Emit(tail);
   FlushFrame(/*final=*/true);
@@ -237,6 +245,7 @@ void UseOwnDescriptorTable() {
 
 void* WriterMain(void*) {
   tls_thread.busy = true;  // nothing this thread does is traced
+  g_writer_tid.store(static_cast<int>(syscall(SYS_gettid)), std::memory_order_release);
   prctl(PR_SET_NAME, "iotap-writer", 0, 0, 0);
   UseOwnDescriptorTable();
   const uint64_t flush_ns = g_config.flush_interval_ms * 1000000ull;
@@ -245,14 +254,18 @@ void* WriterMain(void*) {
     uint64_t now = MonotonicNs();
     uint64_t next = g_writer.next_flush_ns < g_writer.next_sample_ns ? g_writer.next_flush_ns
                                                                      : g_writer.next_sample_ns;
+    uint64_t poll = g_polled.poll_interval_ns != nullptr ? g_polled.poll_interval_ns() : 0;
+    if (poll != 0 && now + poll < next) next = now + poll;
     if (next > now) WaitForWake(next - now);
     LockShim(&g_writer.lock);
     now = MonotonicNs();
     if (now >= g_writer.next_sample_ns) {
       Emit([](WireWriter* out) { EncodeResourceSample(out); });
+      if (g_polled.sample != nullptr) g_polled.sample();
       g_writer.next_sample_ns = now + sample_ns;
     }
     DrainAll();
+    DrainPolled(/*final=*/false);
     if (now >= g_writer.next_flush_ns) {
       EmitSnapshot();
       FlushFrame();
@@ -283,6 +296,7 @@ bool AllocateWriterBuffers() {
 
 bool AllocateWriter() {
   g_writer.clock.Init(g_config.allow_tsc);
+  g_writer.clock.SetWaitThreshold(g_config.wait_threshold_ns);
   return g_writer.compressor.Init(g_config.zstd_level, kPacketBufferBytes) &&
          AllocateWriterBuffers();
 }
@@ -370,6 +384,44 @@ void WritePackets(const uint8_t* data, size_t size) {
   UnlockShim(&g_writer.lock);
 }
 
+void SetPolledSources(const PolledSources& sources) { g_polled = sources; }
+
+void RunUnderWriterLock(void (*fn)()) {
+  if (!Recording()) return;
+  LockShim(&g_writer.lock);
+  fn();
+  UnlockShim(&g_writer.lock);
+}
+
+void WriteSampledChunk(uint32_t tid, RawEvent* events, uint32_t count, uint64_t first_seq) {
+  Writer& w = g_writer;
+  EmitStrings();
+  Ring view;
+  view.tid = tid;
+  view.monotonic_times = true;
+  view.events = events;
+  view.capacity = 1;
+  while (view.capacity < count) view.capacity <<= 1;
+  for (uint32_t done = 0; done < count;) {
+    uint32_t n = count - done < kMaxChunkEvents ? count - done : kMaxChunkEvents;
+    if (kPacketBufferBytes - w.packets_used < kWorstChunkBytes) FlushFrame();
+    WireWriter out = PacketWriter();
+    if (EncodeChunk(&out, view, done, n, first_seq + done, 0, w.clock, &w.scratch)) {
+      w.packets_used = out.size();
+      w.packets_events += n;
+    } else {
+      w.dropped += n;
+    }
+    done += n;
+  }
+}
+
+void WritePacketLocked(void (*encode)(WireWriter* w, void* context), void* context) {
+  Emit([&](WireWriter* out) { encode(out, context); });
+}
+
+int WriterThreadId() { return g_writer_tid.load(std::memory_order_acquire); }
+
 void FlushStringsAndReset() {
   LockShim(&g_writer.lock);
   EmitStrings();
@@ -394,6 +446,7 @@ void FinishTraceAtExit() {
 
 void FinishTrace(EndReason reason, int code, bool code_known, int wait_ms) {
   if (!Recording() || !InOwnProcess() || tls_thread.locks != 0) return;
+  if (g_polled.before_end != nullptr) g_polled.before_end();
   bool was_busy = tls_thread.busy;
   tls_thread.busy = true;
   if (wait_ms == 0) {
@@ -420,6 +473,7 @@ void FinishTrace(EndReason reason, int code, bool code_known, int wait_ms) {
 
 void FlushBeforeExec(const char* path, bool spawn) {
   if (!Recording() || !InOwnProcess() || tls_thread.locks != 0) return;
+  if (!spawn && g_polled.before_end != nullptr) g_polled.before_end();
   bool was_busy = tls_thread.busy;
   tls_thread.busy = true;
   LockShim(&g_writer.lock);
@@ -446,6 +500,7 @@ void UnlockWriterAfterFork(bool child) {
   }
   ResetShimLockInChild(&g_writer.lock);
   g_writer_started.store(false, std::memory_order_relaxed);
+  g_writer_tid.store(0, std::memory_order_relaxed);
   g_exit_code_known.store(false, std::memory_order_relaxed);
   g_writer.file.Forget();
   ResetProcFilesInChild();

@@ -25,6 +25,7 @@
 
 #include "interpose/core/ring.h"
 #include "interpose/file/packets.h"
+#include "interpose/file/wire_writer.h"
 
 namespace iotap::interpose {
 
@@ -45,6 +46,40 @@ void FlushStringsAndReset();
 // trace, after the strings interned so far. For layers that describe an
 // object once (HDF5 datasets, TFRecord files).
 void WritePackets(const uint8_t* data, size_t size);
+
+// Event sources the writer polls instead of draining rings: the page-fault
+// sampler (mapped/), whose events come from the kernel's sample buffers. Set
+// once at start-up (interpose/shim.cc), before recording begins; each is
+// called on the writer's side, holding the writer lock.
+struct PolledSources {
+  // Writes what the source gathered since the last call (WriteSampledChunk,
+  // WritePacketLocked). `final`: the trace ends here (exit, exec, abort), so
+  // nothing may be held back for later.
+  void (*drain)(bool final);
+  // At every CPU sample (--sample-interval).
+  void (*sample)();
+  // How soon the source must be drained again, in ns; 0 while it has
+  // nothing to poll.
+  uint64_t (*poll_interval_ns)();
+  // On the thread that ends the trace, before it takes the writer lock: a
+  // last chance to record events on that thread (io_uring requests still in
+  // flight).
+  void (*before_end)();
+};
+void SetPolledSources(const PolledSources& sources);
+// Runs `fn` on the calling thread holding the writer lock (a polled source
+// that must write now, as its state changes), if the process is recording.
+void RunUnderWriterLock(void (*fn)());
+
+// For PolledSources, under the writer lock: an EventChunk of `count` events
+// of thread `tid` whose times are CLOCK_MONOTONIC ns already, numbered from
+// `first_seq`. Writes the strings interned so far first.
+void WriteSampledChunk(uint32_t tid, RawEvent* events, uint32_t count, uint64_t first_seq);
+// One or more packets that `encode` appends to `w`.
+void WritePacketLocked(void (*encode)(WireWriter* w, void* context), void* context);
+
+// The writer thread's id (0 before it started), which no layer traces.
+int WriterThreadId();
 
 // Remembers the code passed to exit() or returned from main.
 void NoteExitCode(int code);

@@ -15,6 +15,7 @@
 #define IOTAP_INTERPOSE_POSIX_GLIBC_SYMBOLS_H_
 
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -28,6 +29,9 @@ int __openat64_2(int dirfd, const char* path, int oflag);
 ssize_t __read_chk(int fd, void* buf, size_t nbytes, size_t buflen);
 ssize_t __pread_chk(int fd, void* buf, size_t nbytes, off_t offset, size_t buflen);
 ssize_t __pread64_chk(int fd, void* buf, size_t nbytes, off64_t offset, size_t buflen);
+ssize_t __recv_chk(int fd, void* buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void* buf, size_t n, size_t buflen, int flags,
+                       struct sockaddr* addr, socklen_t* addr_len);
 
 size_t __fread_chk(void* ptr, size_t ptrlen, size_t size, size_t n, FILE* stream);
 size_t __fread_unlocked_chk(void* ptr, size_t ptrlen, size_t size, size_t n, FILE* stream);

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -16,7 +17,9 @@
 #include "interpose/core/trace_call.h"
 #include "interpose/file/writer.h"
 #include "interpose/posix/glibc_symbols.h"
-#include "interpose/posix/mappings.h"
+#include "interpose/mapped/fault_sampler.h"
+#include "interpose/mapped/mappings.h"
+#include "interpose/uring/uring_rings.h"
 
 namespace iotap::interpose {
 namespace {
@@ -28,6 +31,7 @@ IOTAP_REAL(fdatasync);
 IOTAP_REAL(mmap);
 IOTAP_REAL(mmap64);
 IOTAP_REAL(munmap);
+IOTAP_REAL(mremap);
 IOTAP_REAL(posix_fadvise);
 IOTAP_REAL(posix_fadvise64);
 IOTAP_REAL(stat);
@@ -63,13 +67,21 @@ IOTAP_REAL(rmdir);
 
 // --- File mappings -------------------------------------------------------------
 
+// A file mapping enters the table (munmap and faults name its file by it);
+// a data file's starts the page-fault sampler; an io_uring descriptor's is
+// one of its rings, which the io_uring layer reads.
 void RecordMmap(TraceCall& call, void* r, size_t length, int prot, int flags, int fd,
                 off64_t offset) {
   if ((flags & MAP_ANONYMOUS) || fd < 0) return;  // not a file: no event
   RawEvent* e = call.Finish(kOpMmap, r == MAP_FAILED);
   if (!call.active()) return;
   FdEntry* f = FdLookup(fd);
-  if (r != MAP_FAILED) AddMapping(r, length, FileOf(f));
+  if (r != MAP_FAILED) {
+    UringRingMapped(fd, offset, r, length);
+    bool data = IsDataFile(fd, prot);
+    AddMapping(r, length, FileOf(f), offset, data, MonotonicNs());
+    if (data) WatchFaults();
+  }
   if (e == nullptr) return;
   FillExplicitIo(e, f, offset, length, r == MAP_FAILED ? -1 : 0);
   e->aux = static_cast<uint64_t>(prot);
@@ -246,13 +258,47 @@ IOTAP_EXPORT void* mmap64(void* addr, size_t length, int prot, int flags, int fd
 IOTAP_EXPORT int munmap(void* addr, size_t length) noexcept {
   if (!HasMappings()) return real_munmap()(addr, length);
   TraceCall call(kLayerPosix);
+  if (!call.active()) return real_munmap()(addr, length);
+  // Before the real call: faults until now belong to the mapping, and an
+  // io_uring ring is read a last time while it is still there.
+  uint64_t now = MonotonicNs();
+  UringRingUnmapping(addr, length);
   int r = real_munmap()(addr, length);
-  if (!call.active()) return r;
-  uint32_t file = r == 0 ? TakeMapping(addr, length) : 0;
+  uint32_t file = r == 0 ? RemoveMappingRange(addr, length, now) : 0;
   if (file == 0) return r;
   if (RawEvent* e = call.Finish(kOpMunmap, false)) {
     e->file = file;
     e->requested = length;
+  }
+  return r;
+}
+
+// mremap(old, old_size, new_size, flags[, new_address]): the fifth argument
+// is read only with MREMAP_FIXED, as glibc documents; a mapping the table
+// knows follows its move.
+IOTAP_EXPORT void* mremap(void* old_address, size_t old_size, size_t new_size, int flags,
+                          ...) noexcept {
+  void* new_address = nullptr;
+  if (flags & MREMAP_FIXED) {
+    va_list ap;
+    va_start(ap, flags);
+    new_address = va_arg(ap, void*);
+    va_end(ap);
+  }
+  if (!HasMappings()) return real_mremap()(old_address, old_size, new_size, flags, new_address);
+  TraceCall call(kLayerPosix);
+  void* r = real_mremap()(old_address, old_size, new_size, flags, new_address);
+  if (!call.active()) return r;
+  int64_t offset = 0;
+  uint32_t file = 0;
+  if (r != MAP_FAILED) file = MoveMapping(old_address, r, new_size, MonotonicNs(), &offset);
+  if (file == 0) return r;
+  if (RawEvent* e = call.Finish(kOpMremap, false)) {
+    e->file = file;
+    e->offset = offset;
+    e->flags |= kFlagHasOffset;
+    e->requested = new_size;
+    e->aux = old_size;
   }
   return r;
 }

@@ -18,6 +18,7 @@
 #include "interpose/file/trace_file.h"
 #include "interpose/file/writer.h"
 #include "interpose/posix/glibc_symbols.h"
+#include "interpose/uring/uring_rings.h"
 
 namespace iotap::interpose {
 namespace {
@@ -283,6 +284,8 @@ IOTAP_EXPORT int mkostemps64(char* path_template, int suffix_len, int flags) {
 IOTAP_EXPORT int close(int fd) {
   WaitForTraceWrite(fd, fd);
   TraceCall call(kLayerPosix);
+  // An io_uring ring's last completions, while its queues are still there.
+  if (call.active()) UringRingClosing(fd);
   int r = real_close()(fd);
   if (!call.active() || !InOwnProcess()) return r;
   if (RawEvent* e = call.Finish(kOpClose, r < 0)) {

@@ -49,6 +49,19 @@ fi
 echo "== H5Dread of a cached 64-byte row (target: the wrapper adds at most 1 us per call)"
 "$build/bin/overhead_harness" --shim "$build/lib/libiotap.so" --worker "$build/bin/hdf5_worker" \
   --iotap "$build/bin/iotap" --file "$data/rows.h5" --mode h5dread --calls 200000 --pairs "$pairs"
+# The waits layer (poll, select, epoll, semaphores, conditions) in a PyTorch
+# DataLoader epoch: the same epoch traced with and without it, 2 workers of
+# each start method and none. Needs /usr/bin/python3 with torch.
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  for workers in "fork 2" "spawn 2" "fork 0"; do
+    set -- $workers
+    echo "== a DataLoader epoch, $2 workers ($1), waits layer on vs off (target: at most 2% added)"
+    "$build/bin/overhead_harness" --shim "$build/lib/libiotap.so" \
+      --worker tests/bench/dataloader_epoch.py --iotap "$build/bin/iotap" --file "$data/samples" \
+      --mode "$1" --calls 2048 --threads "$2" --pairs "$pairs" \
+      --baseline-layers posix,stdio,hdf5,tfrecord,cuda
+  done
+fi
 # TFRecord attribution: the same 256 KiB reads traced with and without the
 # TFRecord layer, for records of 100 KiB (images), 10 KiB and 1 KiB.
 for record in 102400 10240 1024; do

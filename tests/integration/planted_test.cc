@@ -1,4 +1,4 @@
-// The planted bottlenecks (issue 5): five real PyTorch jobs from examples/,
+// The planted bottlenecks (issue 5): six real PyTorch jobs from examples/,
 // each with one known cause, run through `iotap run` and `iotap report` by
 // examples/planted/run.sh. The report must name the planted cause as its
 // first finding with the right advice, and the clean job must raise nothing
@@ -139,6 +139,43 @@ TEST_F(PlantedTest, FetchBoundJobReadsFromSlowStorage) {
     EXPECT_EQ(f->reads(), 2 * 256) << path;
     EXPECT_EQ(f->read_bytes(), 2 * 256 * kSample) << path;
   }
+}
+
+// (f) The fetch-bound shards read through numpy.memmap: the reads are page
+// faults that wait for the slow mount, which no system call shows. Mapped
+// reads first, with advice for mappings (issue 15).
+TEST_F(PlantedTest, ColdMemmapDataLoaderWaitsOnPageFaults) {
+  Planted p;
+  if (!Run("memmap-cold", &p)) return;
+  const report::Report& r = p.report;
+  ASSERT_GT(r.findings_size(), 0) << p.text;
+  const Finding& first = r.findings(0);
+  EXPECT_EQ(first.id(), "mapped_reads_storage") << p.text;
+  EXPECT_TRUE(Alarming(first)) << p.text;
+  EXPECT_NE(first.recommendation().find("MADV_WILLNEED"), std::string::npos) << p.text;
+  bool fetch_symptom = false, storage_slow = false;
+  for (const Finding& f : r.findings()) {
+    fetch_symptom |= f.id() == "data_stall_fetch";
+    storage_slow |= f.id() == "storage_slow";
+  }
+  EXPECT_TRUE(fetch_symptom) << p.text;
+  EXPECT_FALSE(storage_slow) << "the pread advice for a mapped dataset\n" << p.text;
+
+  // 2 epochs over 1024 samples of 3 x 256 x 256 bytes, each copied out of
+  // the mapping whole: the faults cover at least those bytes, and at most one
+  // 64 KiB fault-around window per fault more.
+  constexpr double kTouched = 2 * 1024 * 3 * 256 * 256.0;
+  EXPECT_EQ(r.run().steps(), 2 * 1024 / 32);
+  EXPECT_EQ(r.data_files().dontneed_advice(), 2 * 4);
+  const report::Layer* mapped = nullptr;
+  for (const report::Layer& l : r.layers()) {
+    if (l.name() == "MAPPED") mapped = &l;
+  }
+  ASSERT_NE(mapped, nullptr) << p.text;
+  EXPECT_GE(mapped->reads(), kTouched / (64 * 1024)) << p.text;
+  EXPECT_GE(mapped->read_bytes(), kTouched) << p.text;
+  EXPECT_LE(mapped->read_bytes(), kTouched + mapped->reads() * 64 * 1024) << p.text;
+  EXPECT_GT(mapped->time_s(), 0) << p.text;
 }
 
 // (c) An HDF5 dataset in 64-byte chunks: each H5Dread becomes hundreds of

@@ -147,6 +147,7 @@ void AddOpenSpecs(SpecTable* specs);
 void AddMetaSpecs(SpecTable* specs);
 void AddStdioSpecs(SpecTable* specs);
 void AddProcessSpecs(SpecTable* specs);
+void AddWaitSpecs(SpecTable* specs);
 
 // Every symbol's expectations, the marker API's included.
 const SpecTable& AllSpecs();

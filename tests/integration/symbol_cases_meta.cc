@@ -44,6 +44,13 @@ void AddMetaSpecs(SpecTable* specs) {
       {"file", {E(OP_MUNMAP, "data.bin").Req(4096).Res(0)}},
       {"anon", {}},
   };
+  // mremap of a file mapping: offset = the mapping's, requested = the new
+  // length, aux = the old one.
+  s["mremap"].cases = {
+      {"file", {E(OP_MREMAP, "data.bin").At(0).Req(8192).Res(0).Aux(4096)}},
+      {"anon", {}},
+      {"einval", {}},
+  };
   // posix_fadvise returns its error instead of setting errno.
   for (const char* name : {"posix_fadvise", "posix_fadvise64"}) {
     s[name].cases = {

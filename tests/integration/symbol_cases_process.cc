@@ -120,6 +120,20 @@ void AddProcessSpecs(SpecTable* specs) {
   s["posix_spawn"] = {{kBefore, kTried, {"spawn", {}}}, 0, 0, Spawns("missing-program", "@self")};
   s["posix_spawnp"] = {
       {kBefore, kTried, {"spawn", {}}}, 0, 0, Spawns("no-such-program-iotap", "symbol_caller")};
+
+  s["pthread_create"].cases = {{"ok", {}}};
+  // io_uring's system calls through syscall(): SETUP requested = entries,
+  // result = the ring's descriptor; ENTER requested = requests submitted,
+  // aux = completions waited for; REGISTER aux = the opcode.
+  const std::string kRing = "anon_inode:[io_uring]";
+  s["syscall"].cases = {
+      {"other", {}},
+      {"uring_setup", {E(OP_URING_SETUP, kRing).Req(4).Ret()}},
+      {"uring_enter", {E(OP_URING_ENTER, kRing).Res(0)}},
+      {"uring_enter_ebadf", {E(OP_URING_ENTER).Fail(EBADF)}},
+      {"uring_register_ebadf", {E(OP_URING_REGISTER).Fail(EBADF).Aux(2)}},
+      {"close", {E(OP_CLOSE, kRing).Res(0)}},
+  };
 }
 
 const SpecTable& AllSpecs() {
@@ -130,11 +144,21 @@ const SpecTable& AllSpecs() {
     AddMetaSpecs(s);
     AddStdioSpecs(s);
     AddProcessSpecs(s);
+    AddWaitSpecs(s);
     // The marker API: aux = step number; a mark is named by its string.
     (*s)["iotap_step_begin"].cases = {{"ok", {E(OP_STEP_BEGIN).Aux(7)}}};
     (*s)["iotap_step_end"].cases = {{"ok", {E(OP_STEP_END).Aux(7)}}};
     (*s)["iotap_mark"].cases = {{"ok", {E(OP_MARK, "hello")}}};
     (*s)["iotap_span"].cases = {{"ok", {E(OP_DATA_WAIT).Aux(7).Flags(FLAG_EXPLICIT_TIMES)}}};
+    // The Python sampler's: interning records no event; a sample names its
+    // stack (the bytes interned), thread (aux) and CPU time (requested).
+    (*s)["iotap_py_intern"].cases = {{"ok", {}}};
+    (*s)["iotap_py_sample"].cases = {
+        {"ok", {E(OP_PY_SAMPLE, std::string("\x05\x0b", 2))
+                    .Aux(4242)
+                    .Req(1500000)
+                    .Flags(FLAG_EXPLICIT_TIMES)}}};
+    (*s)["iotap_py_sampler"].cases = {{"ok", {E(OP_PY_SAMPLER, "CPython 3.11").Res(1).Aux(100)}}};
     return s;
   }();
   return *specs;

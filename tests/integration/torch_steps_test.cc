@@ -103,6 +103,43 @@ TEST(TorchStepsTest, SpawnedWorkers) {
   EXPECT_EQ(logs[0].marks.size(), 1u);
 }
 
+// An evaluation loop (no optimizer step) over 2 epochs of 5 batches with a
+// forked worker: each loader iteration is a step, from one batch request to
+// the next or to the second epoch's mark; the last batch begins none.
+TEST(TorchStepsTest, LoopWithoutOptimizerStepsGetsAStepPerBatch) {
+  TempDir dir;
+  RunResult r =
+      RunWithTorchSteps({Python(), SourcePath("tests/integration/programs/train_steps.py"), "2",
+                         "40", "8", "1", "fork", "eval"},
+                        dir.Sub("trace"));
+  ASSERT_EQ(r.exit_code, 0) << "signal " << r.signal << "\n" << r.err;
+  EXPECT_EQ(r.out, "batches 10\n");
+  size_t files = 0;
+  std::vector<StepLog> logs = MarkerLogs(dir.Sub("trace"), &files);
+  ASSERT_EQ(logs.size(), 1u);
+  const StepLog& log = logs[0];
+  ASSERT_EQ(log.spans.size(), 9u);
+  ASSERT_EQ(log.marks.size(), 2u);
+  const int64_t second_epoch = log.marks[1].time_ns;
+  for (int i = 0; i < 9; ++i) {
+    const StepSpan& s = log.spans[i];
+    EXPECT_EQ(s.step, i);
+    ASSERT_EQ(s.data_waits.size(), 1u) << "step " << i;
+    EXPECT_EQ(s.start_ns, s.data_waits[0].start_ns) << "step " << i;
+    if (i == 4) {
+      EXPECT_EQ(s.end_ns, second_epoch);  // the last batch of the first epoch
+    } else if (i < 8) {
+      EXPECT_EQ(s.end_ns, log.spans[i + 1].start_ns) << "step " << i;
+    }
+  }
+  EXPECT_NE(log.step_definition.find("each iteration of the DataLoader is a step"),
+            std::string::npos);
+  RunResult report = RunProgram({IotapBinary(), "report", dir.Sub("trace")});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_THAT(report.out, HasSubstr("9 steps"));
+  EXPECT_THAT(report.out, HasSubstr("each iteration of the DataLoader is a step"));
+}
+
 // A process that never imports torch gets neither torch nor the helper, and
 // the sitecustomize that --torch-steps hides still runs.
 TEST(TorchStepsTest, OtherPythonProcessesAreLeftAlone) {

@@ -2,10 +2,11 @@
 // driven by playwright-core) and checks what a user would: no console error,
 // no request to anything, the charts drawn (elements present, pixels not
 // blank, screenshot not blank), zoom and pan of the timeline, sorting of the
-// tables; with --hostile, that the hostile file names are shown as text and
+// tables; with --python, the Python profile's tables and its icicle (drawn,
+// widths adding up, zoom on a click); with --hostile, that the hostile file names are shown as text and
 // run nothing. Exits 0 if every check passed, 1 with the failures listed.
 //
-//   node tests/viewer/check_report.mjs REPORT.html [--hostile] [--steps]
+//   node tests/viewer/check_report.mjs REPORT.html [--hostile] [--steps] [--python]
 //        [--bucketed] [--screenshot FILE] [--timing-runs N] [--budget-ms MS]
 //
 // --timing-runs N loads the page N more times and prints the median time from
@@ -16,7 +17,7 @@ import {existsSync} from 'node:fs';
 import {resolve} from 'node:path';
 import {pathToFileURL} from 'node:url';
 
-import {checkHostile, checkSorting, checkZoom, pixelsOf, screenshotVariety} from './checks.mjs';
+import {checkHostile, checkIcicle, checkSorting, checkZoom, pixelsOf, screenshotVariety} from './checks.mjs';
 
 const CHROMIUM = process.env.IOTAP_CHROMIUM || '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
@@ -29,6 +30,7 @@ function parseArgs(argv) {
     const a = argv[i];
     if (a === '--hostile') options.hostile = true;
     else if (a === '--steps') options.steps = true;
+    else if (a === '--python') options.python = true;
     else if (a === '--bucketed') options.bucketed = true;
     else if (a === '--screenshot') options.screenshot = argv[++i];
     else if (a === '--timing-runs') options.timingRuns = Number(argv[++i]);
@@ -114,6 +116,7 @@ async function main() {
     failures.push(...await checkZoom(page));
     failures.push(...await checkSorting(page));
     if (options.hostile) failures.push(...await checkHostile(page));
+    if (options.python) failures.push(...await checkIcicle(page));
     const shot = await page.screenshot({fullPage: true, path: options.screenshot || undefined});
     const variety = await screenshotVariety(browser, shot);
     check(variety.colours > 50 && variety.inked > 0.02,

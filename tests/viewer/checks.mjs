@@ -181,3 +181,34 @@ export async function checkHostile(page) {
   }
   return failures;
 }
+
+// The Python profile (a run with stack samples): its cost table has rows,
+// the icicle has frames whose children never outgrow their parent's share,
+// and a click on a frame zooms into it (the top bar then is that frame) and
+// a click on the top bar zooms out again.
+export async function checkIcicle(page) {
+  const failures = [];
+  if (await page.locator('#py-costs-0 tbody tr').count() === 0) failures.push('no Python cost rows');
+  const icicle = page.locator('#py-flame-0');
+  if (await icicle.count() === 0) return failures.concat(['no icicle of preparation time']);
+  const frames = Number(await icicle.getAttribute('data-frames'));
+  if (!(frames > 3)) failures.push('the icicle has ' + frames + ' frames');
+  const root = await icicle.locator('g.frame').first().getAttribute('data-share');
+  if (Math.abs(Number(root) - 1) > 1e-3) failures.push('the icicle root has share ' + root);
+  // Zoom into the widest frame two levels down, then back out.
+  const target = await page.evaluate(() => {
+    const rows = [...document.querySelectorAll('#py-flame-0 g.frame')]
+        .map((g) => ({name: g.dataset.name, y: Number(g.querySelector('rect').getAttribute('y')),
+                      w: Number(g.querySelector('rect').getAttribute('width'))}));
+    const level = rows.filter((r) => r.y === 36).sort((a, b) => b.w - a.w);
+    return level.length ? level[0].name : null;
+  });
+  if (target === null) return failures.concat(['the icicle has no third row']);
+  await icicle.locator('g.frame[data-name="' + target.replace(/"/g, '\\"') + '"]').first().click();
+  if (await icicle.getAttribute('data-focus') !== target) failures.push('a click did not zoom to ' + target);
+  const width = await icicle.locator('g.frame rect').first().getAttribute('width');
+  if (!(Number(width) > 990)) failures.push('the zoomed frame is ' + width + ' wide, not the whole width');
+  await icicle.locator('g.frame').first().click();
+  if (await icicle.getAttribute('data-focus') === target) failures.push('a click on the top bar did not zoom out');
+  return failures;
+}

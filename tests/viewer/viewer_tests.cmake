@@ -46,4 +46,4 @@ endfunction()
 
 browser_check(viewer_browser_hostile viewer_synthetic hostile.html --hostile --steps)
 browser_check(viewer_browser_many_steps viewer_synthetic many-steps.html --steps --bucketed)
-browser_check(viewer_browser_imagefolder viewer_imagefolder imagefolder.html --steps)
+browser_check(viewer_browser_imagefolder viewer_imagefolder imagefolder.html --steps --python)

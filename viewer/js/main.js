@@ -40,6 +40,7 @@ function main() {
   renderSection('timeline', renderTimeline, report);
   renderSection('overlap', renderOverlap, report);
   renderSection('sizes', renderSizes, report);
+  renderSection('python', renderPython, report);
   renderSection('tables', renderTables, report);
   renderSection('notes', renderNotes, report);
   renderFooter(report);

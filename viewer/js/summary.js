@@ -16,6 +16,23 @@ function fact(label, value, sub, extraClass) {
             el('dd', null, value, sub ? el('span', {class: 'sub'}, sub) : null));
 }
 
+// Where the data waits come from, for the data stall's fact.
+function waitSource(stats) {
+  const w = stats.data_waits || {};
+  const parts = [];
+  if (num(w.measured_steps) > 0) {
+    parts.push('measured (' + list(w.measured_by).map(shown).join(', ') + ') for ' +
+               plural(w.measured_steps, 'step'));
+  }
+  if (num(w.inferred_steps) > 0) {
+    parts.push('inferred from the trace for ' + plural(w.inferred_steps, 'step') +
+               (list(w.inferred_by).length
+                    ? ' (' + list(w.inferred_by).map((b) => shown(b.how)).join('; ') + ')'
+                    : ''));
+  }
+  return parts.length ? '; waits ' + parts.join(', ') : '';
+}
+
 function renderGlance(report, section) {
   const run = report.run || {};
   const stats = report.step_statistics || {};
@@ -30,6 +47,8 @@ function renderGlance(report, section) {
       ? 'from ' + new Date(num(run.start_unix_s) * 1000).toISOString().replace('T', ' ').slice(0, 19) + ' UTC'
       : '';
   const stall = num(run.data_stall_share);
+  const between = stats.between_steps || {};
+  const compared = stats.data_waits || {};
   const facts = [
     fact('Duration', fmtDuration(run.duration_s), started),
     fact('Hosts', fmtCount(hosts.length), hosts.slice(0, 3).join(', ') + (hosts.length > 3 ? ', ...' : '')),
@@ -46,10 +65,24 @@ function renderGlance(report, section) {
         ? fact('Data stall', fmtPercent(stall),
                'of step time waiting for data; of the wait: fetch ' + fmtPercent(stats.fetch_share) +
                    ', preparation ' + fmtPercent(stats.prep_share) + ', other ' +
-                   fmtPercent(stats.other_share),
+                   fmtPercent(stats.other_share) + waitSource(stats),
                stall >= 0.2 ? 'stall-high' : '')
         : fact('Data stall', 'unknown', num(run.steps) > 0 ? 'the step source does not say when steps waited'
                                                            : 'no steps recorded'),
+    num(between.share) >= 0.01
+        ? fact('Between steps', fmtPercent(between.share),
+               'of the trainers\u2019 time between logged steps (' + fmtDuration(between.total_s) +
+                   '), counted as waiting; fetch ' + fmtPercent(between.fetch_share) +
+                   ', preparation ' + fmtPercent(between.prep_share) + ', other ' +
+                   fmtPercent(between.other_share))
+        : null,
+    num(compared.compared_steps) > 0
+        ? fact('Waits inferred / measured',
+               fmtPercent(compared.inferred_stall_share) + ' / ' + fmtPercent(compared.measured_stall_share),
+               'of the time of ' + plural(compared.compared_steps, 'step') +
+                   '; the inferred waits cover ' + fmtPercent(compared.agreement_share) +
+                   ' of the measured wait')
+        : null,
     fact('I/O hidden behind compute',
          num(overlap.hidden_io_s) + num(overlap.exposed_io_s) > 0 ? fmtPercent(overlap.hidden_share) : 'n/a',
          'hidden ' + fmtDuration(overlap.hidden_io_s) + ', exposed ' + fmtDuration(overlap.exposed_io_s)),
@@ -57,7 +90,7 @@ function renderGlance(report, section) {
     fact('Events traced', fmtCount(run.events),
          fmtCount(run.dropped_events) + ' dropped, ' + plural(run.trace_files, 'trace file')),
   ];
-  section.appendChild(el('dl', {class: 'facts', id: 'facts'}, facts));
+  section.appendChild(el('dl', {class: 'facts', id: 'facts'}, facts.filter((f) => f !== null)));
 }
 
 function renderFindings(report, section) {

@@ -196,10 +196,10 @@ function drawStepLane(ctx, lane, geometry, view, width, top, x) {
       ctx.fillStyle = s.step % 2 === 0 ? '#d0d5dd' : '#e4e7ec';
       ctx.fillRect(x(s.start), top + 4, Math.max(1, x(s.end) - x(s.start)), h - 8);
     }
-    ctx.fillStyle = '#d92d20';
     for (let i = firstEndingAfter(lane.waits, view.t0); i < lane.waits.length; i++) {
       const w = lane.waits[i];
       if (w.start > view.t1) break;
+      ctx.fillStyle = WAIT_KINDS[w.kind].colour;
       ctx.fillRect(x(w.start), top + 4, Math.max(1, x(w.end) - x(w.start)), h - 8);
     }
   } else if (lane.waitShare) {
@@ -239,11 +239,13 @@ function describeAt(lanes, geometry, t, y) {
     const lines = [at];
     if (step && step.start <= t) {
       lines.push('step ' + step.step + ': ' + fmtDuration(step.end - step.start));
-      const waited = lane.waits.filter((w) => w.step === step.step)
+      const waited = lane.waits.filter((w) => w.step === step.step && w.kind !== 'between_steps')
                          .reduce((sum, w) => sum + (w.end - w.start), 0);
       lines.push('waiting for data: ' + fmtDuration(waited));
     }
-    if (wait && wait.start <= t) lines.push('in a data wait of ' + fmtDuration(wait.end - wait.start));
+    if (wait && wait.start <= t) {
+      lines.push('in ' + WAIT_KINDS[wait.kind].text + ' of ' + fmtDuration(wait.end - wait.start));
+    }
     if (lane.waitShare && lane.steps.length === 0) {
       lines.push('share of the bin waiting for data: ' + fmtPercent(lane.waitShare[k] || 0));
     }

@@ -55,6 +55,15 @@ function seriesLane(title, members) {
   };
 }
 
+// The kinds of waiting a step lane draws, their colours and what they mean.
+const WAIT_KINDS = {
+  data_wait: {colour: '#d92d20', legend: 'red: waiting for data', text: 'a data wait'},
+  inferred_wait: {colour: '#f79009', legend: 'orange: waiting for data, inferred from the trace',
+                  text: 'a data wait inferred from the trace'},
+  between_steps: {colour: '#fda29b', legend: 'pink: between logged steps, counted as waiting',
+                  text: 'the time between two logged steps'},
+};
+
 // One lane per trainer: its steps and data waits as exact spans when the
 // report carries them, else its binned "waiting for data" share. Spans are
 // grouped by pid and rank, as trainers on different hosts may share a pid;
@@ -69,17 +78,20 @@ function buildStepLanes(report, waitSeries) {
     const entry = byTrainer.get(key);
     const item = {start: num(span.start_s), end: num(span.end_s), step: num(span.step)};
     if (span.kind === 'step') entry.steps.push(item);
-    else if (span.kind === 'data_wait') entry.waits.push(item);
+    else if (WAIT_KINDS[span.kind]) entry.waits.push(Object.assign({kind: span.kind}, item));
     else entry.marks.push(Object.assign({kind: shown(span.kind)}, item));
   }
   const trainers = Array.from(byTrainer.values()).sort((a, b) => a.pid - b.pid || a.rank - b.rank);
   const lanes = trainers.map((t) => {
     for (const key of ['steps', 'waits', 'marks']) t[key].sort((a, b) => a.start - b.start);
+    const shownKinds = Object.keys(WAIT_KINDS).filter((k) => t.waits.some((w) => w.kind === k));
+    const legend = (shownKinds.length ? shownKinds : ['data_wait'])
+                       .map((k) => WAIT_KINDS[k].legend).join('; ');
     return {
       kind: 'steps', height: STEP_LANE_HEIGHT, pid: t.pid, steps: t.steps, waits: t.waits,
       marks: t.marks, waitShare: null,
       title: 'Steps of trainer ' + t.pid + (t.rank >= 0 ? ', rank ' + t.rank : '') +
-             ' (red: waiting for data)',
+             ' (' + legend + ')',
     };
   });
   const withSpans = new Set(trainers.map((t) => t.pid));

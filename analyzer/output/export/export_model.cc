@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analyzer/analysis/clock_alignment.h"
+#include "analyzer/analysis/py_profile.h"
 #include "analyzer/analysis/run_analysis.h"
 #include "analyzer/base/text.h"
 #include "analyzer/read/run_catalog.h"
@@ -134,11 +135,29 @@ class Collector : public TraceVisitor {
       case OP_OPTIMIZER_STEP:
         s.step = static_cast<int64_t>(e.aux);
         break;
+      case OP_PY_SAMPLE: {
+        // An instant on the sampled thread, when its stack was read: named
+        // by its innermost function, the whole stack as its file.
+        std::vector<std::string> stack = PyStackFunctions(p, e.file);
+        if (stack.empty()) return;
+        s.start_ns += std::max<int64_t>(0, e.duration_ns());
+        s.end_ns = s.start_ns;
+        s.instant = true;
+        s.name = out_->strings.Intern(ValidUtf8(stack.back()));
+        s.category = out_->strings.Intern("Python");
+        s.file = out_->strings.Intern(ValidUtf8(absl::StrJoin(stack, " > ")));
+        AddTo({0, e.aux}, s);
+        return;
+      }
       default:
         break;
     }
     bool device = e.op == OP_CUPTI_MEMCPY || e.op == OP_CUPTI_KERNEL;
-    std::pair<int, uint64_t> key{device ? 1 : 0, device ? e.aux : e.tid};
+    AddTo({device ? 1 : 0, device ? e.aux : e.tid}, s);
+  }
+
+  void AddTo(std::pair<int, uint64_t> key, const ExportSlice& s) {
+    const bool device = key.first == 1;
     auto [it, added] = tracks_.try_emplace(key);
     if (added) {
       it->second.kind = device ? ExportTrack::kGpuStream : ExportTrack::kThread;

@@ -30,6 +30,11 @@ start of its first wait), so each step's waits lie inside it; work between
 epochs (evaluation, checkpoints) falls into the next epoch's first step.
 Waits that end the iteration (StopIteration) are not recorded.
 
+Where the loaders spend their CPU time (decoding, transforms, collate_fn)
+comes from sampling the Python stacks: `iotap run --py-samples` (and
+`--torch-steps`) starts the sampler in every process; a program run under the
+shim another way can call sample_stacks() (see iotap/_sampler.py).
+
 Only the standard library is imported here; torch is touched only by
 instrument_torch().
 """
@@ -41,7 +46,7 @@ import threading
 import time
 
 __all__ = ["enabled", "step_begin", "step_end", "mark", "step", "data_wait",
-           "instrument_torch"]
+           "instrument_torch", "sample_stacks"]
 
 # Span kinds of iotap_span: OP_DATA_WAIT and OP_OPTIMIZER_STEP of trace.proto.
 DATA_WAIT = 303
@@ -234,3 +239,12 @@ def instrument_torch():
         setattr(optimizer, name, _then_wrap_step(getattr(optimizer, name)))
     _instrumented = True
     return True
+
+
+def sample_stacks(hz=100):
+    """Samples this process's Python stacks `hz` times per second of each
+    thread's CPU time, for the report's breakdown of where CPU time goes
+    (iotap/_sampler.py). Returns True if sampling, False if the shim is not
+    loaded or this interpreter cannot be sampled."""
+    from iotap import _sampler
+    return _sampler.start(hz)

@@ -47,6 +47,7 @@ extern const struct symbol_case kOpenCases[];
 extern const struct symbol_case kMetaCases[];
 extern const struct symbol_case kStdioCases[];
 extern const struct symbol_case kProcessCases[];
+extern const struct symbol_case kWaitCases[];
 
 /* The absolute path of this program, for exec and posix_spawn. */
 extern const char* g_self;

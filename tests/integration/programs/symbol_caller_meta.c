@@ -71,6 +71,21 @@ static void run_munmap(const char* name, void* fn) {
   end(munmap(q, 4096), errno);
 }
 
+/* mremap of a file mapping follows it (an event); anonymous memory and a
+ * failed call record nothing. */
+static void run_mremap(const char* name, void* fn) {
+  open_at("data.bin", O_RDONLY, kData, 0);
+  void* p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, kData, 0);
+  void* q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  begin("file");
+  void* r = mremap(p, 4096, 8192, MREMAP_MAYMOVE);
+  end(mapped(r), errno);
+  begin("anon");
+  end(mapped(mremap(q, 4096, 8192, MREMAP_MAYMOVE)), errno);
+  begin("einval");
+  end(mapped(mremap(r, 8192, 4096, 0x4000)), errno);
+}
+
 static void run_fadvise(const char* name, void* fn) {
   fadvise_fn call = fn;
   open_at("data.bin", O_RDONLY, kData, 0);
@@ -287,6 +302,7 @@ const struct symbol_case kMetaCases[] = {
     {"mmap", run_mmap, mmap},
     {"mmap64", run_mmap, mmap64},
     {"munmap", run_munmap, NULL},
+    {"mremap", run_mremap, NULL},
     {"posix_fadvise", run_fadvise, posix_fadvise},
     {"posix_fadvise64", run_fadvise, posix_fadvise64},
     {"stat", run_path_stat, NULL},

@@ -8,9 +8,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/io_uring.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,6 +96,42 @@ static void run_spawn(const char* name, void* fn) {
   note("child exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+static void* thread_main(void* arg) { return arg; }
+
+/* pthread_create starts the thread through the shim's trampoline (page-fault
+ * sampling, interpose/posix/threads.cc): nothing is recorded, the thread
+ * runs and returns as it would untraced. */
+static void run_pthread_create(const char* name, void* fn) {
+  pthread_t thread;
+  void* joined = NULL;
+  begin("ok");
+  int r = pthread_create(&thread, NULL, thread_main, (void*)42);
+  if (r == 0) pthread_join(thread, &joined);
+  end(r, errno);
+  note("joined %ld", (long)joined);
+}
+
+/* syscall(): io_uring's system calls are recorded, every other number
+ * passes through untouched, errno included. */
+static void run_syscall(const char* name, void* fn) {
+  begin("other");
+  end(syscall(SYS_close, 999), errno);
+  struct io_uring_params params;
+  memset(&params, 0, sizeof(params));
+  begin("uring_setup");
+  long ring = syscall(SYS_io_uring_setup, 4, &params);
+  end(ring, errno);
+  note("sq_entries %u", params.sq_entries);
+  begin("uring_enter");
+  end(syscall(SYS_io_uring_enter, (int)ring, 0, 0, 0, NULL, 0), errno);
+  begin("uring_enter_ebadf");
+  end(syscall(SYS_io_uring_enter, 999, 0, 0, 0, NULL, 0), errno);
+  begin("uring_register_ebadf");
+  end(syscall(SYS_io_uring_register, 999, IORING_REGISTER_FILES, NULL, 0), errno);
+  begin("close");
+  end(close((int)ring), errno);
+}
+
 const struct symbol_case kProcessCases[] = {
     {"__libc_start_main", run_exit, NULL},
     {"exit", run_exit, NULL},
@@ -110,5 +149,7 @@ const struct symbol_case kProcessCases[] = {
     {"execle", run_exec, NULL},
     {"posix_spawn", run_spawn, NULL},
     {"posix_spawnp", run_spawn, NULL},
+    {"pthread_create", run_pthread_create, NULL},
+    {"syscall", run_syscall, NULL},
     {NULL, NULL, NULL},
 };

@@ -1,6 +1,6 @@
 """A small real PyTorch training loop for torch_steps_test.cc.
 
-    python3 train_steps.py EPOCHS SAMPLES BATCH WORKERS START_METHOD [custom]
+    python3 train_steps.py EPOCHS SAMPLES BATCH WORKERS START_METHOD [custom|eval]
 
 Trains a linear model for EPOCHS epochs over SAMPLES random samples in
 batches of BATCH, with WORKERS DataLoader workers started by START_METHOD
@@ -8,6 +8,8 @@ batches of BATCH, with WORKERS DataLoader workers started by START_METHOD
 optimizer steps it took. With "custom", the optimizer is a subclass whose
 step() calls super().step(), after a plain SGD has been built too, so that
 both classes' step methods are wrapped and one call goes through both.
+With "eval", the loop only evaluates the model (no optimizer step) and
+prints how many batches it saw.
 It knows nothing of iotap.
 """
 
@@ -22,7 +24,17 @@ class Custom(torch.optim.SGD):
         return super().step(closure)
 
 
-def main(epochs, samples, batch, workers, method, custom=False):
+def evaluate(model, loader, epochs):
+    batches = 0
+    with torch.no_grad():
+        for _ in range(epochs):
+            for x, y in loader:
+                torch.nn.functional.mse_loss(model(x), y)
+                batches += 1
+    print("batches", batches)
+
+
+def main(epochs, samples, batch, workers, method, custom=False, eval_only=False):
     torch.manual_seed(0)
     dataset = TensorDataset(torch.randn(samples, 8), torch.randn(samples, 1))
     options = {"num_workers": workers}
@@ -30,6 +42,9 @@ def main(epochs, samples, batch, workers, method, custom=False):
         options["multiprocessing_context"] = method
     loader = DataLoader(dataset, batch_size=batch, **options)
     model = torch.nn.Linear(8, 1)
+    if eval_only:
+        evaluate(model, loader, epochs)
+        return
     if custom:
         torch.optim.SGD(model.parameters(), lr=0.01)
     optimizer = (Custom if custom else torch.optim.SGD)(model.parameters(), lr=0.01)
@@ -46,4 +61,5 @@ def main(epochs, samples, batch, workers, method, custom=False):
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    main(int(a[0]), int(a[1]), int(a[2]), int(a[3]), a[4], len(a) > 5 and a[5] == "custom")
+    mode = a[5] if len(a) > 5 else ""
+    main(int(a[0]), int(a[1]), int(a[2]), int(a[3]), a[4], mode == "custom", mode == "eval")

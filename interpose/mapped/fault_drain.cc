@@ -1,0 +1,317 @@
+// The writer's side of the page-fault sampler: empties a thread's two sample
+// buffers, pairs each fault's begin sample with its major-fault sample,
+// places the faults in the data mappings, measures their spans and writes
+// them as OP_MAPPED_READ events of that thread.
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "interpose/core/clock.h"
+#include "interpose/core/ops.h"
+#include "interpose/core/recorder.h"
+#include "interpose/file/kept_fd.h"
+#include "interpose/file/writer.h"
+#include "interpose/mapped/fault_sampler_internal.h"
+#include "interpose/mapped/fault_spans.h"
+#include "interpose/mapped/mappings.h"
+#include "interpose/mapped/proc_maps.h"
+
+namespace iotap::interpose::faults {
+
+namespace {
+
+constexpr uint64_t kPageSize = 4096;
+constexpr uint64_t kRegionPages = 512;  // one page table: 2 MiB of 4 KiB pages
+// A fault without a successor is held at most this long for its major
+// sample; a major fault that takes longer shows as a minor fault and a
+// major one of unknown start.
+constexpr uint64_t kHoldNs = 1000000000ull;
+// Faults may be resolved this long after they happened (held ones, and the
+// poll interval): removed mappings older than that are not needed.
+constexpr uint64_t kResolveWindowNs = 2 * kHoldNs;
+// Page-table regions looked up in /proc/self/pagemap per drain at most; the
+// faults of any others get the nominal span.
+constexpr int kMaxPagemapReads = 64;
+// Sequence numbers of sampled events start here (trace.proto, OP_MAPPED_READ).
+constexpr uint64_t kFirstSampledSeq = uint64_t{1} << 39;
+
+constexpr size_t kMaxBegins = kBeginPages * kPageSize / 32 + kMaxHeld;
+constexpr size_t kMaxMajors = kMajorPages * kPageSize / 32;
+constexpr size_t kMaxSnapshot = kMaxMappings + kRemovedHistory;
+
+// A fault placed in a data mapping, before its span is known.
+struct Placed {
+  uint64_t addr;
+  uint64_t begin_ns;
+  uint64_t end_ns;
+  const DataMapping* mapping;
+  bool major;
+};
+
+// Writer-owned scratch (the writer lock guards all of it).
+struct Scratch {
+  Sample begins[kMaxBegins];
+  Sample majors[kMaxMajors];
+  Placed placed[kMaxBegins + kMaxMajors];
+  uint64_t order[kMaxBegins + kMaxMajors];
+  RawEvent events[kMaxBegins + kMaxMajors];
+  DataMapping snapshot[kMaxSnapshot];
+  size_t snapshot_size;
+  uint64_t snapshot_version;
+  uint64_t snapshot_max_length;
+  uint64_t next_seq;
+  int pagemap_reads;
+  KeptFd pagemap;
+};
+constinit Scratch g_scratch = {};
+
+void TakeSnapshot(uint64_t now_ns) {
+  Scratch& s = g_scratch;
+  s.snapshot_version = DataMappingsVersion();
+  s.snapshot_size = SnapshotDataMappings(now_ns - kResolveWindowNs, s.snapshot, kMaxSnapshot);
+  s.snapshot_max_length = 0;
+  for (size_t i = 0; i < s.snapshot_size; ++i) {
+    if (s.snapshot[i].length > s.snapshot_max_length) s.snapshot_max_length = s.snapshot[i].length;
+  }
+}
+
+const DataMapping* Place(uint64_t addr, uint64_t time_ns) {
+  const Scratch& s = g_scratch;
+  return FindDataMapping(s.snapshot, s.snapshot_size, s.snapshot_max_length, addr, time_ns);
+}
+
+void Copy(const uint8_t* data, uint64_t size, uint64_t at, void* out, size_t n) {
+  uint64_t off = at % size;
+  size_t first = n < size - off ? n : static_cast<size_t>(size - off);
+  memcpy(out, data + off, first);
+  if (first < n) memcpy(static_cast<uint8_t*>(out) + first, data, n - first);
+}
+
+// Takes every record of `b` into `out` (at most `cap` samples), counting
+// the kernel's lost records into the sampler.
+size_t ReadBuffer(const Buffer& b, Sample* out, size_t cap) {
+  perf_event_mmap_page* h = b.page;
+  uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE);
+  uint64_t tail = h->data_tail;
+  const uint8_t* data = reinterpret_cast<const uint8_t*>(h) + h->data_offset;
+  uint64_t size = h->data_size;
+  size_t n = 0;
+  uint64_t lost = 0;
+  while (tail < head) {
+    uint8_t record[64];
+    struct perf_event_header hdr;
+    Copy(data, size, tail, &hdr, sizeof(hdr));
+    if (hdr.size < sizeof(hdr) || hdr.size > head - tail) break;
+    size_t len = hdr.size < sizeof(record) ? hdr.size : sizeof(record);
+    Copy(data, size, tail, record, len);
+    if (hdr.type == PERF_RECORD_SAMPLE && len >= 32 && n < cap) {
+      uint64_t fields[3];
+      memcpy(fields, record + 8, sizeof(fields));  // pid/tid, time, addr
+      out[n++] = Sample{fields[1], fields[2]};
+    } else if (hdr.type == PERF_RECORD_LOST && len >= 24) {
+      uint64_t count;
+      memcpy(&count, record + 16, sizeof(count));
+      lost += count;
+    }
+    tail += hdr.size;
+  }
+  __atomic_store_n(&h->data_tail, head, __ATOMIC_RELEASE);
+  if (lost != 0) g_sampler.lost.fetch_add(lost, std::memory_order_relaxed);
+  return n;
+}
+
+// Heapsort of `n` keys.
+void SortKeys(uint64_t* keys, size_t n) {
+  auto sift = [&](size_t root, size_t end) {
+    for (;;) {
+      size_t child = 2 * root + 1;
+      if (child >= end) return;
+      if (child + 1 < end && keys[child + 1] > keys[child]) ++child;
+      if (keys[root] >= keys[child]) return;
+      uint64_t t = keys[root];
+      keys[root] = keys[child];
+      keys[child] = t;
+      root = child;
+    }
+  };
+  for (size_t i = n / 2; i-- > 0;) sift(i, n);
+  for (size_t end = n; end > 1; --end) {
+    uint64_t t = keys[0];
+    keys[0] = keys[end - 1];
+    keys[end - 1] = t;
+    sift(0, end - 1);
+  }
+}
+
+// Which of the pages [first, first+n) of this process are mapped, from
+// /proc/self/pagemap (bit 63 of each entry). False if it cannot be read.
+bool ReadPresent(uint64_t first_page, uint32_t n, bool* present) {
+  Scratch& s = g_scratch;
+  int fd = s.pagemap.Get();
+  if (fd < 0) {
+    int opened = static_cast<int>(
+        syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+    if (opened < 0) return false;
+    if (!s.pagemap.Adopt(opened)) {
+      syscall(SYS_close, opened);
+      return false;
+    }
+    fd = s.pagemap.Get();
+    if (fd < 0) return false;
+  }
+  uint64_t entries[kRegionPages];
+  long r = syscall(SYS_pread64, fd, entries, n * sizeof(uint64_t), first_page * sizeof(uint64_t));
+  if (r != static_cast<long>(n * sizeof(uint64_t))) return false;
+  for (uint32_t i = 0; i < n; ++i) present[i] = (entries[i] >> 63) != 0;
+  return true;
+}
+
+// Fills `e` for the span [first, end) of pages of `window_start` (an
+// address inside mapping `m`).
+void FillSpan(RawEvent* e, const Placed& p, uint64_t window_start, const PageSpan& span) {
+  const DataMapping& m = *p.mapping;
+  uint64_t lo = window_start + span.first * kPageSize;
+  uint64_t hi = window_start + span.end * kPageSize;
+  uint64_t map_end = m.start + m.length;
+  if (lo < m.start) lo = m.start;
+  if (hi > map_end) hi = map_end;
+  if (hi < lo) hi = lo;
+  *e = RawEvent{.t0 = p.begin_ns,
+                .t1 = p.end_ns,
+                .offset = m.offset + static_cast<int64_t>(lo - m.start),
+                .requested = kPageSize,
+                .result = static_cast<int64_t>(hi - lo),
+                .aux = static_cast<uint64_t>(m.offset + static_cast<int64_t>(p.addr - m.start)),
+                .parent = 0,
+                .file = m.file,
+                .op = kOpMappedRead,
+                .error = 0,
+                .flags = static_cast<uint16_t>(kFlagHasOffset | (p.major ? kFlagMajorFault : 0) |
+                                               (span.measured ? 0 : kFlagIncomplete))};
+}
+
+// Measures the spans of the `n` placed faults and writes them as events of
+// `tid`.
+void WriteFaults(uint32_t tid, size_t n) {
+  Scratch& s = g_scratch;
+  if (n == 0) return;
+  for (size_t i = 0; i < n; ++i) s.order[i] = (s.placed[i].addr / kPageSize) << 16 | i;
+  SortKeys(s.order, n);
+  for (size_t i = 0; i < n;) {
+    // One page table of one mapping: [window_start, window_end).
+    const Placed& first = s.placed[s.order[i] & 0xffff];
+    const DataMapping* m = first.mapping;
+    uint64_t region = first.addr / (kRegionPages * kPageSize);
+    size_t j = i;
+    while (j < n && s.placed[s.order[j] & 0xffff].mapping == m &&
+           s.placed[s.order[j] & 0xffff].addr / (kRegionPages * kPageSize) == region) {
+      ++j;
+    }
+    uint64_t window_start = region * kRegionPages * kPageSize;
+    uint64_t window_end = window_start + kRegionPages * kPageSize;
+    uint64_t map_first = m->start / kPageSize * kPageSize;
+    uint64_t map_end = (m->start + m->length + kPageSize - 1) / kPageSize * kPageSize;
+    if (window_start < map_first) window_start = map_first;
+    if (window_end > map_end) window_end = map_end;
+    uint32_t pages = static_cast<uint32_t>((window_end - window_start) / kPageSize);
+    bool present[kRegionPages];
+    bool measured = m->removed_ns == UINT64_MAX && s.pagemap_reads < kMaxPagemapReads &&
+                    ReadPresent(window_start / kPageSize, pages, present);
+    if (measured) ++s.pagemap_reads;
+    uint32_t fault_pages[kMaxBegins + kMaxMajors];
+    PageSpan spans[kMaxBegins + kMaxMajors];
+    for (size_t k = i; k < j; ++k) {
+      fault_pages[k - i] =
+          static_cast<uint32_t>((s.placed[s.order[k] & 0xffff].addr - window_start) / kPageSize);
+    }
+    if (measured) ShareSpans(present, pages, fault_pages, j - i, spans);
+    for (size_t k = i; k < j; ++k) {
+      size_t idx = s.order[k] & 0xffff;
+      PageSpan span = measured ? spans[k - i] : NominalSpan(fault_pages[k - i], pages);
+      if (measured && !span.measured) span = NominalSpan(fault_pages[k - i], pages);
+      FillSpan(&s.events[idx], s.placed[idx], window_start, span);
+    }
+    i = j;
+  }
+  WriteSampledChunk(tid, s.events, static_cast<uint32_t>(n), s.next_seq);
+  s.next_seq += n;
+}
+
+}  // namespace
+
+void DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
+  Scratch& s = g_scratch;
+  if (s.next_seq == 0) s.next_seq = kFirstSampledSeq;
+  s.pagemap_reads = 0;
+  // Majors first, then begins: a fault whose successor began before `cut`
+  // has completed, and its major sample, if any, was written before `cut`.
+  uint64_t cut = MonotonicNs();
+  size_t majors = ReadBuffer(slot->major, s.majors, kMaxMajors);
+  size_t begins = slot->held_count;
+  memcpy(s.begins, slot->held, begins * sizeof(Sample));
+  begins += ReadBuffer(slot->begin, s.begins + begins, kMaxBegins - begins);
+  slot->held_count = 0;
+  if (DataMappingsVersion() != s.snapshot_version || s.snapshot_size == 0) TakeSnapshot(now_ns);
+
+  size_t placed = 0;
+  bool missed = false;
+  auto place = [&](uint64_t addr, uint64_t begin_ns, uint64_t end_ns, bool major) {
+    const DataMapping* m = Place(addr, begin_ns);
+    if (m == nullptr && !missed) {
+      missed = true;
+      if (LearnMappings(now_ns)) {
+        TakeSnapshot(now_ns);
+        m = Place(addr, begin_ns);
+      }
+    }
+    if (m != nullptr) s.placed[placed++] = Placed{addr, begin_ns, end_ns, m, major};
+  };
+  size_t j = 0;
+  for (size_t i = 0; i < begins; ++i) {
+    const Sample& b = s.begins[i];
+    bool has_next = i + 1 < begins && s.begins[i + 1].time_ns < cut;
+    uint64_t next_ns = has_next ? s.begins[i + 1].time_ns : UINT64_MAX;
+    // Major samples before this fault began: their begin was not sampled.
+    for (; j < majors && s.majors[j].time_ns < b.time_ns; ++j) {
+      place(s.majors[j].addr, s.majors[j].time_ns, s.majors[j].time_ns, true);
+    }
+    if (j < majors && s.majors[j].time_ns < next_ns &&
+        s.majors[j].addr / kPageSize == b.addr / kPageSize) {
+      place(b.addr, b.time_ns, s.majors[j].time_ns, true);
+      ++j;
+    } else if (has_next || final || now_ns - b.time_ns >= kHoldNs ||
+               slot->held_count == kMaxHeld) {
+      place(b.addr, b.time_ns, b.time_ns, false);
+    } else {
+      slot->held[slot->held_count++] = b;
+    }
+  }
+  for (; j < majors; ++j) place(s.majors[j].addr, s.majors[j].time_ns, s.majors[j].time_ns, true);
+  WriteFaults(static_cast<uint32_t>(slot->tid), placed);
+}
+
+void WriteStatus() {
+  uint32_t mode = g_sampler.mode.load(std::memory_order_acquire);
+  if (mode == kIdle && g_sampler.threads_sampled.load(std::memory_order_relaxed) == 0) return;
+  WritePacketLocked(
+      [](WireWriter* w, void*) {
+        size_t packet = w->BeginNested(1);
+        size_t f = w->BeginNested(11);
+        w->Varint(1, MonotonicNs());
+        bool counters = g_sampler.mode.load(std::memory_order_relaxed) == kCounters;
+        w->Varint(2, counters ? 2 : 1);
+        if (g_sampler.note[0] != '\0') w->String(3, g_sampler.note);
+        w->Varint(4, kPageSize);
+        w->VarintIfNonZero(5, g_sampler.lost.load(std::memory_order_relaxed));
+        w->VarintIfNonZero(6, g_sampler.threads_sampled.load(std::memory_order_relaxed));
+        w->EndNested(f);
+        w->EndNested(packet);
+      },
+      nullptr);
+}
+
+void ResetDrainInChild() { g_scratch.pagemap.Close(); }
+
+}  // namespace iotap::interpose::faults

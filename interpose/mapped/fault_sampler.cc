@@ -1,0 +1,359 @@
+#include "interpose/mapped/fault_sampler.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interpose/core/clock.h"
+#include "interpose/core/config.h"
+#include "interpose/core/recorder.h"
+#include "interpose/file/writer.h"
+#include "interpose/mapped/fault_counters.h"
+#include "interpose/mapped/fault_sampler_internal.h"
+#include "interpose/mapped/mappings.h"
+
+namespace iotap::interpose {
+
+namespace faults {
+constinit Sampler g_sampler;
+}  // namespace faults
+
+using namespace faults;  // NOLINT: this file is the sampler
+
+namespace {
+
+// While sampling, the writer empties the buffers this often: 32 KiB of
+// begin samples last 10 ms at 100,000 faults a second.
+constexpr uint64_t kPollNs = 10000000ull;
+// Events stay open this long after the last data mapping went away.
+constexpr uint64_t kLingerNs = 1000000000ull;
+// How often the writer looks for threads that exited.
+constexpr uint64_t kExitCheckNs = 1000000000ull;
+
+constinit uint64_t g_next_exit_check_ns = 0;
+
+// Why an event could not be had: the kernel refuses perf events to this
+// process (permission, seccomp, no support), or there is no room for the
+// buffer under the locked-memory limit, or this one thread is gone.
+enum class OpenResult { kOk, kRefused, kNoMemory, kGone };
+
+int PerfEventOpen(int tid, uint64_t config) {
+  if (g_config.no_perf) {
+    errno = EACCES;
+    return -1;
+  }
+  struct perf_event_attr a;
+  memset(&a, 0, sizeof(a));
+  a.size = sizeof(a);
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = config;
+  a.sample_period = 1;
+  a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR;
+  a.exclude_kernel = 1;
+  a.exclude_hv = 1;
+  a.use_clockid = 1;
+  a.clockid = CLOCK_MONOTONIC;
+  return static_cast<int>(
+      syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+// What an errno of perf_event_open or of mapping its buffer means here.
+OpenResult ResultOf(int err, bool mapping) {
+  if (err == ESRCH) return OpenResult::kGone;
+  // Mapping: EPERM is the locked-memory limit. Opening: EPERM and EACCES are
+  // perf_event_paranoid or a seccomp profile, ENOENT, ENODEV, ENOSYS and
+  // EOPNOTSUPP a kernel without the events.
+  if (err == ENOMEM || err == EMFILE || err == ENFILE || (mapping && err == EPERM)) {
+    return OpenResult::kNoMemory;
+  }
+  return OpenResult::kRefused;
+}
+
+// Opens one event on `tid` and maps its buffer of `pages` data pages; the
+// descriptor is closed again (the mapping holds the event).
+OpenResult OpenBuffer(int tid, uint64_t config, size_t pages, Buffer* out) {
+  int fd = PerfEventOpen(tid, config);
+  if (fd < 0) return ResultOf(errno, false);
+  size_t bytes = (1 + pages) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  long addr = syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int err = addr == -1 ? errno : 0;
+  syscall(SYS_close, fd);
+  if (err != 0) {
+    errno = err;
+    return ResultOf(err, true);
+  }
+  out->page = reinterpret_cast<perf_event_mmap_page*>(addr);
+  out->bytes = bytes;
+  return OpenResult::kOk;
+}
+
+void Unmap(Buffer* b) {
+  if (b->page != nullptr) syscall(SYS_munmap, b->page, b->bytes);
+  b->page = nullptr;
+  b->bytes = 0;
+}
+
+void SetNote(const char* what, int err) {
+  snprintf(g_sampler.note, sizeof(g_sampler.note), "%s (%s)", what, strerrordesc_np(err));
+}
+
+// Opens both events of `tid` into a free slot. Caller holds the lock.
+OpenResult OpenSlotLocked(int tid) {
+  Slot* free_slot = nullptr;
+  for (Slot& s : g_sampler.slots) {
+    uint32_t state = s.state.load(std::memory_order_relaxed);
+    if (state == kSlotLive && s.tid == tid) return OpenResult::kOk;
+    if (state == kSlotFree && free_slot == nullptr) free_slot = &s;
+  }
+  if (free_slot == nullptr) return OpenResult::kNoMemory;
+  Buffer begin, major;
+  OpenResult r = OpenBuffer(tid, PERF_COUNT_SW_PAGE_FAULTS, kBeginPages, &begin);
+  if (r != OpenResult::kOk) return r;
+  r = OpenBuffer(tid, PERF_COUNT_SW_PAGE_FAULTS_MAJ, kMajorPages, &major);
+  if (r != OpenResult::kOk) {
+    Unmap(&begin);
+    return r;
+  }
+  free_slot->tid = tid;
+  free_slot->begin = begin;
+  free_slot->major = major;
+  free_slot->held_count = 0;
+  free_slot->state.store(kSlotLive, std::memory_order_release);
+  g_sampler.threads_sampled.fetch_add(1, std::memory_order_relaxed);
+  return OpenResult::kOk;
+}
+
+// The first refusal decides the process's mode; later ones only fail their
+// thread.
+void Refused(OpenResult r, int err) {
+  if (r == OpenResult::kRefused) {
+    SetNote("perf_event_open refused page-fault samples", err);
+    WarnOnce("page faults cannot be sampled (perf_event_open refused); mapped reads are "
+             "counted per thread instead",
+             err);
+  } else {
+    SetNote("no locked memory for the page-fault sample buffers", err);
+    WarnOnce("the locked-memory limit leaves no room for page-fault samples; mapped reads are "
+             "counted per thread instead",
+             err);
+  }
+  g_sampler.mode.store(kCounters, std::memory_order_release);
+  g_sampler.status_due.store(true, std::memory_order_release);
+}
+
+// Opens events for every thread of the process but the writer. Caller holds
+// the lock; the calling thread's events are already open.
+void OpenOtherThreadsLocked(int self) {
+  int dir = static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
+                                     O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir < 0) return;
+  int writer = WriterThreadId();
+  char buf[4096];
+  for (;;) {
+    long n = syscall(SYS_getdents64, dir, buf, sizeof(buf));
+    if (n <= 0) break;
+    for (long at = 0; at < n;) {
+      auto* d = reinterpret_cast<struct dirent64*>(buf + at);
+      at += d->d_reclen;
+      int tid = atoi(d->d_name);
+      if (tid <= 0 || tid == self || tid == writer) continue;
+      OpenResult r = OpenSlotLocked(tid);
+      if (r == OpenResult::kNoMemory) {
+        WarnOnce("the locked-memory limit leaves no room for page-fault samples of every "
+                 "thread; some threads' mapped reads are not seen",
+                 ENOMEM);
+      }
+    }
+  }
+  syscall(SYS_close, dir);
+}
+
+// The process has had no data mapping for a while: close every event,
+// unless a mapping appeared meanwhile. WatchFaults adds its mapping before
+// it looks at the mode, and this side sets kClosing before it counts the
+// mappings (both sequentially consistent), so either it sees the mapping or
+// WatchFaults sees kClosing and waits on the lock to open the events anew.
+void CloseAllIfUnmapped(uint64_t now) {
+  pthread_mutex_lock(&g_sampler.lock);
+  g_sampler.mode.store(kClosing);
+  if (LiveDataMappings() > 0) {
+    g_sampler.mode.store(kSampling);
+  } else {
+    for (Slot& s : g_sampler.slots) {
+      if (s.state.load(std::memory_order_relaxed) != kSlotLive) continue;
+      DrainSlot(&s, now, /*final=*/true);
+      CloseSlotLocked(&s);
+    }
+    g_sampler.mode.store(kIdle);
+    g_sampler.status_due.store(true, std::memory_order_release);
+  }
+  pthread_mutex_unlock(&g_sampler.lock);
+}
+
+// Writes every thread's counters now, on the calling thread (which is busy:
+// the mmap wrapper's), so that faults right after the mapping count.
+void CountFaultsNow() {
+  int saved = errno;
+  RunUnderWriterLock([] {
+    WriteStatus();
+    WriteFaultCounters(MonotonicNs(), WriterThreadId());
+  });
+  errno = saved;
+}
+
+}  // namespace
+
+namespace faults {
+
+void CloseSlotLocked(Slot* slot) {
+  Unmap(&slot->begin);
+  Unmap(&slot->major);
+  slot->held_count = 0;
+  slot->tid = 0;
+  slot->state.store(kSlotFree, std::memory_order_release);
+}
+
+}  // namespace faults
+
+void WatchFaults() {
+  if ((g_active_layers.load(std::memory_order_relaxed) & kLayerMapped) == 0) return;
+  uint64_t now = MonotonicNs();
+  g_sampler.last_mapped_ns.store(now, std::memory_order_relaxed);
+  uint32_t mode = g_sampler.mode.load();
+  if (mode == kSampling) return;
+  if (mode == kCounters) {
+    // The process's first data mapping (again): the counters as they stand,
+    // the base their growth is measured from.
+    if (LiveDataMappings() == 1) CountFaultsNow();
+    return;
+  }
+  pthread_mutex_lock(&g_sampler.lock);
+  if (g_sampler.mode.load(std::memory_order_relaxed) == kIdle) {
+    int self = static_cast<int>(syscall(SYS_gettid));
+    errno = 0;
+    OpenResult r = OpenSlotLocked(self);
+    int err = errno;
+    if (r == OpenResult::kOk) {
+      OpenOtherThreadsLocked(self);
+      g_sampler.note[0] = '\0';
+      g_sampler.mode.store(kSampling, std::memory_order_release);
+      g_sampler.status_due.store(true, std::memory_order_release);
+    } else {
+      Refused(r, err);
+    }
+  }
+  pthread_mutex_unlock(&g_sampler.lock);
+  if (g_sampler.mode.load(std::memory_order_acquire) == kCounters) CountFaultsNow();
+}
+
+void FaultsThreadStarted() {
+  if (g_sampler.mode.load(std::memory_order_acquire) != kSampling) return;
+  bool was_busy = tls_thread.busy;
+  tls_thread.busy = true;
+  int saved = errno;
+  pthread_mutex_lock(&g_sampler.lock);
+  if (g_sampler.mode.load(std::memory_order_relaxed) == kSampling) {
+    OpenResult r = OpenSlotLocked(static_cast<int>(syscall(SYS_gettid)));
+    if (r == OpenResult::kNoMemory) {
+      WarnOnce("the locked-memory limit leaves no room for page-fault samples of every "
+               "thread; some threads' mapped reads are not seen",
+               ENOMEM);
+    }
+  }
+  pthread_mutex_unlock(&g_sampler.lock);
+  errno = saved;
+  tls_thread.busy = was_busy;
+}
+
+void DrainFaults(bool final) {
+  uint64_t now = MonotonicNs();
+  if (g_sampler.mode.load(std::memory_order_acquire) == kSampling) {
+    if (LiveDataMappings() > 0) g_sampler.last_mapped_ns.store(now, std::memory_order_relaxed);
+    bool check_exits = now >= g_next_exit_check_ns;
+    if (check_exits) g_next_exit_check_ns = now + kExitCheckNs;
+    pid_t pid = static_cast<pid_t>(syscall(SYS_getpid));
+    // Other threads only ever fill free slots (under the lock); only this
+    // side empties live ones, so reading them needs no lock.
+    for (Slot& s : g_sampler.slots) {
+      if (s.state.load(std::memory_order_acquire) != kSlotLive) continue;
+      bool gone = check_exits && syscall(SYS_tgkill, pid, s.tid, 0) != 0 && errno == ESRCH;
+      // Close only after a last drain: a gone thread's samples are all in.
+      DrainSlot(&s, now, final || gone);
+      if (gone) {
+        pthread_mutex_lock(&g_sampler.lock);
+        CloseSlotLocked(&s);
+        pthread_mutex_unlock(&g_sampler.lock);
+      }
+    }
+    if (now - g_sampler.last_mapped_ns.load(std::memory_order_relaxed) >= kLingerNs) {
+      CloseAllIfUnmapped(now);
+    }
+  }
+  // The counters a last time as the trace ends, so that a process that
+  // faulted after the last CPU sample has those faults counted too.
+  if (final && g_sampler.mode.load(std::memory_order_acquire) == kCounters &&
+      g_sampler.last_mapped_ns.load(std::memory_order_relaxed) != 0) {
+    WriteFaultCounters(now, WriterThreadId());
+  }
+  if (g_sampler.status_due.exchange(false, std::memory_order_acq_rel) || final) WriteStatus();
+}
+
+void SampleFaults() {
+  if (g_sampler.mode.load(std::memory_order_acquire) != kCounters) return;
+  uint64_t now = MonotonicNs();
+  // While data mappings exist, and once more after the last one went.
+  if (LiveDataMappings() > 0) {
+    g_sampler.last_mapped_ns.store(now, std::memory_order_relaxed);
+  } else if (now - g_sampler.last_mapped_ns.load(std::memory_order_relaxed) >
+             2ull * g_config.sample_interval_ms * 1000000ull) {
+    return;
+  }
+  WriteFaultCounters(now, WriterThreadId());
+}
+
+uint64_t FaultPollIntervalNs() {
+  return g_sampler.mode.load(std::memory_order_relaxed) == kSampling ? kPollNs : 0;
+}
+
+void LockFaultsForFork() { pthread_mutex_lock(&g_sampler.lock); }
+
+void UnlockFaultsAfterFork(bool child) {
+  if (!child) {
+    pthread_mutex_unlock(&g_sampler.lock);
+    return;
+  }
+  pthread_mutex_init(&g_sampler.lock, nullptr);
+  // The kernel copies neither the events nor their buffers into a child:
+  // forget them without unmapping (the addresses are the child's to reuse).
+  for (Slot& s : g_sampler.slots) {
+    s.state.store(kSlotFree, std::memory_order_relaxed);
+    s.tid = 0;
+    s.begin = Buffer();
+    s.major = Buffer();
+    s.held_count = 0;
+  }
+  g_sampler.threads_sampled.store(0, std::memory_order_relaxed);
+  g_sampler.lost.store(0, std::memory_order_relaxed);
+  if (g_sampler.mode.load(std::memory_order_relaxed) == kSampling) {
+    g_sampler.mode.store(kIdle, std::memory_order_relaxed);
+  }
+  ResetDrainInChild();
+}
+
+void FaultsAfterForkChild() {
+  if (g_sampler.mode.load(std::memory_order_relaxed) == kCounters) {
+    g_sampler.status_due.store(true, std::memory_order_release);
+    return;
+  }
+  if (LiveDataMappings() > 0) WatchFaults();
+}
+
+}  // namespace iotap::interpose

@@ -1,0 +1,83 @@
+// The page-fault sampler's shared state, between the events' lifetime
+// (fault_sampler.cc) and the writer's draining of them (fault_drain.cc).
+
+#ifndef IOTAP_INTERPOSE_MAPPED_FAULT_SAMPLER_INTERNAL_H_
+#define IOTAP_INTERPOSE_MAPPED_FAULT_SAMPLER_INTERNAL_H_
+
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <atomic>
+
+namespace iotap::interpose::faults {
+
+inline constexpr int kMaxThreads = 1024;
+// Data pages of the two buffers (powers of two): 32 KiB of fault-begin
+// samples (1024 faults) and 4 KiB of major-fault samples (128).
+inline constexpr size_t kBeginPages = 8;
+inline constexpr size_t kMajorPages = 1;
+// Begin samples held back because their fault may not have completed yet.
+inline constexpr size_t kMaxHeld = 16;
+
+// A sample as both buffers carry it (PERF_SAMPLE_TID | TIME | ADDR).
+struct Sample {
+  uint64_t time_ns;  // CLOCK_MONOTONIC
+  uint64_t addr;
+};
+
+struct Buffer {
+  perf_event_mmap_page* page = nullptr;  // header page, then the data pages
+  size_t bytes = 0;                       // of the whole mapping
+};
+
+enum SlotState : uint32_t { kSlotFree = 0, kSlotLive = 1 };
+
+struct Slot {
+  std::atomic<uint32_t> state{kSlotFree};
+  int tid = 0;
+  Buffer begin;
+  Buffer major;
+  // The writer's: begin samples whose fault may still run.
+  Sample held[kMaxHeld] = {};
+  uint32_t held_count = 0;
+};
+
+enum Mode : uint32_t {
+  kIdle = 0,      // no events open (no data mappings, or not yet)
+  kSampling = 1,  // events open for every thread
+  kCounters = 2,  // the kernel refused: per-thread counters instead
+  kClosing = 3,   // the writer is closing every event (no data mappings left)
+};
+
+struct Sampler {
+  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  // a leaf: slots' allocation
+  std::atomic<uint32_t> mode{kIdle};
+  // The last time the process was seen with a data mapping.
+  std::atomic<uint64_t> last_mapped_ns{0};
+  // A FaultSampling packet is due (mode or note changed).
+  std::atomic<bool> status_due{false};
+  char note[160] = {};
+  std::atomic<uint64_t> lost{0};
+  std::atomic<uint32_t> threads_sampled{0};
+  Slot slots[kMaxThreads];
+};
+
+extern Sampler g_sampler;
+
+// Unmaps a slot's buffers and frees it; the writer's, under the lock.
+void CloseSlotLocked(Slot* slot);
+
+// Drains `slot` into events (fault_drain.cc). `final`: hold nothing back.
+void DrainSlot(Slot* slot, uint64_t now_ns, bool final);
+
+// Emits the FaultSampling packet now (writer lock held).
+void WriteStatus();
+
+// In a fork child: forgets the parent's /proc/self/pagemap descriptor.
+void ResetDrainInChild();
+
+}  // namespace iotap::interpose::faults
+
+#endif  // IOTAP_INTERPOSE_MAPPED_FAULT_SAMPLER_INTERNAL_H_

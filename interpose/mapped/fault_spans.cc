@@ -1,0 +1,55 @@
+#include "interpose/mapped/fault_spans.h"
+
+namespace iotap::interpose {
+
+namespace {
+
+constexpr uint32_t kFaultAroundPages = 16;
+
+}  // namespace
+
+void ShareSpans(const bool* present, uint32_t n, const uint32_t* fault_pages, size_t k,
+                PageSpan* spans) {
+  size_t j = 0;
+  while (j < k) {
+    uint32_t page = fault_pages[j];
+    if (page >= n || !present[page]) {
+      spans[j] = PageSpan{page, page + 1, false};
+      ++j;
+      continue;
+    }
+    // The run of mapped pages around this fault, and the faults inside it.
+    uint32_t run_first = page;
+    while (run_first > 0 && present[run_first - 1]) --run_first;
+    uint32_t run_end = page + 1;
+    while (run_end < n && present[run_end]) ++run_end;
+    size_t last = j;
+    while (last + 1 < k && fault_pages[last + 1] < run_end) ++last;
+    uint32_t from = run_first;
+    for (size_t i = j; i <= last; ++i) {
+      uint32_t p = fault_pages[i];
+      if (i > j && p == fault_pages[i - 1]) {
+        spans[i] = PageSpan{p, p + 1, true};
+        continue;
+      }
+      uint32_t to = run_end;
+      for (size_t next = i + 1; next <= last; ++next) {
+        if (fault_pages[next] != p) {
+          to = fault_pages[next];
+          break;
+        }
+      }
+      spans[i] = PageSpan{from, to, true};
+      from = to;
+    }
+    j = last + 1;
+  }
+}
+
+PageSpan NominalSpan(uint32_t page, uint32_t n) {
+  uint32_t first = page - page % kFaultAroundPages;
+  uint32_t end = first + kFaultAroundPages;
+  return PageSpan{first, end < n ? end : n, false};
+}
+
+}  // namespace iotap::interpose

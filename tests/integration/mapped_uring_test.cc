@@ -1,0 +1,370 @@
+// Reads no wrapper sees (issue 15), by real programs, against ground truth:
+//   - numpy.memmap (programs/mapped_reader.py) reading one byte per 64 KiB
+//     window of a cold file: one OP_MAPPED_READ per window, at its offset,
+//     and as many major faults as the thread's own counters
+//     (/proc/thread-self/stat) say it took during the pass;
+//   - a DataLoader over a memmap, with 0 and 2 workers (forked children
+//     fault on the inherited mapping);
+//   - the memmap pass with perf_event_open refused (IOTAP_TEST_NO_PERF=1):
+//     no mapped reads, the per-thread counters instead, covering the pass;
+//   - LMDB random gets of a cold database (python3-lmdb): mapped reads of
+//     data.mdb inside the file, majors as the thread counted them;
+//   - a liburing program (programs/uring_reader.c): every request, with its
+//     file (fixed files resolved), offset, size and result, exactly as
+//     issued;
+//   - fio: --ioengine=mmap reading a cold file through its mapping (faults
+//     covering every byte, no window counted twice), and --ioengine=io_uring,
+//     whose io_uring_enter calls are its own syscall instructions on x86-64:
+//     exactly its requests counted as the ring goes, files unknown.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/integration/testing.h"
+
+namespace iotap::testing {
+namespace {
+
+constexpr int kWindow = 64 * 1024;
+constexpr int kFileBytes = 8 << 20;
+
+// An 8 MiB file of known bytes, out of the page cache.
+std::string ColdFile(const TempDir& dir) {
+  std::string path = dir.Sub("data.bin");
+  std::string bytes(kFileBytes, '\0');
+  for (int i = 0; i < kFileBytes; ++i) bytes[i] = static_cast<char>(i % 251);
+  WriteFile(path, bytes);
+  int fd = open(path.c_str(), O_RDONLY);
+  EXPECT_GE(fd, 0);
+  fdatasync(fd);
+  EXPECT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  close(fd);
+  return path;
+}
+
+struct Printed {
+  long minor = -1, major = -1, sum = -1;
+};
+
+Printed ParseReader(const std::string& out) {
+  Printed p;
+  std::istringstream in(out);
+  for (std::string word; in >> word;) {
+    if (word == "faults") in >> p.minor >> p.major;
+    if (word == "sum") in >> p.sum;
+  }
+  return p;
+}
+
+long ExpectedSum() {
+  long sum = 0;
+  for (int i = 0; i < kFileBytes; i += kWindow) sum += i % 251;
+  return sum;
+}
+
+TEST(MappedReadsTest, MemmapFaultsAreMappedReadsOfTheirWindows) {
+  TempDir dir;
+  std::string data = ColdFile(dir);
+  std::string trace = dir.Sub("trace");
+  RunResult r = RunPreloaded(
+      {Python(), SourcePath("tests/integration/programs/mapped_reader.py"), data,
+       std::to_string(kWindow)},
+      trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Printed p = ParseReader(r.out);
+  EXPECT_EQ(p.sum, ExpectedSum());
+  // Untraced, this pass takes exactly one fault per window.
+  EXPECT_EQ(p.minor + p.major, kFileBytes / kWindow) << r.out;
+
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 1u);
+  const LoadedProcess& proc = run.processes[0];
+  std::vector<const LoadedEvent*> faults = proc.On(data, OP_MAPPED_READ);
+  ASSERT_EQ(faults.size(), static_cast<size_t>(kFileBytes / kWindow));
+  std::map<uint64_t, int> by_offset;
+  int majors = 0;
+  uint64_t span = 0;
+  for (const LoadedEvent* e : faults) {
+    ++by_offset[e->aux];
+    EXPECT_EQ(e->tid, static_cast<uint32_t>(proc.header.pid()));
+    EXPECT_EQ(e->requested, 4096u);
+    EXPECT_TRUE(e->HasOffset());
+    EXPECT_LE(e->offset, static_cast<int64_t>(e->aux));
+    EXPECT_GT(e->offset + e->result, static_cast<int64_t>(e->aux));
+    span += static_cast<uint64_t>(e->result);
+    if (e->flags & FLAG_MAJOR_FAULT) {
+      ++majors;
+      EXPECT_GT(e->end_ns, e->start_ns);
+    } else {
+      EXPECT_EQ(e->end_ns, e->start_ns);
+    }
+  }
+  for (int i = 0; i < kFileBytes; i += kWindow) EXPECT_EQ(by_offset[i], 1) << "offset " << i;
+  EXPECT_EQ(majors, p.major) << r.out;
+  EXPECT_GE(majors, 1);  // the file was cold
+  // The spans cover what was touched, and no more than the file.
+  EXPECT_GE(span, static_cast<uint64_t>(kFileBytes / kWindow) * 4096);
+  EXPECT_LE(span, static_cast<uint64_t>(kFileBytes) + kWindow);
+
+  bool sampled = false;
+  for (const Packet& packet : proc.packets) {
+    if (packet.has_fault_sampling()) {
+      sampled = packet.fault_sampling().source() == FaultSampling::SOURCE_PERF_SAMPLES;
+      EXPECT_EQ(packet.fault_sampling().lost_faults(), 0u);
+    }
+    EXPECT_FALSE(packet.has_fault_counters());
+  }
+  EXPECT_TRUE(sampled);
+}
+
+// A DataLoader over a numpy.memmap made before its workers fork: with 0
+// workers the trainer faults, with 2 the workers fault on the inherited
+// mapping; either way each 64 KiB window once, in the process that read it.
+class MemmapLoaderTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(MemmapLoaderTest, EveryWindowIsOneFaultOfTheProcessThatReadIt) {
+  int workers = GetParam();
+  TempDir dir;
+  std::string data = ColdFile(dir);
+  std::string trace = dir.Sub("trace");
+  RunOptions options;
+  options.timeout_seconds = 120;
+  RunResult r = RunPreloaded({Python(), SourcePath("tests/integration/programs/memmap_loader.py"),
+                              data, std::to_string(kWindow), std::to_string(workers)},
+                             trace, options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseReader(r.out).sum, ExpectedSum()) << r.out;
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), static_cast<size_t>(1 + workers));
+  std::map<uint64_t, int> by_offset;
+  int faulting_processes = 0;
+  for (const LoadedProcess& p : run.processes) {
+    std::vector<const LoadedEvent*> faults = p.On(data, OP_MAPPED_READ);
+    if (!faults.empty()) ++faulting_processes;
+    bool trainer = p.header.ppid() != run.processes[0].header.pid() &&
+                   run.ByPid(p.header.ppid()) == nullptr;
+    if (workers > 0 && trainer) EXPECT_TRUE(faults.empty()) << "the trainer read no sample";
+    for (const LoadedEvent* e : faults) ++by_offset[e->aux];
+  }
+  EXPECT_EQ(by_offset.size(), static_cast<size_t>(kFileBytes / kWindow));
+  for (int i = 0; i < kFileBytes; i += kWindow) EXPECT_EQ(by_offset[i], 1) << "offset " << i;
+  EXPECT_EQ(faulting_processes, workers == 0 ? 1 : workers);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, MemmapLoaderTest, ::testing::Values(0, 2));
+
+// LMDB reads values through its memory map: random gets of a cold
+// database are mapped reads of data.mdb, and the major ones are those the
+// reading thread's counters saw.
+TEST(MappedReadsTest, LmdbRandomGetsAreMappedReads) {
+  TempDir dir;
+  std::string db = dir.Sub("db");
+  std::filesystem::create_directory(db);
+  std::string trace = dir.Sub("trace");
+  RunResult r =
+      RunPreloaded({Python(), SourcePath("tests/integration/programs/lmdb_reader.py"), db}, trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Printed p = ParseReader(r.out);
+  EXPECT_EQ(p.sum, 51386) << r.out;  // values k % 251 at 400 keys of a fixed order
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 1u);
+  std::string data = db + "/data.mdb";
+  uint64_t size = std::filesystem::file_size(data);
+  std::vector<const LoadedEvent*> faults = run.processes[0].On(data, OP_MAPPED_READ);
+  ASSERT_FALSE(faults.empty());
+  long majors = 0;
+  for (const LoadedEvent* e : faults) {
+    EXPECT_LT(e->aux, size);
+    EXPECT_LE(static_cast<uint64_t>(e->offset + e->result), size + kWindow);
+    if (e->flags & FLAG_MAJOR_FAULT) ++majors;
+  }
+  EXPECT_LE(faults.size(), size / 4096);
+  // The database was written with write(), so every major fault of data.mdb
+  // is one of the reads.
+  EXPECT_EQ(majors, p.major) << r.out;
+}
+
+TEST(MappedReadsTest, WithoutPerfTheThreadCountersCoverThePass) {
+  TempDir dir;
+  std::string data = ColdFile(dir);
+  std::string trace = dir.Sub("trace");
+  RunOptions options;
+  options.env["IOTAP_TEST_NO_PERF"] = "1";
+  RunResult r = RunPreloaded(
+      {Python(), SourcePath("tests/integration/programs/mapped_reader.py"), data,
+       std::to_string(kWindow)},
+      trace, options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Printed p = ParseReader(r.out);
+  EXPECT_EQ(p.sum, ExpectedSum());
+  // One warning line says why.
+  EXPECT_NE(r.err.find("page faults cannot be sampled (perf_event_open refused)"),
+            std::string::npos)
+      << r.err;
+
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 1u);
+  const LoadedProcess& proc = run.processes[0];
+  EXPECT_TRUE(proc.On(data, OP_MAPPED_READ).empty());
+  FaultSampling::Source source = FaultSampling::SOURCE_UNSPECIFIED;
+  std::vector<FaultCounters::ThreadCounters> main_thread;
+  for (const Packet& packet : proc.packets) {
+    if (packet.has_fault_sampling()) source = packet.fault_sampling().source();
+    if (!packet.has_fault_counters()) continue;
+    for (const auto& t : packet.fault_counters().thread()) {
+      if (static_cast<int>(t.tid()) == proc.header.pid()) main_thread.push_back(t);
+    }
+  }
+  EXPECT_EQ(source, FaultSampling::SOURCE_THREAD_COUNTERS);
+  // Sampled when the file was mapped and as the trace ended: the growth
+  // holds the pass's faults (and the interpreter's own after it).
+  ASSERT_GE(main_thread.size(), 2u);
+  const auto& first = main_thread.front();
+  const auto& last = main_thread.back();
+  EXPECT_GE(last.major_faults() - first.major_faults(), static_cast<uint64_t>(p.major));
+  EXPECT_GE(last.minor_faults() + last.major_faults() - first.minor_faults() -
+                first.major_faults(),
+            static_cast<uint64_t>(kFileBytes / kWindow));
+}
+
+struct Request {
+  Op op;
+  std::string file;
+  int64_t offset;  // -1: none
+  uint64_t requested;
+  int64_t result;
+  uint64_t aux;  // IORING_OP_*
+  bool operator==(const Request&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Request& q) {
+  return os << q.op << " " << q.file << " @" << q.offset << " req " << q.requested << " res "
+            << q.result << " opcode " << q.aux;
+}
+
+TEST(UringTest, LiburingRequestsAreRecordedAsIssued) {
+  TempDir dir;
+  std::string data = ColdFile(dir);
+  std::string out = dir.Sub("out.bin");
+  std::string trace = dir.Sub("trace");
+  RunResult r = RunPreloaded({TestProgram("uring_reader"), data, out}, trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  RunResult plain = RunProgram({TestProgram("uring_reader"), data, out});
+  EXPECT_EQ(r.out, plain.out);
+
+  // IORING_OP_READV 1, WRITE 23, READ 22, OPENAT 18, CLOSE 19.
+  std::vector<Request> expected;
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 4; ++i) {
+      int64_t offset = (round * 4 + i) * 8192;
+      uint64_t size = i == 3 ? 8192 : 4096 * (i + 1);
+      expected.push_back({OP_URING_READ, data, offset, size, static_cast<int64_t>(size), 22});
+    }
+  }
+  expected.push_back({OP_URING_READ, data, 65536, 8192, 8192, 1});
+  expected.push_back({OP_URING_WRITE, out, 0, 1000, 1000, 23});
+  int opened = -1;
+  {
+    std::istringstream in(r.out);
+    for (std::string word; in >> word;) {
+      if (word == "openat") in >> opened;
+    }
+  }
+  ASSERT_GE(opened, 0) << r.out;
+  expected.push_back({OP_URING_OPENAT, data, -1, 0, opened, 18});
+  expected.push_back({OP_URING_CLOSE, data, -1, 0, 0, 19});
+
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 1u);
+  std::vector<Request> recorded;
+  int enters = 0, setups = 0, registers = 0;
+  for (const LoadedEvent& e : run.processes[0].events) {
+    if (e.op == OP_URING_ENTER) ++enters;
+    if (e.op == OP_URING_SETUP) ++setups;
+    if (e.op == OP_URING_REGISTER) ++registers;
+    if (e.op < OP_URING_READ || e.op > OP_URING_STATX) continue;
+    EXPECT_EQ(e.flags & FLAG_INCOMPLETE, 0u);
+    EXPECT_GE(e.end_ns, e.start_ns);
+    recorded.push_back({e.op, e.name, e.HasOffset() ? e.offset : -1, e.requested, e.result,
+                        e.aux});
+  }
+  EXPECT_EQ(recorded, expected);
+  EXPECT_EQ(setups, 1);     // io_uring_queue_init
+  EXPECT_EQ(registers, 1);  // io_uring_register_files
+  // Five submit_and_wait calls, and a submit and a wait per later request
+  // (a wait finds its completion ready in the queue without a call: not an
+  // event, unless the kernel had not posted it yet).
+  EXPECT_GE(enters, 5 + 4);
+}
+
+// fio's job runs in a child process; its events are in that trace.
+std::vector<const LoadedEvent*> AllEvents(const LoadedRun& run, Op op) {
+  std::vector<const LoadedEvent*> out;
+  for (const LoadedProcess& p : run.processes) {
+    for (const LoadedEvent& e : p.events) {
+      if (e.op == op) out.push_back(&e);
+    }
+  }
+  return out;
+}
+
+TEST(FioTest, MmapEngineReadsAreFaultsCoveringTheFile) {
+  TempDir dir;
+  std::string data = ColdFile(dir);
+  std::string trace = dir.Sub("trace");
+  RunResult r = RunPreloaded({"fio", "--name=m", "--ioengine=mmap", "--filename=" + data,
+                              "--rw=read", "--bs=64k", "--size=8M", "--output=/dev/null"},
+                             trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  LoadedRun run = LoadRun(trace);
+  uint64_t span = 0, faults = 0;
+  std::map<uint64_t, int> pages;
+  for (const LoadedEvent* e : AllEvents(run, OP_MAPPED_READ)) {
+    if (e->name != data) continue;
+    ++faults;
+    span += static_cast<uint64_t>(e->result);
+    ++pages[e->aux / 4096];
+  }
+  // fio copies each 64 KiB block whole: every byte is touched once, so the
+  // spans cover the file. A fault whose pages the shim could not look up in
+  // time (a loaded machine) is given the fault-around window, which may
+  // overlap a neighbour's span: at most one window per fault more.
+  EXPECT_GE(faults, static_cast<uint64_t>(kFileBytes / kWindow));
+  EXPECT_GE(span, static_cast<uint64_t>(kFileBytes));
+  EXPECT_LE(span, static_cast<uint64_t>(kFileBytes) + faults * kWindow);
+  for (const auto& [page, n] : pages) EXPECT_EQ(n, 1) << "page " << page;
+}
+
+TEST(FioTest, IoUringEngineRequestsAreCountedAsTheRingGoes) {
+  TempDir dir;
+  std::string data = ColdFile(dir);
+  std::string trace = dir.Sub("trace");
+  RunResult r = RunPreloaded({"fio", "--name=u", "--ioengine=io_uring", "--filename=" + data,
+                              "--rw=randread", "--bs=4k", "--size=8M", "--io_size=1M",
+                              "--iodepth=8", "--output=/dev/null"},
+                             trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  LoadedRun run = LoadRun(trace);
+  EXPECT_EQ(AllEvents(run, OP_URING_SETUP).size(), 1u);
+  uint64_t unseen = 0, completions = 0;
+  for (const LoadedEvent* e : AllEvents(run, OP_URING_ENTER)) {
+    if ((e->flags & FLAG_INCOMPLETE) == 0) continue;
+    EXPECT_EQ(e->name, "anon_inode:[io_uring]");
+    unseen += e->requested;
+    completions += static_cast<uint64_t>(e->result);
+  }
+  // 1 MiB in 4 KiB reads.
+  EXPECT_EQ(unseen, 256u);
+  EXPECT_EQ(completions, 256u);
+  EXPECT_TRUE(AllEvents(run, OP_URING_READ).empty());
+}
+
+}  // namespace
+}  // namespace iotap::testing

@@ -1,0 +1,153 @@
+"""Threads that use known amounts of CPU time in known Python functions, for
+tests/integration/py_samples_test.cc, run under `iotap run --py-samples`.
+
+  py_sampler.py threads   the main thread in spin_long and spin_short, a
+                          threading.Thread in thread_work, a thread started
+                          through C (pthread_create via ctypes, unknown to
+                          `threading`) in c_thread_work, C code that releases
+                          the GIL (hashlib) under hash_work, and a thread that
+                          only waits, in idle_wait
+  py_sampler.py fork      the parent in parent_work, then a forked child in
+                          child_work; the parent waits for it
+  py_sampler.py loader M  a DataLoader with 2 workers started by M (fork,
+                          spawn, forkserver) over a dataset whose
+                          __getitem__ spends its CPU time in Slow.decode
+
+Each line printed is `NAME TID CPU_NS`: the thread that ran NAME and the CPU
+time it used there (time.thread_time_ns around the call), so the test can
+compare the samples' weights with it.
+"""
+
+import ctypes
+import hashlib
+import os
+import sys
+import threading
+import time
+
+CPU_S = float(os.environ.get("PY_SAMPLER_CPU_S", "0.3"))
+
+
+def report(name, cpu_ns):
+    print(f"{name} {threading.get_native_id()} {cpu_ns}", flush=True)
+
+
+def burn(seconds):
+    """Pure Python work for `seconds` of this thread's CPU time."""
+    end = time.thread_time() + seconds
+    x = 0
+    while time.thread_time() < end:
+        for i in range(2000):
+            x += i * i
+    return x
+
+
+def timed(function, *args):
+    start = time.thread_time_ns()
+    function(*args)
+    return time.thread_time_ns() - start
+
+
+def spin_long():
+    burn(2 * CPU_S)
+
+
+def spin_short():
+    burn(CPU_S)
+
+
+def thread_work():
+    report("thread_work", timed(burn, CPU_S))
+
+
+def c_thread_work(_arg):
+    report("c_thread_work", timed(burn, CPU_S))
+    return 0
+
+
+def hash_work():
+    data = b"x" * (1 << 20)
+    end = time.thread_time() + CPU_S
+    while time.thread_time() < end:
+        hashlib.sha256(data).digest()  # releases the GIL: C code under this frame
+
+
+def idle_wait(event):
+    print(f"idle_wait {threading.get_native_id()} 0", flush=True)
+    event.wait()
+
+
+def start_c_thread():
+    """A thread made by pthread_create, as a C extension makes one: Python
+    first sees it when the callback takes the GIL."""
+    libc = ctypes.CDLL(None)
+    start_routine = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(c_thread_work)
+    handle = ctypes.c_ulong()
+    libc.pthread_create.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p,
+                                    ctypes.c_void_p, ctypes.c_void_p]
+    if libc.pthread_create(ctypes.byref(handle), None, start_routine, None) != 0:
+        sys.exit("pthread_create failed")
+    return libc, handle, start_routine
+
+
+def threads():
+    idle_done = threading.Event()
+    idle = threading.Thread(target=idle_wait, args=(idle_done,))
+    idle.start()
+    report("spin_long", timed(spin_long))
+    report("spin_short", timed(spin_short))
+    worker = threading.Thread(target=thread_work)
+    worker.start()
+    worker.join()
+    libc, handle, keep = start_c_thread()
+    libc.pthread_join.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
+    libc.pthread_join(handle, None)
+    report("hash_work", timed(hash_work))
+    idle_done.set()
+    idle.join()
+
+
+def parent_work():
+    burn(CPU_S)
+
+
+def child_work():
+    burn(CPU_S)
+
+
+def fork():
+    report("parent_work", timed(parent_work))
+    pid = os.fork()
+    if pid == 0:
+        report("child_work", timed(child_work))
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        sys.exit(f"child ended with status {status}")
+
+
+class Slow:
+    """A map-style dataset whose samples cost CPU time to make."""
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, index):
+        return self.decode(index)
+
+    def decode(self, index):
+        burn(CPU_S / 8)
+        return index
+
+
+def loader(method):
+    from torch.utils.data import DataLoader
+    batches = DataLoader(Slow(), batch_size=4, num_workers=2, multiprocessing_context=method)
+    print("batches", len(list(batches)), flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "loader":
+        loader(sys.argv[2])
+    else:
+        {"threads": threads, "fork": fork}[sys.argv[1]]()

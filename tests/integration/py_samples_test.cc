@@ -1,0 +1,360 @@
+// The Python stack sampler (interpose/python/iotap/_sampler.py) in real
+// programs under `iotap run --py-samples` and `--torch-steps`: every thread
+// that uses CPU is sampled with its stack, its tid and its CPU time, threads
+// that do not are not, and forked, spawned and forkserver children sample
+// too. tests/integration/programs/py_sampler.py prints the CPU time each of
+// its functions used (time.thread_time_ns), which the samples' weights are
+// compared with.
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzer/read/trace_reader.h"
+#include "analyzer/read/trace_set.h"
+#include "gtest/gtest.h"
+#include "tests/integration/testing.h"
+
+namespace iotap::testing {
+namespace {
+
+constexpr int64_t kMs = 1000000;
+// The sampler's interval at 100 samples per CPU-second.
+constexpr int64_t kInterval = 10 * kMs;
+
+struct Sample {
+  uint32_t tid = 0;         // the thread sampled (aux)
+  uint32_t sampler = 0;     // the thread that recorded it
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t cpu_ns = 0;
+  std::vector<std::string> functions;  // qualified names, outermost first
+  std::vector<uint64_t> lines;
+  bool cut = false;  // the stack was cut at the depth limit
+};
+
+struct SampledProcess {
+  int pid = 0;
+  uint32_t py_sample_hz = 0;     // the header's
+  std::vector<int64_t> states;   // OP_PY_SAMPLER results
+  std::vector<uint64_t> rates;   // and their samples per CPU-second
+  std::vector<std::string> notes;
+  std::vector<Sample> samples;
+  std::vector<std::string> bad_stacks;  // stacks that did not decode
+};
+
+// The varints of a KIND_PY_STACK string; false if they do not decode.
+bool Varints(std::string_view bytes, std::vector<uint64_t>* out) {
+  uint64_t v = 0;
+  int shift = 0;
+  for (unsigned char c : bytes) {
+    if (shift > 63) return false;
+    v |= static_cast<uint64_t>(c & 0x7f) << shift;
+    shift += 7;
+    if ((c & 0x80) == 0) {
+      out->push_back(v);
+      v = 0;
+      shift = 0;
+    }
+  }
+  return shift == 0;
+}
+
+class SampleCollector : public analyzer::TraceVisitor {
+ public:
+  void OnProcess(const analyzer::ProcessTrace& p) override {
+    processes.emplace_back();
+    processes.back().pid = p.header().pid();
+    processes.back().py_sample_hz = p.header().py_sample_hz();
+  }
+  void OnEvents(const analyzer::ProcessTrace& p, const analyzer::EventBatch& batch) override {
+    SampledProcess& out = processes.back();
+    for (const analyzer::Event& e : batch.events) {
+      if (e.op == OP_PY_SAMPLER) {
+        out.states.push_back(e.result);
+        out.rates.push_back(e.aux);
+        out.notes.emplace_back(p.Text(e.file));
+      }
+      if (e.op != OP_PY_SAMPLE) continue;
+      Sample s;
+      s.tid = static_cast<uint32_t>(e.aux);
+      s.sampler = e.tid;
+      s.start_ns = e.start_ns;
+      s.end_ns = e.end_ns;
+      s.cpu_ns = static_cast<int64_t>(e.requested);
+      std::vector<uint64_t> v;
+      if (p.Name(e.file).kind != InternedString::KIND_PY_STACK || !Varints(p.Text(e.file), &v) ||
+          v.size() % 2 != 0 || v.empty()) {
+        out.bad_stacks.emplace_back(p.Text(e.file));
+        continue;
+      }
+      for (size_t i = 0; i < v.size(); i += 2) {
+        if (i == 0 && v[0] == 0) {
+          s.cut = true;
+          continue;
+        }
+        const auto& f = p.Name(static_cast<uint32_t>(v[i]));
+        if (f.kind != InternedString::KIND_PY_FUNCTION) {
+          out.bad_stacks.emplace_back(p.Text(e.file));
+          break;
+        }
+        s.functions.emplace_back(f.value.substr(0, f.value.find('\0')));
+        s.lines.push_back(v[i + 1]);
+      }
+      out.samples.push_back(std::move(s));
+    }
+  }
+
+  std::vector<SampledProcess> processes;
+};
+
+std::vector<SampledProcess> LoadSamples(const std::string& dir) {
+  auto files = analyzer::ListTraceFiles(dir);
+  EXPECT_TRUE(files.ok()) << files.status();
+  if (!files.ok()) return {};
+  SampleCollector collector;
+  analyzer::TraceSetResult r = analyzer::ReadTraceSet(*files, &collector);
+  EXPECT_TRUE(r.issues.empty()) << r.issues[0].ToString();
+  for (const SampledProcess& p : collector.processes) {
+    EXPECT_TRUE(p.bad_stacks.empty()) << "pid " << p.pid << ": a sample's stack does not decode";
+  }
+  return collector.processes;
+}
+
+// What py_sampler.py printed: function -> (tid, CPU ns).
+struct Spent {
+  uint32_t tid = 0;
+  int64_t cpu_ns = 0;
+};
+std::map<std::string, Spent> ParseSpent(const std::string& out) {
+  std::map<std::string, Spent> spent;
+  std::istringstream in(out);
+  std::string name;
+  Spent s;
+  while (in >> name >> s.tid >> s.cpu_ns) spent[name] = s;
+  return spent;
+}
+
+bool Contains(const Sample& s, const std::string& function) {
+  for (const std::string& f : s.functions) {
+    if (f == function) return true;
+  }
+  return false;
+}
+
+// CPU time of the samples of thread `tid` whose stack holds `function`.
+int64_t CpuIn(const SampledProcess& p, uint32_t tid, const std::string& function,
+              int* count = nullptr) {
+  int64_t sum = 0;
+  for (const Sample& s : p.samples) {
+    if (s.tid == tid && Contains(s, function)) {
+      sum += s.cpu_ns;
+      if (count != nullptr) ++*count;
+    }
+  }
+  return sum;
+}
+
+RunResult RunSampled(const std::vector<std::string>& options, const std::vector<std::string>& argv,
+                     const std::string& trace_dir, int cpu_ms = 300) {
+  std::vector<std::string> full = {IotapBinary(), "run", "-o", trace_dir};
+  full.insert(full.end(), options.begin(), options.end());
+  full.push_back("--");
+  full.insert(full.end(), argv.begin(), argv.end());
+  RunOptions o;
+  o.env["PY_SAMPLER_CPU_S"] = std::to_string(cpu_ms / 1000.0);
+  return RunProgram(full, o);
+}
+
+// A function's samples add up to the CPU time it used, to within what the
+// sampler cannot place: the CPU before a thread's first sighting and after
+// its last sample (under half an interval each), and at the moments the
+// thread moved from one function to the next (under an interval, more when
+// the machine delays the sampler's wake-ups: a quarter of the time allowed).
+void ExpectCpuNear(int64_t sampled, int64_t measured, const std::string& what) {
+  EXPECT_NEAR(static_cast<double>(sampled), static_cast<double>(measured),
+              3.0 * kInterval + 0.25 * static_cast<double>(measured))
+      << what << ": samples hold " << sampled / kMs << " ms of the " << measured / kMs
+      << " ms it used";
+}
+
+TEST(PySamplesTest, EachThreadWhereItSpentItsCpu) {
+  TempDir dir;
+  RunResult r = RunSampled({"--py-samples"},
+                           {Python(), SourcePath("tests/integration/programs/py_sampler.py"),
+                            "threads"},
+                           dir.Sub("trace"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, Spent> spent = ParseSpent(r.out);
+  for (const char* name :
+       {"spin_long", "spin_short", "thread_work", "c_thread_work", "hash_work", "idle_wait"}) {
+    ASSERT_EQ(spent.count(name), 1u) << name << " missing from\n" << r.out;
+  }
+  std::vector<SampledProcess> processes = LoadSamples(dir.Sub("trace"));
+  ASSERT_EQ(processes.size(), 1u);
+  const SampledProcess& p = processes[0];
+  EXPECT_EQ(p.py_sample_hz, 100u);
+  ASSERT_EQ(p.states, std::vector<int64_t>{1});
+  EXPECT_EQ(p.rates, std::vector<uint64_t>{100});
+  EXPECT_EQ(p.notes[0].rfind("cpython 3.", 0), 0u) << p.notes[0];
+
+  uint32_t main_tid = spent["spin_long"].tid;
+  EXPECT_EQ(spent["spin_short"].tid, main_tid);
+  EXPECT_EQ(spent["hash_work"].tid, main_tid);
+  std::set<uint32_t> samplers;
+  for (const Sample& s : p.samples) {
+    samplers.insert(s.sampler);
+    // One thread cannot use more CPU than the window's wall time.
+    EXPECT_LE(s.cpu_ns, s.end_ns - s.start_ns + 20) << "tid " << s.tid;
+    EXPECT_GE(s.cpu_ns, kInterval / 2) << "tid " << s.tid;
+    EXPECT_FALSE(s.cut);
+  }
+  ASSERT_EQ(samplers.size(), 1u);
+  uint32_t sampler = *samplers.begin();
+  EXPECT_NE(sampler, main_tid);
+  for (const Sample& s : p.samples) {
+    EXPECT_NE(s.tid, sampler) << "the sampler sampled itself";
+    EXPECT_NE(s.tid, spent["idle_wait"].tid) << "a thread that only waited was sampled";
+  }
+
+  for (const char* name : {"spin_long", "spin_short", "thread_work", "c_thread_work"}) {
+    int count = 0;
+    int64_t cpu = CpuIn(p, spent[name].tid, name, &count);
+    ExpectCpuNear(cpu, spent[name].cpu_ns, name);
+    // About one sample per interval of CPU time: at most one per half.
+    EXPECT_LE(count, spent[name].cpu_ns / (kInterval / 2) + 1) << name;
+    EXPECT_GE(count, spent[name].cpu_ns / (5 * kInterval)) << name;
+  }
+  // A thread started by C code has no Python caller: its stack starts at the
+  // callback.
+  for (const Sample& s : p.samples) {
+    if (s.tid == spent["c_thread_work"].tid) EXPECT_EQ(s.functions.front(), "c_thread_work");
+  }
+  // Time in C code (hashlib, the GIL released) is charged to the Python
+  // function that called it, the innermost frame.
+  int64_t in_hash = 0;
+  for (const Sample& s : p.samples) {
+    if (s.tid == main_tid && Contains(s, "hash_work") && s.functions.back() == "hash_work") {
+      in_hash += s.cpu_ns;
+    }
+  }
+  ExpectCpuNear(in_hash, spent["hash_work"].cpu_ns, "hash_work as the innermost frame");
+}
+
+// A forked child samples its own threads into its own trace, from the
+// moment it exists; the parent's samples stay in the parent's trace.
+TEST(PySamplesTest, ForkedChildSamplesItself) {
+  TempDir dir;
+  RunResult r = RunSampled({"--py-samples"},
+                           {Python(), SourcePath("tests/integration/programs/py_sampler.py"),
+                            "fork"},
+                           dir.Sub("trace"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, Spent> spent = ParseSpent(r.out);
+  ASSERT_EQ(spent.size(), 2u) << r.out;
+  std::vector<SampledProcess> processes = LoadSamples(dir.Sub("trace"));
+  ASSERT_EQ(processes.size(), 2u);
+  const SampledProcess* parent = nullptr;
+  const SampledProcess* child = nullptr;
+  for (const SampledProcess& p : processes) {
+    (static_cast<uint32_t>(p.pid) == spent["child_work"].tid ? child : parent) = &p;
+  }
+  ASSERT_NE(child, nullptr);
+  ASSERT_NE(parent, nullptr);
+  EXPECT_EQ(parent->states, std::vector<int64_t>{1});
+  EXPECT_EQ(child->states, std::vector<int64_t>{1});
+  ExpectCpuNear(CpuIn(*parent, spent["parent_work"].tid, "parent_work"),
+                spent["parent_work"].cpu_ns, "parent_work");
+  ExpectCpuNear(CpuIn(*child, spent["child_work"].tid, "child_work"),
+                spent["child_work"].cpu_ns, "child_work");
+  for (const Sample& s : child->samples) {
+    EXPECT_EQ(s.tid, spent["child_work"].tid);
+    EXPECT_FALSE(Contains(s, "parent_work"));
+  }
+  EXPECT_EQ(CpuIn(*parent, spent["parent_work"].tid, "child_work"), 0);
+}
+
+// DataLoader workers, however started, sample their __getitem__ work; under
+// --torch-steps alone the sampler starts when a process imports torch, so
+// the spawned workers' CPU from then on is there.
+class PySamplesLoaderTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(PySamplesLoaderTest, WorkersSampleTheirDataset) {
+  TempDir dir;
+  RunResult r = RunSampled({"--torch-steps"},
+                           {Python(), SourcePath("tests/integration/programs/py_sampler.py"),
+                            "loader", GetParam()},
+                           dir.Sub("trace"), 400);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "batches 4\n");
+  std::vector<SampledProcess> processes = LoadSamples(dir.Sub("trace"));
+  int workers = 0;
+  int64_t decode_cpu = 0;
+  for (const SampledProcess& p : processes) {
+    EXPECT_EQ(p.py_sample_hz, 100u);
+    int64_t in_decode = 0;
+    for (const Sample& s : p.samples) {
+      if (!Contains(s, "Slow.decode")) continue;
+      in_decode += s.cpu_ns;
+      EXPECT_TRUE(Contains(s, "_worker_loop"));
+      EXPECT_TRUE(Contains(s, "Slow.__getitem__"));
+    }
+    if (in_decode > 0) {
+      ++workers;
+      EXPECT_EQ(p.states, std::vector<int64_t>{1});
+    }
+    decode_cpu += in_decode;
+  }
+  EXPECT_EQ(workers, 2);
+  // 16 samples of 50 ms each.
+  ExpectCpuNear(decode_cpu, 800 * kMs, "Slow.decode in the workers");
+}
+
+INSTANTIATE_TEST_SUITE_P(StartMethods, PySamplesLoaderTest,
+                         ::testing::Values("fork", "spawn", "forkserver"));
+
+// -I and -S interpreters never reach the helper: they run as before, and
+// their header still says samples were asked for (the report names them).
+TEST(PySamplesTest, IsolatedInterpretersRunUnsampled) {
+  std::string probe = "import sys; print(sorted(m for m in sys.modules if m.startswith('iotap')))";
+  for (const char* flag : {"-I", "-S"}) {
+    TempDir d;
+    RunResult isolated = RunSampled({"--py-samples"}, {Python(), flag, "-c", probe}, d.Sub("t"));
+    ASSERT_EQ(isolated.exit_code, 0) << isolated.err;
+    EXPECT_EQ(isolated.out, "[]\n") << flag;
+    std::vector<SampledProcess> processes = LoadSamples(d.Sub("t"));
+    ASSERT_EQ(processes.size(), 1u);
+    EXPECT_EQ(processes[0].py_sample_hz, 100u);
+    EXPECT_TRUE(processes[0].states.empty());
+    EXPECT_TRUE(processes[0].samples.empty());
+  }
+}
+
+// Started by the program itself on a non-CPython interpreter (faked here):
+// the trace says why there are no samples, and nothing else changes.
+TEST(PySamplesTest, UnsupportedInterpreterLeavesANote) {
+  TempDir dir;
+  RunOptions o;
+  o.env["PYTHONPATH"] = SourcePath("interpose/python");
+  RunResult r = RunPreloaded(
+      {Python(), "-c",
+       "import sys; sys.implementation.name = 'pypy'; import iotap; "
+       "print(iotap.sample_stacks(), sum(range(10**6)))"},
+      dir.Sub("trace"), o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "False 499999500000\n");
+  std::vector<SampledProcess> processes = LoadSamples(dir.Sub("trace"));
+  ASSERT_EQ(processes.size(), 1u);
+  EXPECT_EQ(processes[0].py_sample_hz, 0u);
+  EXPECT_EQ(processes[0].states, std::vector<int64_t>{2});
+  EXPECT_EQ(processes[0].notes[0].rfind("pypy 3.", 0), 0u) << processes[0].notes[0];
+  EXPECT_NE(processes[0].notes[0].find("need CPython"), std::string::npos);
+  EXPECT_TRUE(processes[0].samples.empty());
+}
+
+}  // namespace
+}  // namespace iotap::testing
