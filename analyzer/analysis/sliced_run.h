@@ -24,10 +24,10 @@
 // are kept whole).
 //
 //   SlicedRun run(SlicedRun::Options{});
-//   run.SetOrigin(catalog.start_unix_ns);
-//   RunFollower follower("trace/");
-//   follower.Poll(&run, now);
-//   run.Seal(now_unix_ns - 2'000'000'000);
+//   run.SetOrigin(CatalogTraceFiles(files).start_unix_ns);
+//   TraceFollower follower(files[0]);       // in `iotap top`, a RunFollower
+//   follower.ReadNew(&run, &issues);
+//   run.Seal(now_unix_ns - 2'000'000'000);  // slices no event will reach now
 //   absl::StatusOr<report::Report> r =
 //       run.Report(run.sealed_until() - 10'000'000'000, run.sealed_until());
 //

@@ -5,9 +5,8 @@
 //
 //   TopTotals totals;
 //   totals.AddSteps(window_report, 10.0, 11.0);  // the steps new since 10 s
-//   totals.read_bytes = ...;                     // bytes read so far
 //   TopFigures f = TopFiguresOf(window_report, totals);
-//   std::string line = TopLine(f);            // "t_s=12.0 window_s=10.0 stall_pct=43.1 ..."
+//   std::string line = TopLine(f);           // "t_s=11.0 window_s=10.0 stall_pct=43.1 ..."
 //   std::string screen = TopScreen(f, /*width=*/100);
 //   std::string metrics = TopMetrics(f, MetricsFormat::kOpenMetrics);  // ends "# EOF\n"
 //
