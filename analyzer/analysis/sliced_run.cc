@@ -61,8 +61,7 @@ void AppendWaits(const WaitEvidence& slice, int64_t origin_ns, int64_t resolutio
     if (r.channel < index.size()) r.channel = index[r.channel];
     into->receptions.push_back(r);
   }
-  into->sync_waits.insert(into->sync_waits.end(), slice.sync_waits.begin(),
-                          slice.sync_waits.end());
+  into->sync_waits.insert(into->sync_waits.end(), slice.sync_waits.begin(), slice.sync_waits.end());
   if (slice.own_io) {
     if (!into->own_io) into->own_io = std::make_unique<TimeSpans>(origin_ns, resolution_ns);
     into->own_io->Absorb(*slice.own_io);
@@ -273,10 +272,11 @@ void SlicedRun::Seal(int64_t unix_ns) {
   if (n <= sealed_slices_) return;
   for (auto& [path, f] : files_) {
     if (f->process != nullptr) {
-      f->last_seen_ns = std::max(f->last_seen_ns, f->process->end().has_value()
-                                                      ? f->process->ToRealtimeNs(static_cast<int64_t>(
-                                                            f->process->end()->monotonic_ns()))
-                                                      : 0);
+      f->last_seen_ns = std::max(
+          f->last_seen_ns,
+          f->process->end().has_value()
+              ? f->process->ToRealtimeNs(static_cast<int64_t>(f->process->end()->monotonic_ns()))
+              : 0);
       last_seen_ns_ = std::max(last_seen_ns_, f->last_seen_ns);
     }
     while (!f->open.empty() && f->open.begin()->first < n) {

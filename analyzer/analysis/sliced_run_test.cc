@@ -62,13 +62,14 @@ class SlicedRunTest : public ::testing::Test {
     // nothing of the run before the window.
     diff.IgnoreField(report::Report::descriptor()->FindFieldByName("timeline"));
     for (const google::protobuf::Descriptor* d :
-         {report::File::descriptor(), report::Layer::descriptor(), report::DataFiles::descriptor()}) {
+         {report::File::descriptor(), report::Layer::descriptor(),
+          report::DataFiles::descriptor()}) {
       diff.IgnoreField(d->FindFieldByName("read_pattern"));
     }
     std::string differences;
     diff.ReportDifferencesToString(&differences);
-    EXPECT_TRUE(diff.Compare(*whole, *sliced)) << "[" << from / kMs << ", " << to / kMs
-                                               << ") ms:\n" << differences;
+    EXPECT_TRUE(diff.Compare(*whole, *sliced)) << "[" << from / kMs << ", " << to / kMs << ") ms:\n"
+                                               << differences;
   }
 
   std::filesystem::path dir_;

@@ -21,7 +21,8 @@
 
 namespace iotap::cli {
 
-inline constexpr char kOpenMetricsType[] = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+inline constexpr char kOpenMetricsType[] =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 class MetricsServer {
  public:

@@ -87,7 +87,8 @@ bool ParseSeconds(const Args& args, const char* flag, double fallback, double mi
 // renamed over it.
 bool WriteAtomically(const std::string& path, const std::string& text) {
   std::filesystem::path target(path);
-  std::string tmp = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
+  std::string tmp =
+      (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
   if (target.parent_path().empty()) tmp = "." + target.filename().string() + ".XXXXXX";
   int fd = mkstemp(tmp.data());  // mode 0600
   if (fd < 0) return false;
@@ -151,8 +152,8 @@ class Watch {
   Watch(std::string dir, int64_t window_ns, Outputs& out)
       : dir_(std::move(dir)),
         window_ns_(window_ns),
-        run_(analyzer::SlicedRun::Options{
-            .slice_ns = kSliceNs, .keep_slices = static_cast<int>(window_ns / kSliceNs)}),
+        run_(analyzer::SlicedRun::Options{.slice_ns = kSliceNs,
+                                          .keep_slices = static_cast<int>(window_ns / kSliceNs)}),
         follower_(dir_),
         out_(out) {}
 
@@ -219,8 +220,8 @@ int Replay(Watch& w, int64_t interval_ns, double speed) {
   }
   w.follower().FinishAll(&w.run());
   const int64_t end = w.End();
-  const int64_t step = speed > 0 ? static_cast<int64_t>(std::llround(interval_ns * speed))
-                                 : interval_ns;
+  const int64_t step =
+      speed > 0 ? static_cast<int64_t>(std::llround(interval_ns * speed)) : interval_ns;
   int64_t next = ClockNs(CLOCK_MONOTONIC);
   for (int64_t t = w.run().origin_ns() + std::max<int64_t>(step, kSliceNs); !g_interrupted;
        t += std::max<int64_t>(step, 1)) {
@@ -291,7 +292,8 @@ int TopCommand(int argc, char** argv) {
   out.tty = isatty(1) != 0;
   out.prometheus = args->Get("--prometheus");
   if (args->Has("--listen")) {
-    absl::StatusOr<std::unique_ptr<MetricsServer>> server = MetricsServer::Start(args->Get("--listen"));
+    absl::StatusOr<std::unique_ptr<MetricsServer>> server =
+        MetricsServer::Start(args->Get("--listen"));
     if (!server.ok()) {
       std::fprintf(stderr, "iotap top: %s\n", std::string(server.status().message()).c_str());
       return kExitUsage;

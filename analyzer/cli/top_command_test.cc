@@ -98,19 +98,19 @@ TEST(TopCommandTest, ReplaysLastWindowIsTheReportOnItsRange) {
   ASSERT_FALSE(f.layers.empty());
   const std::string job = absl::StrCat("job=\"", f.job, "\"");
   for (const TopRate& l : f.layers) {
-    EXPECT_DOUBLE_EQ(
-        m->samples.at(absl::StrCat("iotap_read_bytes_per_second{", job, ",layer=\"", l.name, "\"}")),
-        l.bytes_per_s)
+    EXPECT_DOUBLE_EQ(m->samples.at(absl::StrCat("iotap_read_bytes_per_second{", job, ",layer=\"",
+                                                l.name, "\"}")),
+                     l.bytes_per_s)
         << l.name;
   }
   for (const TopTrainer& t : f.trainers) {
-    const std::string labels = absl::StrCat("{host=\"", t.host, "\",", job, ",rank=\"", t.rank,
-                                            "\",role=\"trainer\"}");
+    const std::string labels =
+        absl::StrCat("{host=\"", t.host, "\",", job, ",rank=\"", t.rank, "\",role=\"trainer\"}");
     EXPECT_DOUBLE_EQ(m->samples.at("iotap_data_stall_ratio" + labels), t.window.Stall());
     EXPECT_DOUBLE_EQ(m->samples.at("iotap_steps_per_second" + labels), t.window.steps / f.window_s);
   }
-  EXPECT_EQ(m->samples.at(absl::StrCat("iotap_finding{id=\"", last["finding"], "\",", job,
-                                       ",order=\"1\"}")),
+  EXPECT_EQ(m->samples.at(
+                absl::StrCat("iotap_finding{id=\"", last["finding"], "\",", job, ",order=\"1\"}")),
             1);
 }
 

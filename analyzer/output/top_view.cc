@@ -21,16 +21,15 @@ std::vector<TopRate> Busiest(const google::protobuf::RepeatedPtrField<report::Fi
   for (const report::File& f : files) {
     if (f.read_bytes() > 0) out.push_back(TopRate{f.path(), PerSecond(f.read_bytes(), seconds)});
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const TopRate& a, const TopRate& b) { return a.bytes_per_s > b.bytes_per_s; });
+  std::stable_sort(out.begin(), out.end(), [](const TopRate& a, const TopRate& b) {
+    return a.bytes_per_s > b.bytes_per_s;
+  });
   if (out.size() > kBusiest) out.resize(kBusiest);
   return out;
 }
 
 // "12.3" or "-" for a share that is not known (< 0).
-std::string Percent(double share) {
-  return share < 0 ? "-" : absl::StrFormat("%.1f", 100 * share);
-}
+std::string Percent(double share) { return share < 0 ? "-" : absl::StrFormat("%.1f", 100 * share); }
 
 // A label value with \, " and newlines escaped (both text formats).
 std::string LabelValue(const std::string& v) {
@@ -87,7 +86,7 @@ void TopTotals::AddSteps(const report::Report& window, double from_s, double to_
 TopFigures TopFiguresOf(const report::Report& window, const TopTotals& totals) {
   TopFigures f;
   const report::Run& run = window.run();
-  f.job = !run.session().empty() ? run.session()
+  f.job = !run.session().empty()   ? run.session()
           : run.command_size() > 0 ? run.command(0)
                                    : "iotap";
   f.end_s = run.range_to_s();
@@ -157,22 +156,23 @@ std::string TopScreen(const TopFigures& f, int width) {
                                   f.steps_per_s, HumanRate(f.read_bytes_per_s), f.loader_cores,
                                   f.trainer_cores));
   lines.push_back("");
-  lines.push_back("TRAINER        RANK  LOADERS  STEPS/S  STALL%  FETCH%  PREP%  OTHER%  "
-                  "STALL% SINCE START");
+  lines.push_back(
+      "TRAINER        RANK  LOADERS  STEPS/S  STALL%  FETCH%  PREP%  OTHER%  "
+      "STALL% SINCE START");
   for (const TopTrainer& t : f.trainers) {
     const TrainerSteps& w = t.window;
     double wait = w.wait_s;
     lines.push_back(absl::StrFormat(
-        "%-14s %4d  %7d  %7.2f  %6s  %6s  %5s  %6s  %s", absl::StrCat(t.host, ":", t.pid),
-        t.rank, t.loaders, PerSecond(w.steps, f.window_s), Percent(w.Stall()),
+        "%-14s %4d  %7d  %7.2f  %6s  %6s  %5s  %6s  %s", absl::StrCat(t.host, ":", t.pid), t.rank,
+        t.loaders, PerSecond(w.steps, f.window_s), Percent(w.Stall()),
         Percent(wait > 0 ? w.fetch_s / wait : -1), Percent(wait > 0 ? w.prep_s / wait : -1),
         Percent(wait > 0 ? w.other_s / wait : -1), Percent(t.total.Stall())));
   }
   lines.push_back("");
   lines.push_back("LAYER      READ/S        READ SINCE START");
   for (const TopRate& l : f.layers) {
-    lines.push_back(
-        absl::StrFormat("%-10s %-13s %s", l.name, HumanRate(l.bytes_per_s), HumanBytes(l.total_bytes)));
+    lines.push_back(absl::StrFormat("%-10s %-13s %s", l.name, HumanRate(l.bytes_per_s),
+                                    HumanBytes(l.total_bytes)));
   }
   for (const auto& [title, rates] :
        {std::pair{"BUSIEST FILES", &f.files}, std::pair{"BUSIEST DIRECTORIES", &f.directories}}) {
@@ -226,13 +226,14 @@ std::string TopMetrics(const TopFigures& f, MetricsFormat format) {
   family("iotap_job_data_wait_split_ratio", "gauge",
          "Share of the job's data wait that was fetch, prep or other, over the window.");
   if (f.stall >= 0) {
-    for (const auto& [part, share] : {std::pair{"fetch", f.fetch_share},
-                                      std::pair{"prep", f.prep_share},
-                                      std::pair{"other", f.other_share}}) {
+    for (const auto& [part, share] :
+         {std::pair{"fetch", f.fetch_share}, std::pair{"prep", f.prep_share},
+          std::pair{"other", f.other_share}}) {
       sample("iotap_job_data_wait_split_ratio", absl::StrCat(job, ",part=\"", part, "\""), share);
     }
   }
-  family("iotap_job_steps_per_second", "gauge", "Training steps of every rank per second over the window.");
+  family("iotap_job_steps_per_second", "gauge",
+         "Training steps of every rank per second over the window.");
   sample("iotap_job_steps_per_second", job, f.steps_per_s);
   family("iotap_job_read_bytes_per_second", "gauge",
          "Bytes read per second over the window, at the lowest layer (POSIX, STDIO, GDS).");
@@ -240,15 +241,16 @@ std::string TopMetrics(const TopFigures& f, MetricsFormat format) {
   family("iotap_data_stall_ratio", "gauge",
          "Share of step time the trainer waited for data over the window (0..1).");
   for (const TopTrainer& t : f.trainers) {
-    if (t.window.Stall() >= 0) sample("iotap_data_stall_ratio", trainer_labels(t), t.window.Stall());
+    if (t.window.Stall() >= 0)
+      sample("iotap_data_stall_ratio", trainer_labels(t), t.window.Stall());
   }
   family("iotap_data_wait_split_ratio", "gauge",
          "Share of the data wait that was fetch, prep or other, over the window.");
   for (const TopTrainer& t : f.trainers) {
     if (t.window.wait_s <= 0) continue;
-    for (const auto& [part, s] : {std::pair{"fetch", t.window.fetch_s},
-                                  std::pair{"prep", t.window.prep_s},
-                                  std::pair{"other", t.window.other_s}}) {
+    for (const auto& [part, s] :
+         {std::pair{"fetch", t.window.fetch_s}, std::pair{"prep", t.window.prep_s},
+          std::pair{"other", t.window.other_s}}) {
       sample("iotap_data_wait_split_ratio", absl::StrCat(trainer_labels(t), ",part=\"", part, "\""),
              s / t.window.wait_s);
     }
@@ -258,12 +260,15 @@ std::string TopMetrics(const TopFigures& f, MetricsFormat format) {
     sample("iotap_steps_per_second", trainer_labels(t), PerSecond(t.window.steps, f.window_s));
   }
   family("iotap_steps_total", "counter", "Training steps since the start.");
-  for (const TopTrainer& t : f.trainers) sample("iotap_steps_total", trainer_labels(t), t.total.steps);
-  family("iotap_data_wait_seconds_total", "counter", "Time the trainer waited for data since the start.");
+  for (const TopTrainer& t : f.trainers)
+    sample("iotap_steps_total", trainer_labels(t), t.total.steps);
+  family("iotap_data_wait_seconds_total", "counter",
+         "Time the trainer waited for data since the start.");
   for (const TopTrainer& t : f.trainers) {
     sample("iotap_data_wait_seconds_total", trainer_labels(t), t.total.wait_s);
   }
-  family("iotap_read_bytes_per_second", "gauge", "Bytes read per second over the window, by layer.");
+  family("iotap_read_bytes_per_second", "gauge",
+         "Bytes read per second over the window, by layer.");
   for (const TopRate& l : f.layers) {
     sample("iotap_read_bytes_per_second", absl::StrCat(job, ",layer=\"", l.name, "\""),
            l.bytes_per_s);
@@ -275,10 +280,12 @@ std::string TopMetrics(const TopFigures& f, MetricsFormat format) {
   family("iotap_cpu_cores", "gauge", "CPU cores in use over the window's counted steps, by role.");
   sample("iotap_cpu_cores", absl::StrCat(job, ",role=\"loader\""), f.loader_cores);
   sample("iotap_cpu_cores", absl::StrCat(job, ",role=\"trainer\""), f.trainer_cores);
-  family("iotap_finding", "gauge", "1 for each finding that holds over the window; rank 1 is the most important.");
+  family("iotap_finding", "gauge",
+         "1 for each finding that holds over the window; rank 1 is the most important.");
   for (size_t i = 0; i < f.findings.size(); ++i) {
     sample("iotap_finding",
-           absl::StrCat(job, ",id=\"", LabelValue(f.findings[i].id), "\",order=\"", i + 1, "\""), 1);
+           absl::StrCat(job, ",id=\"", LabelValue(f.findings[i].id), "\",order=\"", i + 1, "\""),
+           1);
   }
   if (om) out += "# EOF\n";
   return out;

@@ -74,18 +74,18 @@ struct TopFinding {
 };
 
 struct TopFigures {
-  std::string job;          // the run's session id, or its command's first word
-  double end_s = 0;         // the window's end, seconds from the run's start
-  double window_s = 0;      // the window's length within the run
-  double stall = -1;        // the report's data_stall_share over the window
-  double fetch_share = 0;   // of the wait
+  std::string job;         // the run's session id, or its command's first word
+  double end_s = 0;        // the window's end, seconds from the run's start
+  double window_s = 0;     // the window's length within the run
+  double stall = -1;       // the report's data_stall_share over the window
+  double fetch_share = 0;  // of the wait
   double prep_share = 0;
   double other_share = 0;
   double steps_per_s = 0;
   double read_bytes_per_s = 0;
   double loader_cores = 0;
   double trainer_cores = 0;
-  double total_s = 0;       // since the start
+  double total_s = 0;  // since the start
   double total_stall = -1;
   double total_read_bytes = 0;
   std::vector<TopTrainer> trainers;

@@ -102,9 +102,9 @@ TEST(TopViewTest, MetricsPassBothParsersWithTheFiguresOfTheLine) {
   TopFigures f = Figures();
   const std::string trainer = "host=\"node0\",job=\"job\"1\n\",rank=\"0\",role=\"trainer\"";
   for (MetricsSyntax syntax : {MetricsSyntax::kPrometheus, MetricsSyntax::kOpenMetrics}) {
-    std::string text = TopMetrics(f, syntax == MetricsSyntax::kOpenMetrics
-                                         ? MetricsFormat::kOpenMetrics
-                                         : MetricsFormat::kPrometheus);
+    std::string text =
+        TopMetrics(f, syntax == MetricsSyntax::kOpenMetrics ? MetricsFormat::kOpenMetrics
+                                                            : MetricsFormat::kPrometheus);
     absl::StatusOr<ParsedMetrics> m = ParseMetrics(text, syntax);
     ASSERT_TRUE(m.ok()) << m.status() << "\n" << text;
     EXPECT_EQ(m->samples.at("iotap_data_stall_ratio{" + trainer + "}"), 0.5);
@@ -118,10 +118,12 @@ TEST(TopViewTest, MetricsPassBothParsersWithTheFiguresOfTheLine) {
     EXPECT_EQ(m->samples.at("iotap_cpu_cores{job=\"job\"1\n\",role=\"loader\"}"), 1.25);
     EXPECT_EQ(m->samples.at("iotap_window_end_seconds{job=\"job\"1\n\"}"), 30);
     EXPECT_EQ(m->samples.at("iotap_job_data_stall_ratio{job=\"job\"1\n\"}"), 0.5);
-    EXPECT_EQ(m->samples.at("iotap_job_data_wait_split_ratio{job=\"job\"1\n\",part=\"prep\"}"), 0.3);
+    EXPECT_EQ(m->samples.at("iotap_job_data_wait_split_ratio{job=\"job\"1\n\",part=\"prep\"}"),
+              0.3);
     EXPECT_EQ(m->samples.at("iotap_job_steps_per_second{job=\"job\"1\n\"}"), 0.2);
     EXPECT_EQ(m->samples.at("iotap_job_read_bytes_per_second{job=\"job\"1\n\"}"), 2e6);
-    EXPECT_EQ(m->samples.at("iotap_finding{id=\"data_stall_fetch\",job=\"job\"1\n\",order=\"1\"}"), 1);
+    EXPECT_EQ(m->samples.at("iotap_finding{id=\"data_stall_fetch\",job=\"job\"1\n\",order=\"1\"}"),
+              1);
     EXPECT_EQ(m->types.count(syntax == MetricsSyntax::kOpenMetrics ? "iotap_read_bytes"
                                                                    : "iotap_read_bytes_total"),
               1u);

@@ -74,9 +74,9 @@ class Parser {
   const bool om_;
   bool eof_ = false;
   std::string family_;
-  std::set<std::string> done_;      // families ended
+  std::set<std::string> done_;  // families ended
   std::set<std::string> helps_;
-  std::set<std::string> sampled_;   // families with a sample
+  std::set<std::string> sampled_;  // families with a sample
   ParsedMetrics out_;
 };
 
@@ -135,12 +135,13 @@ absl::Status Parser::Descriptor(absl::string_view line) {
   if (keyword == "UNIT") return absl::OkStatus();
   static const std::set<std::string> kProm = {"counter", "gauge", "histogram", "summary",
                                               "untyped"};
-  static const std::set<std::string> kOm = {"counter", "gauge",    "histogram", "summary",
-                                            "unknown", "info",     "stateset",  "gaugehistogram"};
+  static const std::set<std::string> kOm = {"counter", "gauge", "histogram", "summary",
+                                            "unknown", "info",  "stateset",  "gaugehistogram"};
   if ((om_ ? kOm : kProm).count(std::string(rest)) == 0) {
     return absl::InvalidArgumentError(absl::StrCat("unknown type '", rest, "'"));
   }
-  if (sampled_.count(name) != 0) return absl::InvalidArgumentError("TYPE after the family's samples");
+  if (sampled_.count(name) != 0)
+    return absl::InvalidArgumentError("TYPE after the family's samples");
   if (!out_.types.emplace(name, std::string(rest)).second) {
     return absl::InvalidArgumentError("a second TYPE line");
   }
@@ -167,7 +168,8 @@ absl::Status Parser::Sample(absl::string_view line) {
         return absl::InvalidArgumentError(absl::StrCat("bad label name '", label, "'"));
       }
       i = eq + 1;
-      if (i >= line.size() || line[i] != '"') return absl::InvalidArgumentError("unquoted label value");
+      if (i >= line.size() || line[i] != '"')
+        return absl::InvalidArgumentError("unquoted label value");
       std::string value;
       for (++i; i < line.size() && line[i] != '"'; ++i) {
         if (line[i] == '\\') {
@@ -198,7 +200,8 @@ absl::Status Parser::Sample(absl::string_view line) {
     }
     ++i;
   }
-  if (i >= line.size() || line[i] != ' ') return absl::InvalidArgumentError("no space before the value");
+  if (i >= line.size() || line[i] != ' ')
+    return absl::InvalidArgumentError("no space before the value");
   std::vector<absl::string_view> rest = absl::StrSplit(line.substr(i + 1), ' ');
   double value = 0, timestamp = 0;
   if (rest.empty() || rest.size() > 2 || !ParseValue(rest[0], &value) ||
@@ -210,7 +213,8 @@ absl::Status Parser::Sample(absl::string_view line) {
   sampled_.insert(family);
   auto type = out_.types.find(family);
   if (om_ && type != out_.types.end() && type->second == "counter") {
-    if (name == family) return absl::InvalidArgumentError("an OpenMetrics counter's sample ends in _total");
+    if (name == family)
+      return absl::InvalidArgumentError("an OpenMetrics counter's sample ends in _total");
     if (!(value >= 0)) return absl::InvalidArgumentError("a counter below 0");
   }
   std::vector<std::string> parts;
@@ -246,8 +250,8 @@ absl::StatusOr<ParsedMetrics> ParseMetrics(const std::string& text, MetricsSynta
   for (size_t n = 0; n < lines.size(); ++n) {
     absl::Status s = parser.Line(lines[n]);
     if (!s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("line ", n + 1, ": ", s.message(), ": ",
-                                                     lines[n]));
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", n + 1, ": ", s.message(), ": ", lines[n]));
     }
   }
   if (absl::Status s = parser.Finish(); !s.ok()) return s;
