@@ -31,15 +31,15 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analyzer/analysis/accumulators.h"
-#include "analyzer/analysis/cuda_accumulator.h"
-#include "analyzer/analysis/file_accumulator.h"
-#include "analyzer/analysis/hdf5_accumulator.h"
-#include "analyzer/analysis/interval_union.h"
-#include "analyzer/analysis/mapped_accumulator.h"
+#include "analyzer/accumulate/accumulators.h"
+#include "analyzer/accumulate/cuda_accumulator.h"
+#include "analyzer/accumulate/file_accumulator.h"
+#include "analyzer/accumulate/hdf5_accumulator.h"
+#include "analyzer/accumulate/interval_union.h"
+#include "analyzer/accumulate/mapped_accumulator.h"
+#include "analyzer/accumulate/tfrecord_accumulator.h"
+#include "analyzer/accumulate/time_bitmap.h"
 #include "analyzer/analysis/py_profile.h"
-#include "analyzer/analysis/tfrecord_accumulator.h"
-#include "analyzer/analysis/time_bitmap.h"
 #include "analyzer/analysis/wait_inference.h"
 #include "analyzer/read/event.h"
 #include "analyzer/read/path_table.h"

@@ -35,8 +35,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzer/analysis/clock_alignment.h"
 #include "analyzer/analysis/time_range.h"
+#include "analyzer/clocks/clock_alignment.h"
 #include "iotap/report.pb.h"
 #include "iotap/rules.pb.h"
 #include "iotap/stats.pb.h"

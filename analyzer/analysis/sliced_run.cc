@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "analyzer/analysis/run_state.h"
-#include "analyzer/analysis/time_bitmap.h"
+#include "analyzer/accumulate/time_bitmap.h"
 #include "analyzer/base/numbers.h"
 #include "analyzer/read/run_catalog.h"
 

@@ -49,7 +49,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "analyzer/analysis/time_bitmap.h"
+#include "analyzer/accumulate/time_bitmap.h"
 #include "analyzer/read/event.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/steps/step_log.h"

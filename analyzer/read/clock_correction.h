@@ -2,7 +2,7 @@
 //
 // The processes of one host share its clock; across hosts, clocks differ by
 // an offset that changes slowly (drift). The analysis fits, per host, a line
-// through moments both hosts saw (analysis/clock_alignment.h) and the reader
+// through moments both hosts saw (clocks/clock_alignment.h) and the reader
 // applies it to every wall-clock time it gives out for that host's processes
 // (ProcessTrace::ToRealtimeNs), so that every figure built from those times
 // is on one clock:

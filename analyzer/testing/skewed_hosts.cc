@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "analyzer/testing/synthetic_trace.h"
+#include "analyzer/testing/test_files.h"
 
 namespace iotap::analyzer {
 
@@ -72,6 +74,13 @@ void WriteSkewedJob(const std::string& dir, const SkewedJob& job) {
       loader.WriteTo(absl::StrCat(dir, "/", host, ".loader", rank, ".iotap"));
     }
   }
+}
+
+std::string SkewedJobDirectory(const std::string& name, const SkewedJob& job) {
+  const std::string dir = testing::TempDirectory() + "/" + name;
+  std::filesystem::create_directories(dir);
+  WriteSkewedJob(dir, job);
+  return dir;
 }
 
 }  // namespace iotap::analyzer

@@ -63,6 +63,10 @@ int64_t TrueStepEnd(const SkewedJob& job, int64_t step);
 // HOST.loaderR.iotap).
 void WriteSkewedJob(const std::string& dir, const SkewedJob& job);
 
+// Writes the job into a new folder `name` of the test's temporary directory,
+// and returns the folder.
+std::string SkewedJobDirectory(const std::string& name, const SkewedJob& job);
+
 }  // namespace iotap::analyzer
 
 #endif  // IOTAP_ANALYZER_TESTING_SKEWED_HOSTS_H_

@@ -87,25 +87,8 @@ class TraceCall {
   // other field zero. Only after Finish returned an event; null when the
   // event cannot be recorded.
   RawEvent* Follow(Op op) {
-    uint64_t t1 = t1_;
     if (event_ != nullptr) CommitEvent(ts_);
-    event_ = ReserveEvent(ts_);
-    if (event_ == nullptr) {
-      CountDropped(ts_);
-      return nullptr;
-    }
-    *event_ = RawEvent{.t0 = t1,
-                       .t1 = t1,
-                       .offset = 0,
-                       .requested = 0,
-                       .result = 0,
-                       .aux = 0,
-                       .parent = ts_->parent,
-                       .file = 0,
-                       .op = op,
-                       .error = 0,
-                       .flags = 0};
-    return event_;
+    return Reserve(t1_, t1_, op, 0);
   }
 
   // The reserved, not yet published event's name within the trace:
@@ -126,12 +109,19 @@ class TraceCall {
     saved_errno_ = *errno_;
     finished_ = true;
     ts_->busy = true;
+    return Reserve(t0_, t1, op, failed ? static_cast<uint16_t>(saved_errno_) : uint16_t{0});
+  }
+
+  // Reserves the next event of the thread's ring as `event_`, with its times,
+  // op, error and parent set and every other field zero; null (and counted
+  // as dropped) when the ring has no room.
+  RawEvent* Reserve(uint64_t t0, uint64_t t1, Op op, uint16_t error) {
     event_ = ReserveEvent(ts_);
     if (event_ == nullptr) {
       CountDropped(ts_);
       return nullptr;
     }
-    *event_ = RawEvent{.t0 = t0_,
+    *event_ = RawEvent{.t0 = t0,
                        .t1 = t1,
                        .offset = 0,
                        .requested = 0,
@@ -140,7 +130,7 @@ class TraceCall {
                        .parent = ts_->parent,
                        .file = 0,
                        .op = op,
-                       .error = failed ? static_cast<uint16_t>(saved_errno_) : uint16_t{0},
+                       .error = error,
                        .flags = 0};
     return event_;
   }

@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "analyzer/analysis/clock_alignment.h"
 #include "analyzer/analysis/py_profile.h"
 #include "analyzer/analysis/run_analysis.h"
 #include "analyzer/base/text.h"
+#include "analyzer/clocks/clock_alignment.h"
 #include "analyzer/read/run_catalog.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/read/trace_set.h"

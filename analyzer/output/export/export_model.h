@@ -17,7 +17,7 @@
 //
 // Times are nanoseconds since the run's start (RunInfo::origin_unix_ns), on
 // the wall clock the analysis aligns every process to: on several hosts, the
-// reference host's (analysis/clock_alignment.h). Memory holds one
+// reference host's (clocks/clock_alignment.h). Memory holds one
 // process's events at a time (about 64 bytes each), never the whole run's.
 
 #ifndef IOTAP_ANALYZER_OUTPUT_EXPORT_EXPORT_MODEL_H_

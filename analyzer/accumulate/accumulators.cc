@@ -1,0 +1,262 @@
+#include "analyzer/accumulate/accumulators.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace iotap::analyzer {
+
+void SizeHistogram::Merge(const SizeHistogram& o) {
+  for (size_t i = 0; i < darshan.size(); ++i) darshan[i] += o.darshan[i];
+  for (size_t i = 0; i < log2.size(); ++i) log2[i] += o.log2[i];
+  for (size_t i = 0; i < log2_bytes.size(); ++i) AddTo(&log2_bytes[i], o.log2_bytes[i]);
+}
+
+double SizeHistogram::ApproximateMedian() const {
+  uint64_t total = 0;
+  for (uint64_t v : log2) total += v;
+  if (total == 0) return 0;
+  uint64_t seen = 0;
+  for (size_t k = 0; k < log2.size(); ++k) {
+    seen += log2[k];
+    if (2 * seen >= total) {
+      return static_cast<double>(log2_bytes[k]) / static_cast<double>(log2[k]);
+    }
+  }
+  return 0;
+}
+
+bool SizeHistogram::empty() const {
+  return std::all_of(darshan.begin(), darshan.end(), [](uint64_t v) { return v == 0; });
+}
+
+void SizeHistogram::ToProto(report::SizeHistogram* out) const {
+  for (uint64_t v : darshan) out->add_darshan(static_cast<double>(v));
+  size_t last = log2.size();
+  while (last > 0 && log2[last - 1] == 0) --last;
+  for (size_t i = 0; i < last; ++i) out->add_log2(static_cast<double>(log2[i]));
+}
+
+void AccessPattern::Merge(const AccessPattern& o) {
+  consecutive += o.consecutive;
+  sequential += o.sequential;
+  strided += o.strided;
+  random += o.random;
+}
+
+void AccessPattern::ToProto(report::AccessPattern* out) const {
+  out->set_consecutive(static_cast<double>(consecutive));
+  out->set_sequential(static_cast<double>(sequential));
+  out->set_strided(static_cast<double>(strided));
+  out->set_random(static_cast<double>(random));
+}
+
+void ByteRanges::Add(int64_t offset, uint64_t bytes) {
+  // No byte of a file lies before offset 0 (only a damaged trace says so).
+  if (bytes == 0 || offset < 0) return;
+  int64_t end = RangeEnd(offset, bytes);
+  if (ranges_.empty()) {
+    if (!solo_) {
+      solo_ = true;
+      solo_start_ = offset;
+      solo_end_ = end;
+      AddTo(&covered_, bytes);
+      return;
+    }
+    if (offset <= solo_end_ && end >= solo_start_) {  // overlaps or touches: still one
+      int64_t start = std::min(solo_start_, offset);
+      int64_t stop = std::max(solo_end_, end);
+      AddTo(&covered_, static_cast<uint64_t>((stop - start) - (solo_end_ - solo_start_)));
+      solo_start_ = start;
+      solo_end_ = stop;
+      return;
+    }
+    // A second range: both go into the tree.
+    last_ = ranges_.emplace(solo_start_, solo_end_).first;
+    solo_ = false;
+  }
+  if (last_ != ranges_.end() && offset == last_->second) {
+    auto next = std::next(last_);
+    if (next == ranges_.end() || next->first > end) {
+      last_->second = end;
+      AddTo(&covered_, bytes);
+      return;
+    }
+  }
+  AddSlow(offset, end);
+}
+
+void ByteRanges::AddSlow(int64_t start, int64_t end) {
+  auto it = ranges_.upper_bound(start);
+  if (it != ranges_.begin() && std::prev(it)->second >= start) --it;
+  if (it != ranges_.end() && it->first <= start && it->second >= end) {
+    last_ = it;  // read before: nothing changes (as when runs merge re-reads)
+    return;
+  }
+  while (it != ranges_.end() && it->first <= end) {
+    start = std::min(start, it->first);
+    end = std::max(end, it->second);
+    covered_ -= static_cast<uint64_t>(it->second - it->first);
+    it = ranges_.erase(it);
+  }
+  last_ = ranges_.emplace(start, end).first;
+  AddTo(&covered_, static_cast<uint64_t>(end - start));
+  if (ranges_.size() > kMaxRanges) Shrink();
+}
+
+void ByteRanges::Shrink() {
+  // Join each pair of neighbours separated by less than the median gap.
+  std::vector<int64_t> gaps;
+  for (auto it = ranges_.begin(); std::next(it) != ranges_.end(); ++it) {
+    gaps.push_back(std::next(it)->first - it->second);
+  }
+  std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+  int64_t limit = gaps[gaps.size() / 2];
+  std::map<int64_t, int64_t> joined;
+  uint64_t covered = 0;
+  std::pair<int64_t, int64_t> cur = *ranges_.begin();
+  for (auto it = std::next(ranges_.begin()); it != ranges_.end(); ++it) {
+    if (it->first - cur.second <= limit) {
+      cur.second = it->second;
+    } else {
+      joined.insert(cur);
+      AddTo(&covered, static_cast<uint64_t>(cur.second - cur.first));
+      cur = *it;
+    }
+  }
+  joined.insert(cur);
+  AddTo(&covered, static_cast<uint64_t>(cur.second - cur.first));
+  ranges_.swap(joined);
+  last_ = ranges_.end();
+  covered_ = covered;
+  approximate_ = true;
+}
+
+void ByteRanges::Merge(const ByteRanges& o) {
+  if (o.solo_) Add(o.solo_start_, static_cast<uint64_t>(o.solo_end_ - o.solo_start_));
+  for (const auto& [s, e] : o.ranges_) Add(s, static_cast<uint64_t>(e - s));
+  approximate_ = approximate_ || o.approximate_;
+}
+
+void AdaptiveSeries::Coarsen() {
+  std::vector<double> half((bins_.size() + 1) / 2, 0.0);
+  for (size_t i = 0; i < bins_.size(); ++i) half[i / 2] += bins_[i];
+  bins_.swap(half);
+  bin_ns_ *= 2;
+  inverse_bin_ = 1.0 / static_cast<double>(bin_ns_);
+  last_end_ = last_start_;
+}
+
+void AdaptiveSeries::Trim() {
+  size_t last = bins_.size();
+  while (last > 0 && bins_[last - 1] == 0) --last;
+  bins_.resize(last);
+  bins_.shrink_to_fit();
+  last_start_ = last_end_ = 0;
+}
+
+void AdaptiveSeries::Grow(size_t index) {
+  while (index >= kMaxBins) {
+    Coarsen();
+    index /= 2;
+  }
+  if (index >= bins_.size()) {
+    bins_.resize(std::min(kMaxBins, std::max(index + 1, bins_.size() * 2)), 0.0);
+  }
+}
+
+void AdaptiveSeries::AddAtSlow(int64_t t, double amount) {
+  int64_t d = std::max<int64_t>(0, t - origin_ns_);
+  Grow(BinOf(d));
+  bins_[BinOf(d)] += amount;
+}
+
+void AdaptiveSeries::AddOver(int64_t start, int64_t end, double amount) {
+  start = std::max(start, origin_ns_);
+  if (end <= start) {
+    AddAt(start, amount);
+    return;
+  }
+  Grow(BinOf(end - 1 - origin_ns_));
+  double per_ns = amount / static_cast<double>(end - start);
+  // Bin by bin from the one holding `start`.
+  size_t index = BinOf(start - origin_ns_);
+  for (int64_t t = start; t < end; ++index) {
+    int64_t bin_end = origin_ns_ + static_cast<int64_t>(index + 1) * bin_ns_;
+    int64_t piece_end = std::min(end, bin_end);
+    bins_[index] += per_ns * static_cast<double>(piece_end - t);
+    t = piece_end;
+  }
+}
+
+double AdaptiveSeries::SumOver(int64_t start, int64_t end) const {
+  double sum = 0;
+  start = std::max(start, origin_ns_);
+  size_t index = start < end ? BinOf(start - origin_ns_) : 0;
+  for (int64_t t = start; t < end; ++index) {
+    if (index >= bins_.size()) break;
+    int64_t bin_start = origin_ns_ + static_cast<int64_t>(index) * bin_ns_;
+    int64_t piece_end = std::min(end, bin_start + bin_ns_);
+    sum += bins_[index] * static_cast<double>(piece_end - t) / static_cast<double>(bin_ns_);
+    t = piece_end;
+  }
+  return sum;
+}
+
+void AdaptiveSeries::AddSeries(const AdaptiveSeries& o) {
+  if (o.origin_ns_ == origin_ns_) {
+    Merge(o);
+    return;
+  }
+  while (bin_ns_ < o.bin_ns_) Coarsen();
+  const bool nested = bin_ns_ % o.bin_ns_ == 0 && (o.origin_ns_ - origin_ns_) % o.bin_ns_ == 0;
+  for (size_t i = 0; i < o.bins_.size(); ++i) {
+    if (o.bins_[i] == 0) continue;
+    int64_t start = o.origin_ns_ + static_cast<int64_t>(i) * o.bin_ns_;
+    if (start < origin_ns_) continue;  // before this series: not part of it
+    if (nested) {  // the usual case: its bin lies inside one of ours
+      size_t index = static_cast<size_t>((start - origin_ns_) / bin_ns_);
+      Grow(index);
+      index = static_cast<size_t>((start - origin_ns_) / bin_ns_);  // Grow may coarsen
+      bins_[index] += o.bins_[i];
+    } else {
+      AddOver(start, start + o.bin_ns_, o.bins_[i]);
+    }
+  }
+}
+
+void AdaptiveSeries::Merge(const AdaptiveSeries& o) {
+  while (bin_ns_ < o.bin_ns_) Coarsen();
+  if (bin_ns_ == o.bin_ns_) {  // the usual case: bin for bin
+    size_t last = o.bins_.size();
+    while (last > 0 && o.bins_[last - 1] == 0) --last;
+    if (last == 0) return;
+    Grow(last - 1);
+    for (size_t i = 0; i < last; ++i) {
+      if (o.bins_[i] != 0) bins_[i] += o.bins_[i];
+    }
+    return;
+  }
+  // `o` may be finer: fold its bins into ours.
+  int64_t ratio = bin_ns_ / o.bin_ns_;
+  for (size_t i = 0; i < o.bins_.size(); ++i) {
+    if (o.bins_[i] == 0) continue;
+    size_t index = i / static_cast<size_t>(ratio);
+    Grow(index);
+    index = static_cast<size_t>(static_cast<int64_t>(i) * o.bin_ns_ / bin_ns_);
+    bins_[index] += o.bins_[i];
+  }
+}
+
+std::vector<double> AdaptiveSeries::Resample(int64_t start_ns, int64_t width_ns,
+                                             size_t bins) const {
+  std::vector<double> out(bins, 0.0);
+  for (size_t k = 0; k < bins; ++k) {
+    int64_t s = start_ns + static_cast<int64_t>(k) * width_ns;
+    out[k] = SumOver(s, s + width_ns);
+  }
+  return out;
+}
+
+}  // namespace iotap::analyzer

@@ -1,0 +1,235 @@
+#include "analyzer/accumulate/time_bitmap.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace iotap::analyzer {
+
+namespace {
+
+// Set bits of `x`. std::popcount compiles to a call into libgcc unless the
+// build targets processors with POPCNT (the baseline x86-64 does not); the
+// reports count bits of every step's span, so this is written out.
+inline int PopCount(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return static_cast<int>((x * 0x0101010101010101ull) >> 56);
+}
+
+// Slots past this are never set or counted. ChooseResolution keeps a whole
+// run within it (256 MiB of bits); only damaged times fall beyond, and they
+// must neither take memory nor make a count scan all the way to them.
+constexpr int64_t kMaxSlots = int64_t{256} << 23;
+
+}  // namespace
+
+TimeBitmap::TimeBitmap(int64_t origin_ns, int64_t resolution_ns)
+    : origin_ns_(origin_ns),
+      resolution_ns_(std::max<int64_t>(1, resolution_ns)),
+      inverse_resolution_(1.0 / static_cast<double>(resolution_ns_)) {}
+
+int64_t TimeBitmap::Divide(int64_t d) const {
+  // A 64-bit division costs tens of cycles, and Set takes two per interval.
+  // Below 2^52 the product is off by at most one; one step corrects it.
+  if (d >= (int64_t{1} << 52)) return d / resolution_ns_;
+  auto q = static_cast<int64_t>(static_cast<double>(d) * inverse_resolution_);
+  if (q * resolution_ns_ > d) return q - 1;
+  if ((q + 1) * resolution_ns_ <= d) return q + 1;
+  return q;
+}
+
+int64_t TimeBitmap::SlotOf(int64_t t) const {
+  int64_t d = t - origin_ns_;
+  // Floor division, also for times before the origin (clamped to slot 0).
+  return d <= 0 ? 0 : Divide(d);
+}
+
+uint64_t* TimeBitmap::ChunkFor(int64_t slot) {
+  size_t c = static_cast<size_t>(slot >> kChunkBits);
+  if (c >= chunks_.size()) chunks_.resize(c + 1);
+  if (!chunks_[c]) chunks_[c] = Chunk(new uint64_t[kWords]());
+  return chunks_[c].get();
+}
+
+const uint64_t* TimeBitmap::ChunkAt(int64_t slot) const {
+  size_t c = static_cast<size_t>(slot >> kChunkBits);
+  return c < chunks_.size() ? chunks_[c].get() : nullptr;
+}
+
+void TimeBitmap::Set(int64_t start_ns, int64_t end_ns) {
+  if (end_ns <= start_ns) return;
+  int64_t from = SlotOf(start_ns);
+  if (from >= kMaxSlots) return;
+  // The last slot the interval touches: end is exclusive.
+  int64_t last = std::min(SlotOf(end_ns - 1), kMaxSlots - 1);
+  for (;;) {
+    uint64_t* words = ChunkFor(from);
+    int64_t chunk_last = std::min(last, from | (kChunkSlots - 1));
+    // Slots [from, chunk_last] of this chunk, a word at a time.
+    int64_t first_word = (from & (kChunkSlots - 1)) >> 6;
+    int64_t last_word = (chunk_last & (kChunkSlots - 1)) >> 6;
+    uint64_t first_mask = ~uint64_t{0} << (from & 63);
+    uint64_t last_mask = ~uint64_t{0} >> (63 - (chunk_last & 63));
+    if (first_word == last_word) {
+      words[first_word] |= first_mask & last_mask;
+    } else {
+      words[first_word] |= first_mask;
+      for (int64_t w = first_word + 1; w < last_word; ++w) words[w] = ~uint64_t{0};
+      words[last_word] |= last_mask;
+    }
+    if (chunk_last == last) return;
+    from = chunk_last + 1;
+  }
+}
+
+void TimeBitmap::Prefetch(int64_t t) const {
+  // A hint needs no exact slot: the uncorrected product (Divide) will do.
+  int64_t d = t - origin_ns_;
+  int64_t slot = d <= 0 ? 0 : static_cast<int64_t>(static_cast<double>(d) * inverse_resolution_);
+  if (const uint64_t* words = ChunkAt(slot)) {
+    __builtin_prefetch(words + ((slot & (kChunkSlots - 1)) >> 6), /*rw=*/1);
+  }
+}
+
+int64_t TimeBitmap::CountSlots(int64_t from, int64_t to, const TimeBitmap* other) const {
+  int64_t count = 0;
+  // Every word counted is one of ours: nothing lies past our last chunk, and
+  // a chunk never allocated counts 0.
+  to = std::min(to, static_cast<int64_t>(chunks_.size()) << kChunkBits);
+  for (int64_t s = from; s < to;) {
+    int64_t chunk_end = std::min(to, (s | (kChunkSlots - 1)) + 1);
+    const uint64_t* a = ChunkAt(s);
+    const uint64_t* b = other != nullptr ? other->ChunkAt(s) : a;
+    if (a == nullptr || b == nullptr) {  // nothing set in this chunk
+      s = chunk_end;
+      continue;
+    }
+    int64_t k = s & (kChunkSlots - 1);
+    int64_t k_end = k + (chunk_end - s);
+    while (k < k_end) {
+      int bit = static_cast<int>(k & 63);
+      int64_t n = std::min<int64_t>(64 - bit, k_end - k);
+      uint64_t mask = n == 64 ? ~uint64_t{0} : ((uint64_t{1} << n) - 1) << bit;
+      count += PopCount(a[k >> 6] & b[k >> 6] & mask);
+      k += n;
+    }
+    s = chunk_end;
+  }
+  return count;
+}
+
+int64_t TimeBitmap::Count(int64_t start_ns, int64_t end_ns) const {
+  if (end_ns <= start_ns) return 0;
+  int64_t from = SlotOf(start_ns), to = SlotOf(end_ns - 1) + 1;
+  return resolution_ns_ * CountSlots(from, to, nullptr);
+}
+
+int64_t TimeBitmap::CountBoth(const TimeBitmap& other, int64_t start_ns, int64_t end_ns) const {
+  if (end_ns <= start_ns) return 0;
+  int64_t from = SlotOf(start_ns), to = SlotOf(end_ns - 1) + 1;
+  return resolution_ns_ * CountSlots(from, to, &other);
+}
+
+int64_t TimeBitmap::LastBusyEnd(int64_t start_ns, int64_t end_ns) const {
+  if (end_ns <= start_ns) return -1;
+  int64_t from = SlotOf(start_ns);
+  int64_t to = std::min(SlotOf(end_ns - 1) + 1, static_cast<int64_t>(chunks_.size()) << kChunkBits);
+  // Backwards a word at a time: the window's last slot is to - 1.
+  for (int64_t s = to - 1; s >= from;) {
+    const uint64_t* words = ChunkAt(s);
+    int64_t chunk_first = s & ~(kChunkSlots - 1);
+    if (words == nullptr) {
+      s = chunk_first - 1;
+      continue;
+    }
+    int64_t k = s & (kChunkSlots - 1);
+    int bit = static_cast<int>(k & 63);
+    uint64_t mask = bit == 63 ? ~uint64_t{0} : (uint64_t{1} << (bit + 1)) - 1;
+    // Slots below `from` in the window's first word are not ours.
+    int64_t word_first = s - bit;
+    if (word_first < from) mask &= ~uint64_t{0} << (from - word_first);
+    uint64_t busy = words[k >> 6] & mask;
+    if (busy != 0) {
+      int64_t slot = word_first + (63 - __builtin_clzll(busy));
+      return std::min(end_ns, origin_ns_ + (slot + 1) * resolution_ns_);
+    }
+    s = word_first - 1;
+  }
+  return -1;
+}
+
+int64_t TimeBitmap::Total() const {
+  int64_t count = 0;
+  for (const Chunk& c : chunks_) {
+    if (!c) continue;
+    for (int w = 0; w < kWords; ++w) count += PopCount(c[w]);
+  }
+  return count * resolution_ns_;
+}
+
+void TimeBitmap::Or(const TimeBitmap& other) {
+  for (size_t c = 0; c < other.chunks_.size(); ++c) {
+    if (!other.chunks_[c]) continue;
+    uint64_t* mine = ChunkFor(static_cast<int64_t>(c) << kChunkBits);
+    for (int w = 0; w < kWords; ++w) mine[w] |= other.chunks_[c][w];
+  }
+}
+
+size_t TimeBitmap::memory_bytes() const {
+  size_t n = 0;
+  for (const Chunk& c : chunks_) n += c ? kWords * sizeof(uint64_t) : 0;
+  return n + chunks_.capacity() * sizeof(Chunk);
+}
+
+void TimeSpans::Spill() {
+  if (!bitmap_) bitmap_ = std::make_unique<TimeBitmap>(origin_ns_, resolution_ns_);
+  for (const auto& [start, end] : intervals_) bitmap_->Set(start, end);
+  intervals_.clear();
+}
+
+void TimeBitmap::SetInto(TimeBitmap* into) const {
+  if (into->origin_ns_ == origin_ns_ && into->resolution_ns_ == resolution_ns_) {
+    into->Or(*this);
+    return;
+  }
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    if (!chunks_[c]) continue;
+    for (int w = 0; w < kWords; ++w) {
+      for (uint64_t bits = chunks_[c][w]; bits != 0; bits &= bits - 1) {
+        int64_t slot = (static_cast<int64_t>(c) << kChunkBits) + w * 64 + std::countr_zero(bits);
+        int64_t t = origin_ns_ + slot * resolution_ns_;
+        into->Set(t, t + resolution_ns_);
+      }
+    }
+  }
+}
+
+void TimeSpans::Absorb(const TimeSpans& other) {
+  if (other.bitmap_) {
+    if (!bitmap_) bitmap_ = std::make_unique<TimeBitmap>(origin_ns_, resolution_ns_);
+    other.bitmap_->SetInto(bitmap_.get());
+  }
+  for (const auto& [start, end] : other.intervals_) Add(start, end);
+}
+
+void TimeSpans::SetInto(TimeBitmap* into) const {
+  if (bitmap_) bitmap_->SetInto(into);
+  // The intervals are milliseconds apart in a bitmap of the whole run, so
+  // each lands on a cache line of its own that is not cached: ask for the
+  // lines a few intervals ahead so that the misses overlap.
+  constexpr size_t kAhead = 8;
+  const size_t n = intervals_.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) into->Prefetch(intervals_[i + kAhead].first);
+    into->Set(intervals_[i].first, intervals_[i].second);
+  }
+}
+
+int64_t ChooseResolution(int64_t duration_ns, int64_t max_bytes) {
+  int64_t resolution = 1000;
+  while (duration_ns / resolution / 8 > max_bytes) resolution *= 2;
+  return resolution;
+}
+
+}  // namespace iotap::analyzer

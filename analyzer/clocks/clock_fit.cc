@@ -1,0 +1,136 @@
+#include "analyzer/clocks/clock_fit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analyzer/base/numbers.h"
+
+namespace iotap::analyzer {
+
+namespace {
+
+// The standard deviation of normal noise whose median absolute deviation is 1.
+constexpr double kSigmaPerMad = 1.4826;
+// A median's standard error over a mean's, for normal noise: sqrt(pi / 2).
+constexpr double kMedianEfficiency = 1.2533;
+// Two clusters (Middle): a gap in the central half of the levels this many
+// times their median spacing there (for normal noise the widest of k
+// spacings is about 1.44 ln(k) of them: 11 for 3600 anchors), over at least
+// this many spacings.
+constexpr double kGapOverSpacing = 30;
+constexpr size_t kMinGapSpacings = 6;
+
+// Median |y - (offset + slope * x)|.
+double Spread(const std::vector<double>& x, const std::vector<double>& y, double offset,
+              double slope) {
+  std::vector<double> d(x.size());
+  for (size_t i = 0; i < x.size(); ++i) d[i] = std::fabs(y[i] - offset - slope * x[i]);
+  return Median(std::move(d));
+}
+
+// The middle of the anchors' levels (offsets with the drift taken out).
+// Usually their median. But an all-reduce ends later on the rank that
+// arrived first: the last to arrive has everything when its data is sent,
+// the other one a message's delay later. When each host is sometimes the
+// last, the differences form two clusters, the offset plus or minus that
+// delay, with a gap between them that no noise explains; the offset is then
+// the gap's middle (NTP's reasoning for paths as fast both ways).
+double Middle(std::vector<double> level) {
+  std::sort(level.begin(), level.end());
+  const size_t n = level.size(), lo = n / 4, hi = n - 1 - n / 4;
+  double median = Median(level);
+  if (hi < lo + kMinGapSpacings) return median;
+  std::vector<double> spacings;
+  size_t widest = lo;
+  for (size_t k = lo; k < hi; ++k) {
+    spacings.push_back(level[k + 1] - level[k]);
+    if (spacings.back() > level[widest + 1] - level[widest]) widest = k;
+  }
+  const double gap = level[widest + 1] - level[widest];
+  const double typical = std::max(1.0, Median(std::move(spacings)));
+  if (gap < kGapOverSpacing * typical) return median;
+  return level[widest] + gap / 2;
+}
+
+// See `wander` in clock_fit.h; 0 for fewer than 4 x kWanderLag anchors.
+double Wander(const std::vector<double>& x, const std::vector<double>& y, double offset,
+              double slope) {
+  const size_t n = x.size(), lag = kWanderLag;
+  if (n < 4 * lag) return 0;
+  std::vector<double> r(n);
+  for (size_t i = 0; i < n; ++i) r[i] = y[i] - offset - slope * x[i];
+  double near = 0, far = 0;
+  for (size_t i = 0; i + 1 < n; ++i) near += std::fabs(r[i + 1] - r[i]);
+  for (size_t i = 0; i + lag < n; ++i) far += std::fabs(r[i + lag] - r[i]);
+  near /= static_cast<double>(n - 1);
+  far /= static_cast<double>(n - lag);
+  if (near <= 0) return far > 0 ? INFINITY : 1;
+  return far / near;
+}
+
+}  // namespace
+
+ClockFit FitClockLine(std::vector<ClockAnchor> anchors, int64_t from_ns, int64_t to_ns) {
+  ClockFit fit;
+  fit.anchors = static_cast<int>(anchors.size());
+  if (fit.anchors < kMinClockAnchors) return fit;
+  std::sort(anchors.begin(), anchors.end(), [](const ClockAnchor& a, const ClockAnchor& b) {
+    return a.host_ns < b.host_ns;
+  });
+  const size_t n = anchors.size();
+  // Times relative to the anchors' mean time, where the line's offset is
+  // best known.
+  const int64_t first = anchors.front().host_ns;
+  double mean = 0;
+  for (const ClockAnchor& a : anchors) mean += static_cast<double>(a.host_ns - first);
+  const int64_t at = first + std::llround(mean / static_cast<double>(n));
+  std::vector<double> x(n), y(n);
+  double sxx = 0;
+  for (size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<double>(anchors[i].host_ns - at);
+    y[i] = static_cast<double>(anchors[i].offset_ns);
+    sxx += x[i] * x[i];
+  }
+
+  const size_t half = n / 2;
+  std::vector<double> slopes;
+  for (size_t i = 0; i + half < n; ++i) {
+    if (x[i + half] > x[i]) slopes.push_back((y[i + half] - y[i]) / (x[i + half] - x[i]));
+  }
+  double slope = slopes.empty() ? 0 : Median(std::move(slopes));
+  auto offset_for = [&](double s) {
+    std::vector<double> level(n);
+    for (size_t i = 0; i < n; ++i) level[i] = y[i] - s * x[i];
+    return Middle(std::move(level));
+  };
+  double offset = offset_for(slope);
+  double spread = Spread(x, y, offset, slope);
+  double slope_error =
+      sxx > 0 ? kMedianEfficiency * kSigmaPerMad * spread / std::sqrt(sxx) : INFINITY;
+  fit.drift_fitted = sxx > 0 && std::fabs(slope) <= kMaxClockDrift &&
+                     std::fabs(slope) > 2 * slope_error;
+  if (!fit.drift_fitted) {
+    slope = 0;
+    offset = offset_for(0);
+    spread = Spread(x, y, offset, 0);
+    slope_error = sxx > 0 ? kMedianEfficiency * kSigmaPerMad * spread / std::sqrt(sxx) : 0;
+  }
+  fit.correction = ClockCorrection{at, offset, slope};
+  fit.spread_ns = spread;
+  fit.wander = Wander(x, y, offset, slope);
+  const double offset_error =
+      kMedianEfficiency * kSigmaPerMad * spread / std::sqrt(static_cast<double>(n));
+  // A drift too small to measure is still there: the offset's error grows
+  // with the distance from the anchors' middle, at the rate the anchors
+  // cannot rule out (at most a real clock's).
+  if (!fit.drift_fitted) slope_error = std::min(slope_error, kMaxClockDrift);
+  double worst = 0;
+  for (int64_t t : {from_ns, to_ns, at}) {
+    double far = static_cast<double>(t - at) * slope_error;
+    worst = std::max(worst, 2 * std::sqrt(offset_error * offset_error + far * far));
+  }
+  fit.uncertainty_ns = worst;
+  return fit;
+}
+
+}  // namespace iotap::analyzer
