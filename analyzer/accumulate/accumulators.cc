@@ -152,6 +152,14 @@ void AdaptiveSeries::Coarsen() {
   last_end_ = last_start_;
 }
 
+void AdaptiveSeries::Trim() {
+  size_t last = bins_.size();
+  while (last > 0 && bins_[last - 1] == 0) --last;
+  bins_.resize(last);
+  bins_.shrink_to_fit();
+  last_start_ = last_end_ = 0;
+}
+
 void AdaptiveSeries::Grow(size_t index) {
   while (index >= kMaxBins) {
     Coarsen();
@@ -205,6 +213,28 @@ double AdaptiveSeries::SumOver(int64_t start, int64_t end) const {
     t = piece_end;
   }
   return sum;
+}
+
+void AdaptiveSeries::AddSeries(const AdaptiveSeries& o) {
+  if (o.origin_ns_ == origin_ns_) {
+    Merge(o);
+    return;
+  }
+  while (bin_ns_ < o.bin_ns_) Coarsen();
+  const bool nested = bin_ns_ % o.bin_ns_ == 0 && (o.origin_ns_ - origin_ns_) % o.bin_ns_ == 0;
+  for (size_t i = 0; i < o.bins_.size(); ++i) {
+    if (o.bins_[i] == 0) continue;
+    int64_t start = o.origin_ns_ + static_cast<int64_t>(i) * o.bin_ns_;
+    if (start < origin_ns_) continue;  // before this series: not part of it
+    if (nested) {  // the usual case: its bin lies inside one of ours
+      size_t index = static_cast<size_t>((start - origin_ns_) / bin_ns_);
+      Grow(index);
+      index = static_cast<size_t>((start - origin_ns_) / bin_ns_);  // Grow may coarsen
+      bins_[index] += o.bins_[i];
+    } else {
+      AddOver(start, start + o.bin_ns_, o.bins_[i]);
+    }
+  }
 }
 
 void AdaptiveSeries::Merge(const AdaptiveSeries& o) {

@@ -238,6 +238,12 @@ class AdaptiveSeries {
   double SumOver(int64_t start, int64_t end) const;
   // Adds another series (same origin) into this one.
   void Merge(const AdaptiveSeries& o);
+  // Adds a series of any origin: each of its bins spread over the time it
+  // covers (exact where its bins fall inside ours); bins that begin before
+  // this series's origin are left out.
+  void AddSeries(const AdaptiveSeries& o);
+  // Frees the memory of the zero bins at the end (a series kept long).
+  void Trim();
   // `bins` sums of [origin + k * width, ...) for the requested width (a
   // multiple of the current bin width, or coarser by proportion).
   std::vector<double> Resample(int64_t start_ns, int64_t width_ns, size_t bins) const;

@@ -1,6 +1,7 @@
 #include "analyzer/accumulate/time_bitmap.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace iotap::analyzer {
 
@@ -192,8 +193,33 @@ void TimeSpans::Spill() {
   intervals_.clear();
 }
 
+void TimeBitmap::SetInto(TimeBitmap* into) const {
+  if (into->origin_ns_ == origin_ns_ && into->resolution_ns_ == resolution_ns_) {
+    into->Or(*this);
+    return;
+  }
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    if (!chunks_[c]) continue;
+    for (int w = 0; w < kWords; ++w) {
+      for (uint64_t bits = chunks_[c][w]; bits != 0; bits &= bits - 1) {
+        int64_t slot = (static_cast<int64_t>(c) << kChunkBits) + w * 64 + std::countr_zero(bits);
+        int64_t t = origin_ns_ + slot * resolution_ns_;
+        into->Set(t, t + resolution_ns_);
+      }
+    }
+  }
+}
+
+void TimeSpans::Absorb(const TimeSpans& other) {
+  if (other.bitmap_) {
+    if (!bitmap_) bitmap_ = std::make_unique<TimeBitmap>(origin_ns_, resolution_ns_);
+    other.bitmap_->SetInto(bitmap_.get());
+  }
+  for (const auto& [start, end] : other.intervals_) Add(start, end);
+}
+
 void TimeSpans::SetInto(TimeBitmap* into) const {
-  if (bitmap_) into->Or(*bitmap_);
+  if (bitmap_) bitmap_->SetInto(into);
   // The intervals are milliseconds apart in a bitmap of the whole run, so
   // each lands on a cache line of its own that is not cached: ask for the
   // lines a few intervals ahead so that the misses overlap.

@@ -39,6 +39,9 @@ class TimeBitmap {
   int64_t LastBusyEnd(int64_t start_ns, int64_t end_ns) const;
   // Sets every slot `other` has set (same origin and resolution).
   void Or(const TimeBitmap& other);
+  // Sets in `into` (any origin and resolution) the instants set here: Or()
+  // where both agree, slot by slot otherwise.
+  void SetInto(TimeBitmap* into) const;
   // A hint that the slot of instant `t` is about to be Set.
   void Prefetch(int64_t t) const;
 
@@ -107,6 +110,8 @@ class TimeSpans {
   }
   // Sets every slot the Adds cover in `into` (same origin and resolution).
   void SetInto(TimeBitmap* into) const;
+  // Adds what `other` (any origin) holds, as if its Adds were made here.
+  void Absorb(const TimeSpans& other);
 
  private:
   static constexpr size_t kMaxIntervals = size_t{1} << 18;  // 4 MiB

@@ -14,7 +14,6 @@ namespace {
 // longer than this is clipped (IntervalUnion).
 constexpr int64_t kUnionHorizonNs = 30'000'000'000;
 // The series start fine and coarsen as the run gets longer.
-constexpr int64_t kInitialBinNs = 1'000'000;
 
 }  // namespace
 
@@ -48,6 +47,7 @@ ProcessAnalyzer::ProcessAnalyzer(AnalysisScope scope, PathTable* paths, int64_t 
                                  int64_t resolution_ns, bool may_train)
     : full_(scope == AnalysisScope::kFull),
       origin_unix_ns_(origin_unix_ns),
+      cpu_origin_unix_ns_(origin_unix_ns),
       resolution_ns_(resolution_ns),
       own_paths_(paths == nullptr ? std::make_unique<PathTable>() : nullptr),
       paths_(paths == nullptr ? own_paths_.get() : paths),
@@ -65,8 +65,8 @@ void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
   result_.data_read_bytes = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
   result_.data_read_calls = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
   result_.data_read_ns = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
-  result_.cpu_ns = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
-  result_.run_queue_ns = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
+  result_.cpu_ns = std::make_unique<AdaptiveSeries>(cpu_origin_unix_ns_, kInitialBinNs);
+  result_.run_queue_ns = std::make_unique<AdaptiveSeries>(cpu_origin_unix_ns_, kInitialBinNs);
   TimeSpans* io = result_.io.get();
   io_union_ = std::make_unique<IntervalUnion>(
       kUnionHorizonNs, [io](int64_t start, int64_t end) { io->Add(start, end); });

@@ -81,6 +81,9 @@ struct LayerAccumulator {
 
 inline constexpr int kLayerCount = static_cast<int>(Layer::kOther) + 1;
 
+// The first bin width of every time series (AdaptiveSeries) of the analysis.
+inline constexpr int64_t kInitialBinNs = 1'000'000;
+
 // An event the run-level analysis needs one by one, in wall-clock ns.
 struct TimedEvent {
   Op op;
@@ -171,6 +174,11 @@ class ProcessAnalyzer : public TraceVisitor {
 
   ProcessResult Take() { return std::move(result_); }
 
+  // Where the CPU time series start (`origin_unix_ns` unless set, before
+  // OnProcess): a CPU sample spreads the time since the sample before it,
+  // which may lie before the origin of an analyzer of part of a run.
+  void set_cpu_origin(int64_t unix_ns) { cpu_origin_unix_ns_ = unix_ns; }
+
  private:
   struct FileSlot {
     FileCounts* counts = nullptr;  // null: not a file nor a descriptor (datasets, marks)
@@ -212,6 +220,7 @@ class ProcessAnalyzer : public TraceVisitor {
 
   const bool full_;
   int64_t origin_unix_ns_;
+  int64_t cpu_origin_unix_ns_;
   int64_t resolution_ns_;
   std::unique_ptr<PathTable> own_paths_;  // when the run has none
   PathTable* paths_;

@@ -25,8 +25,6 @@ using internal::TrainerGroup;
 
 namespace {
 
-constexpr int64_t kInitialBinNs = 1'000'000;
-
 // The busy time and series of a process, under the lock of the group they
 // go to: a process's intervals are many, and the other threads need not wait
 // for them. A group's busy time goes into the run's after reading (ReadAll):
@@ -117,7 +115,11 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
   kept.io_busy_ns = r.io_busy_ns;
 }
 
-void Merge(RunState& s, int index, ProcessResult r) {
+}  // namespace
+
+namespace internal {
+
+void MergeProcess(RunState& s, int index, ProcessResult r) {
   if (s.scope == AnalysisScope::kFull) MergeTimes(s, index, r);
   std::lock_guard<std::mutex> lock(s.mu);
   s.read_ok[index] = true;
@@ -145,10 +147,10 @@ void SetUpGroups(RunState& s) {
     g.trainer = i;
     g.io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
     g.writes = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
-    g.read_bytes = std::make_unique<AdaptiveSeries>(s.origin_ns, kInitialBinNs);
-    g.read_calls = std::make_unique<AdaptiveSeries>(s.origin_ns, kInitialBinNs);
-    g.read_ns = std::make_unique<AdaptiveSeries>(s.origin_ns, kInitialBinNs);
-    g.trainer_cpu = std::make_unique<AdaptiveSeries>(s.origin_ns, kInitialBinNs);
+    g.read_bytes = std::make_unique<AdaptiveSeries>(s.series_origin_ns, kInitialBinNs);
+    g.read_calls = std::make_unique<AdaptiveSeries>(s.series_origin_ns, kInitialBinNs);
+    g.read_ns = std::make_unique<AdaptiveSeries>(s.series_origin_ns, kInitialBinNs);
+    g.trainer_cpu = std::make_unique<AdaptiveSeries>(s.series_origin_ns, kInitialBinNs);
   }
   for (int i = 0; i < static_cast<int>(s.catalog.entries.size()); ++i) {
     const CatalogEntry& e = s.catalog.entries[i];
@@ -178,10 +180,6 @@ void FillProcesses(RunState& s, report::Report* r) {
   }
 }
 
-}  // namespace
-
-namespace internal {
-
 void ReadFiles(RunState& s, const std::vector<int>& indices, int threads,
                const std::function<void(size_t, size_t)>& progress) {
   const size_t n = indices.size();
@@ -200,7 +198,7 @@ void ReadFiles(RunState& s, const std::vector<int>& indices, int threads,
           ReadTraceFile(path, whole ? static_cast<TraceVisitor*>(&analyzer) : &in_range, &issues,
                         &s.clocks.corrections);
       if (status.ok()) {
-        Merge(s, i, analyzer.Take());
+        MergeProcess(s, i, analyzer.Take());
       } else {
         issues.push_back(UnreadableFileIssue(path, status));
       }
@@ -264,6 +262,7 @@ absl::Status PrepareRun(const std::vector<std::string>& files, const AnalysisOpt
   SetUpProcesses(s, files);
   s.py_samples.resize(s.catalog.entries.size());  // the full analysis only
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
+  s.series_origin_ns = s.origin_ns;
   for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);
   SetUpGroups(s);
   return absl::OkStatus();

@@ -88,6 +88,9 @@ struct RunState {
   int64_t origin_ns = 0;       // wall clock of the run's start
   int64_t end_ns = 0;          // last event or end record seen
   int64_t resolution_ns = 1000;
+  // Where the groups' and layers' time series start: the run's start, or a
+  // window's (SlicedRun: its series need not cover the run before it).
+  int64_t series_origin_ns = 0;
   // The part of the run analysed, wall clock (time_range.h); the whole run by
   // default.
   int64_t range_start_ns = INT64_MIN;
@@ -135,8 +138,11 @@ struct RunState {
 // cooperating processes (analyzer/cluster/) takes one by one:
 //   PrepareRun (or PrepareCounts)   every process alike
 //   ReadFiles                       each process its share of the files
-//   (the shares' states merged into one: analyzer/cluster/partial_run.h)
+//   (the shares' states merged into one: partial_run.h)
 //   FinishReading, BuildReport (or BuildCounts)   once
+// A run analysed slice by slice (sliced_run.h) uses the parts of
+// PrepareRun (SetUpProcesses, SetUpGroups) and merges each slice's
+// processes itself (MergeProcess).
 //
 // The catalog, step logs, clocks and the state sized for reading: fails
 // only if no trace file has a readable header.
@@ -145,6 +151,14 @@ absl::Status PrepareRun(const std::vector<std::string>& files, const AnalysisOpt
 // The same for the counts (AnalysisScope::kCounts): one entry per file, in
 // the order of `files`, no catalog.
 void PrepareCounts(const std::vector<std::string>& files, RunState& s);
+// Sizes the per-process vectors for s.catalog's entries, ranked by their
+// position in `files`.
+void SetUpProcesses(RunState& s, const std::vector<std::string>& files);
+// Makes a group for every trainer of the catalog and adds its loaders.
+void SetUpGroups(RunState& s);
+// Adds process `index`'s result into the run's; once per process, any order,
+// from any thread.
+void MergeProcess(RunState& s, int index, ProcessResult r);
 // Reads the files of s.catalog's entries `indices` into `s`, `threads` files
 // at a time, with ProcessAnalyzers of s.scope.
 void ReadFiles(RunState& s, const std::vector<int>& indices, int threads,
@@ -152,6 +166,8 @@ void ReadFiles(RunState& s, const std::vector<int>& indices, int threads,
 // After every file has been read (into this state or merged into it): the
 // issues in file order, the run's busy time, the files by path (kFull).
 void FinishReading(RunState& s);
+// Fills report->processes.
+void FillProcesses(RunState& s, report::Report* r);
 // ReadFiles of every entry, then FinishReading.
 void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>& progress);
 // The report (or the counts) of a state FinishReading has finished.

@@ -19,6 +19,7 @@ int StatsCommand(int argc, char** argv);
 int DumpCommand(int argc, char** argv);
 int ReportCommand(int argc, char** argv);
 int ExportCommand(int argc, char** argv);
+int TopCommand(int argc, char** argv);
 
 }  // namespace iotap::cli
 

@@ -23,6 +23,7 @@ constexpr char kUsage[] =
     "  stats PATH [--json]                        counts per file and per process\n"
     "  dump PATH                                  every event, one line each\n"
     "  diff RUN_A RUN_B [--format F]              two runs (or saved reports) side by side\n"
+    "  top DIR [--window S] [--listen ADDR:PORT]  a running job's data stall, live (or --replay)\n"
     "\n"
     "PATH is a trace file or a directory of them (what `iotap run` wrote).\n"
     "`iotap COMMAND --help` describes each command; `iotap --version` prints the\n"
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   if (command == "dump") return iotap::cli::DumpCommand(sub_argc, sub_argv);
   if (command == "report") return iotap::cli::ReportCommand(sub_argc, sub_argv);
   if (command == "export") return iotap::cli::ExportCommand(sub_argc, sub_argv);
+  if (command == "top") return iotap::cli::TopCommand(sub_argc, sub_argv);
   std::fprintf(stderr, "iotap: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return iotap::cli::kExitUsage;
 }

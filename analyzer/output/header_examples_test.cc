@@ -13,6 +13,7 @@
 #include "analyzer/output/report_output.h"
 #include "analyzer/output/saved_report.h"
 #include "analyzer/output/stats_output.h"
+#include "analyzer/output/top_view.h"
 #include "analyzer/testing/test_files.h"
 #include "gtest/gtest.h"
 
@@ -90,6 +91,23 @@ TEST(HeaderExamplesTest, StatsOutput) {
   stats.set_processes(2);
   out << StatsToText(stats);
   EXPECT_EQ(out.str().rfind("2 processes, 0 events recorded, 0 dropped\n", 0), 0u) << out.str();
+}
+
+TEST(HeaderExamplesTest, TopView) {
+  report::Report window_report = StepsReport(2);
+  window_report.mutable_run()->set_range_to_s(11);
+  window_report.mutable_run()->set_duration_s(10);
+  window_report.mutable_run()->set_data_stall_share(0.431);
+  // top_view.h
+  TopTotals totals;
+  totals.AddSteps(window_report, 10.0, 11.0);  // the steps new since 10 s
+  TopFigures f = TopFiguresOf(window_report, totals);
+  std::string line = TopLine(f);           // "t_s=11.0 window_s=10.0 stall_pct=43.1 ..."
+  std::string screen = TopScreen(f, /*width=*/100);
+  std::string metrics = TopMetrics(f, MetricsFormat::kOpenMetrics);  // ends "# EOF\n"
+  EXPECT_EQ(line.rfind("t_s=11.0 window_s=10.0 stall_pct=43.1 ", 0), 0u) << line;
+  EXPECT_NE(screen.find("data stall 43.1%"), std::string::npos) << screen;
+  EXPECT_EQ(metrics.substr(metrics.size() - 6), "# EOF\n");
 }
 
 }  // namespace
