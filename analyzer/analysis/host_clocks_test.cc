@@ -31,11 +31,7 @@ report::Report Analyze(const std::string& dir, bool correct = true,
 // Four hosts of two ranks over an hour: the report's figures of each host's
 // clock, at the run's start (node0's, corrected).
 TEST(HostClocksTest, FourHostsOfTwoRanksOverAnHour) {
-  SkewedJob job;
-  job.hosts = {{-50e6, -50e-6}, {50e6, 50e-6}, {-12.5e6, 10e-6}, {31e6, -35e-6}};
-  job.ranks_per_host = 2;
-  job.duration_ns = 3600 * kSecond;
-  job.seed = 2;
+  const SkewedJob job = FourHostsOfTwoRanksOverAnHour();
   const std::string dir = SkewedJobDirectory("four-hosts-hour", job);
   report::Report r = Analyze(dir);
   ASSERT_EQ(r.run().host_clocks_size(), 3);

@@ -16,18 +16,6 @@ namespace {
 constexpr int64_t kT0 = 1'700'000'000'000'000'000;
 constexpr int64_t kMs = 1'000'000;
 
-std::string Varints(std::initializer_list<uint32_t> values) {
-  std::string out;
-  for (uint32_t v : values) {
-    while (v >= 0x80) {
-      out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-      v >>= 7;
-    }
-    out.push_back(static_cast<char>(v));
-  }
-  return out;
-}
-
 uint32_t Function(SyntheticProcess& p, const std::string& name, const std::string& file) {
   return p.Name(name + std::string(1, '\0') + file + std::string(1, '\0') + "10",
                 InternedString::KIND_PY_FUNCTION);

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/testing/synthetic_trace.h"
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
@@ -59,18 +60,6 @@ TEST(ClassifyPyStackTest, CollateAndGetItemAndOther) {
   EXPECT_EQ(getitem.name, "DatasetFolder.__getitem__ (the rest)");
   PyCostGroup other = Classify({kWorker, {"Queue.put", "/x/multiprocessing/queues.py", 80}});
   EXPECT_STREQ(other.kind, "other");
-}
-
-std::string Varints(std::initializer_list<uint32_t> values) {
-  std::string out;
-  for (uint32_t v : values) {
-    while (v >= 0x80) {
-      out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-      v >>= 7;
-    }
-    out.push_back(static_cast<char>(v));
-  }
-  return out;
 }
 
 TEST(PySampleCollectorTest, AFunctionOnItsFirstLineCountsForItsCaller) {

@@ -168,18 +168,6 @@ constexpr int64_t kMs = 1'000'000;
 
 int64_t At(double ms) { return kT0 + static_cast<int64_t>(ms * 1e6); }
 
-std::string Varints(std::initializer_list<uint32_t> values) {
-  std::string out;
-  for (uint32_t v : values) {
-    while (v >= 0x80) {
-      out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-      v >>= 7;
-    }
-    out.push_back(static_cast<char>(v));
-  }
-  return out;
-}
-
 void PySample(SyntheticProcess& p, const std::string& function, int tid, double start, double end) {
   uint32_t f = p.Name(function + std::string(1, '\0') + "/x/torch/data.py" + std::string(1, '\0') +
                           "10",

@@ -59,11 +59,7 @@ TEST(ClockAlignmentTest, TwoHostsOverAnHourWithin50Us) {
 }
 
 TEST(ClockAlignmentTest, FourHostsOfTwoRanksOverAnHourWithin50Us) {
-  SkewedJob job;
-  job.hosts = {{-50e6, -50e-6}, {50e6, 50e-6}, {-12.5e6, 10e-6}, {31e6, -35e-6}};
-  job.ranks_per_host = 2;
-  job.duration_ns = 3600 * kSecond;
-  job.seed = 2;
+  const SkewedJob job = FourHostsOfTwoRanksOverAnHour();
   const std::string dir = SkewedJobDirectory("four-hosts-hour", job);
   RunClocks clocks = FitRunClocks(Catalog(dir), {}, 2);
   ExpectWithin50Us(job, clocks);

@@ -76,6 +76,15 @@ void WriteSkewedJob(const std::string& dir, const SkewedJob& job) {
   }
 }
 
+SkewedJob FourHostsOfTwoRanksOverAnHour() {
+  SkewedJob job;
+  job.hosts = {{-50e6, -50e-6}, {50e6, 50e-6}, {-12.5e6, 10e-6}, {31e6, -35e-6}};
+  job.ranks_per_host = 2;
+  job.duration_ns = 3600 * kSecond;
+  job.seed = 2;
+  return job;
+}
+
 std::string SkewedJobDirectory(const std::string& name, const SkewedJob& job) {
   const std::string dir = testing::TempDirectory() + "/" + name;
   std::filesystem::create_directories(dir);

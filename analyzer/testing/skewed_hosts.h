@@ -63,6 +63,10 @@ int64_t TrueStepEnd(const SkewedJob& job, int64_t step);
 // HOST.loaderR.iotap).
 void WriteSkewedJob(const std::string& dir, const SkewedJob& job);
 
+// Four hosts of two ranks, one step a second for an hour, with offsets of
+// -50 to +50 ms and drifts of -50 to +50 ppm.
+SkewedJob FourHostsOfTwoRanksOverAnHour();
+
 // Writes the job into a new folder `name` of the test's temporary directory,
 // and returns the folder.
 std::string SkewedJobDirectory(const std::string& name, const SkewedJob& job);

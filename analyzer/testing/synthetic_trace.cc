@@ -208,4 +208,14 @@ void SyntheticProcess::WriteTo(const std::string& path, size_t events_per_frame)
   out << Bytes(events_per_frame);
 }
 
+std::string Varints(std::initializer_list<uint32_t> values) {
+  std::string out;
+  uint8_t buf[wire::kMaxVarintBytes];
+  for (uint32_t v : values) {
+    uint8_t* end = wire::PutVarint(buf, v);
+    out.append(reinterpret_cast<const char*>(buf), static_cast<size_t>(end - buf));
+  }
+  return out;
+}
+
 }  // namespace iotap::analyzer

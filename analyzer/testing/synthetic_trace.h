@@ -15,6 +15,7 @@
 #define IOTAP_ANALYZER_TESTING_SYNTHETIC_TRACE_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <utility>
@@ -90,6 +91,10 @@ class SyntheticProcess {
   iotap::Packet end_;
   int64_t end_wall_clock_ns_ = -1;
 };
+
+// `values` as consecutive varints: the bytes of a Python stack string
+// (KIND_PY_STACK: the frames' function ids, innermost first).
+std::string Varints(std::initializer_list<uint32_t> values);
 
 }  // namespace iotap::analyzer
 
