@@ -210,7 +210,7 @@ class _Sampler:
 
     # --- Threads -------------------------------------------------------------------
 
-    def _thread_entry(self, ident, thread, now):
+    def _thread_entry(self, ident, thread):
         """A thread seen for the first time (or again after its entry was
         dropped): its tid, and its CPU time from now on."""
         # The kernel's id of the thread, from its pthread: right for threads
@@ -226,12 +226,14 @@ class _Sampler:
         t.thread = thread
         t.tid = tid
         t.clock = _cpu_clock(tid)
+        # The window starts before the CPU time is read and (tick) ends after,
+        # so that a sample's CPU time always lies within its window.
+        t.time = time.monotonic_ns()
         try:
             t.cpu = time.clock_gettime_ns(t.clock)
         except OSError:
             return None
         t.seen_cpu = t.cpu
-        t.time = now
         return t
 
     def tick(self, me):
@@ -242,7 +244,6 @@ class _Sampler:
             return False
         self.last_cpu = cpu
         frames = sys._current_frames()
-        now = time.monotonic_ns()
         known = getattr(threading, "_active", {})
         threads = self.threads
         for ident in [i for i in threads if i not in frames]:
@@ -253,34 +254,39 @@ class _Sampler:
             thread = known.get(ident)
             t = threads.get(ident)
             if t is None or t.thread is not thread:
-                t = self._thread_entry(ident, thread, now)
+                t = self._thread_entry(ident, thread)
                 if t is not None:
                     threads[ident] = t
                 continue
+            before = time.monotonic_ns()
             try:
                 used = time.clock_gettime_ns(t.clock)
             except OSError:  # ended; the ident may come back for a new thread
                 del threads[ident]
                 continue
+            after = time.monotonic_ns()
             ran = used != t.seen_cpu
             t.seen_cpu = used
             if not ran or used - t.cpu < self.threshold_ns:
                 continue
-            self._record(t, frame, used, now)
+            self._record(t, frame, used, before, after)
         return True
 
-    def _record(self, t, frame, cpu, now):
+    def _record(self, t, frame, cpu, before, after):
+        # The sample's window: from before the last reading of the thread's
+        # CPU time to after this one (so windows overlap by a reading's
+        # duration). The next one starts before this reading.
         for _ in range(2):
             try:
                 stack = self._stack(frame)
             except _Stale:
                 continue
             # 1: the table was emptied since the stack was interned.
-            if self.sample_fn(t.tid, stack, cpu - t.cpu, t.time, now, self.generation) != 1:
+            if self.sample_fn(t.tid, stack, cpu - t.cpu, t.time, after, self.generation) != 1:
                 break
             self._forget()
         t.cpu = cpu
-        t.time = now
+        t.time = before
         if len(self.sites) > MAX_CACHED or len(self.stacks) > MAX_CACHED:
             self._forget()
 
