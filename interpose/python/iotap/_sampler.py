@@ -144,6 +144,12 @@ class _Sampler:
         self.stacks = {}     # tuple of frame bytes, innermost first -> stack id
         self.threads = {}    # thread ident -> _Thread
         self.wake = _thread.allocate_lock()
+        # Held while a look at the threads holds their frames, and taken by a
+        # fork (_before_fork): a child must not inherit frame objects of this
+        # thread or of others, whose interpreter frames the child no longer
+        # has (CPython frees every other thread's frame stack in a fork
+        # child), or its garbage collector reads freed memory.
+        self.looking = _thread.allocate_lock()
         self.wake.acquire()
         self.done = _thread.allocate_lock()
         self.last_cpu = time.process_time_ns()
@@ -243,6 +249,12 @@ class _Sampler:
         if cpu - self.last_cpu < self.idle_ns:
             return False
         self.last_cpu = cpu
+        with self.looking:
+            return self._look(me)
+
+    def _look(self, me):
+        """tick's look at the threads, under self.looking: every frame it
+        takes is let go when it returns."""
         frames = sys._current_frames()
         known = getattr(threading, "_active", {})
         threads = self.threads
@@ -333,10 +345,22 @@ class _Sampler:
 _sampler = None
 
 
+def _before_fork():
+    if _sampler is not None:
+        _sampler.looking.acquire()
+
+
+def _after_fork_in_parent():
+    if _sampler is not None:
+        _sampler.looking.release()
+
+
 def _after_fork_in_child():
-    if _sampler is not None and not _sampler.stopping:
-        _sampler._reset()
-        _sampler.launch(_interpreter())
+    if _sampler is not None:
+        _sampler.looking.release()
+        if not _sampler.stopping:
+            _sampler._reset()
+            _sampler.launch(_interpreter())
 
 
 def _interpreter():
@@ -374,5 +398,6 @@ def start(hz=DEFAULT_HZ):
         return False
     _sampler = sampler
     atexit.register(sampler.stop)
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
     return True
