@@ -112,6 +112,7 @@ class MemorySource : public Source {
   explicit MemorySource(const std::string& bytes) : bytes_(bytes) {}
   absl::StatusOr<size_t> Read(ReadBuffer* buf, size_t n) override {
     size_t take = std::min(n, bytes_.size() - pos_);
+    if (take == 0) return size_t{0};  // Extend(0) of an empty buffer may be null
     std::memcpy(buf->Extend(take), bytes_.data() + pos_, take);
     buf->Commit(take);
     pos_ += take;
