@@ -1,3 +1,9 @@
+// A rank's partial run state written and merged (partial_run.h). Past 800
+// lines on purpose: every struct the state holds lists its fields here once,
+// beside the size check that catches a member added without being listed,
+// so that writing and reading cannot drift apart; split by struct, the
+// lists would sit far from the RunState they must match.
+
 #include "analyzer/analysis/partial_run.h"
 
 #include <algorithm>

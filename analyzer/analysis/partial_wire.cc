@@ -14,7 +14,7 @@ void WireWriter::D(double v) {
   // Tag 0: an integer (zigzag, shifted); tag 1: the eight bytes as they are.
   if (v == std::trunc(v) && std::fabs(v) < kExactLimit && !(v == 0 && std::signbit(v))) {
     auto i = static_cast<int64_t>(v);
-    U(((static_cast<uint64_t>(i) << 1) ^ static_cast<uint64_t>(i >> 63)) << 1);
+    U(wire::ZigZag(i) << 1);
     return;
   }
   uint64_t bits;
@@ -39,8 +39,7 @@ void WireWriter::Flush() {
 double WireReader::D() {
   uint64_t tag = U();
   if ((tag & 1) == 0) {
-    uint64_t z = tag >> 1;
-    return static_cast<double>(static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1)));
+    return static_cast<double>(wire::UnZigZag(tag >> 1));
   }
   uint64_t bits = 0;
   for (int i = 0; i < 8; ++i) {

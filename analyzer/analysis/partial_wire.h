@@ -29,6 +29,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "proto/wire/varint.h"
+
 namespace iotap::analyzer {
 
 class WireWriter {
@@ -40,14 +42,12 @@ class WireWriter {
   }
 
   void U(uint64_t v) {
-    while (v >= 0x80) {
-      buffer_.push_back(static_cast<char>(v | 0x80));
-      v >>= 7;
-    }
-    buffer_.push_back(static_cast<char>(v));
+    uint8_t bytes[wire::kMaxVarintBytes];
+    const uint8_t* end = wire::PutVarint(bytes, v);
+    buffer_.append(reinterpret_cast<const char*>(bytes), static_cast<size_t>(end - bytes));
     if (buffer_.size() >= piece_bytes_) Flush();
   }
-  void S(int64_t v) { U((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
+  void S(int64_t v) { U(wire::ZigZag(v)); }
   void D(double v);
   void Str(std::string_view s);
   // A struct whose every byte belongs to an integer field of 8 (or 4) bytes.
@@ -97,10 +97,7 @@ class WireReader {
     failed_ = true;
     return 0;
   }
-  int64_t S() {
-    uint64_t u = U();
-    return static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
-  }
+  int64_t S() { return wire::UnZigZag(U()); }
   double D();
   std::string Str();
   template <typename T>
