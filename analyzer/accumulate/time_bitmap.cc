@@ -21,6 +21,125 @@ inline int PopCount(uint64_t x) {
 // run within it (256 MiB of bits); only damaged times fall beyond, and they
 // must neither take memory nor make a count scan all the way to them.
 constexpr int64_t kMaxSlots = int64_t{256} << 23;
+static_assert(kMaxSlots == static_cast<int64_t>(TimeBitmap::kMaxChunks) * TimeBitmap::kChunkSlots);
+
+constexpr uint32_t RunOf(int64_t first, int64_t last) {
+  return TimeBitmap::RunOf(static_cast<uint32_t>(first), static_cast<uint32_t>(last));
+}
+constexpr int64_t First(uint32_t run) { return TimeBitmap::RunFirst(run); }
+constexpr int64_t Last(uint32_t run) { return TimeBitmap::RunLast(run); }
+
+// Sets a chunk's slots first..last (both included), a word at a time.
+inline void SetSlots(uint64_t* words, int64_t first, int64_t last) {
+  int64_t first_word = first >> 6;
+  int64_t last_word = last >> 6;
+  uint64_t first_mask = ~uint64_t{0} << (first & 63);
+  uint64_t last_mask = ~uint64_t{0} >> (63 - (last & 63));
+  if (first_word == last_word) {
+    words[first_word] |= first_mask & last_mask;
+  } else {
+    words[first_word] |= first_mask;
+    for (int64_t w = first_word + 1; w < last_word; ++w) words[w] = ~uint64_t{0};
+    words[last_word] |= last_mask;
+  }
+}
+
+void SetRuns(const std::vector<uint32_t>& runs, uint64_t* words) {
+  for (uint32_t run : runs) SetSlots(words, First(run), Last(run));
+}
+
+// The first slot at or after `slot` that is set (`set`) or clear; the
+// chunk's end if none.
+int64_t NextSlot(const uint64_t* words, int64_t slot, bool set) {
+  constexpr int64_t kWordCount = TimeBitmap::kChunkSlots / 64;
+  int64_t w = slot >> 6;
+  uint64_t x = (set ? words[w] : ~words[w]) & (~uint64_t{0} << (slot & 63));
+  while (x == 0) {
+    if (++w == kWordCount) return TimeBitmap::kChunkSlots;
+    x = set ? words[w] : ~words[w];
+  }
+  return (w << 6) + std::countr_zero(x);
+}
+
+// A chunk's runs; false (and `runs` unfinished) if it has more than `limit`.
+bool WordsToRuns(const uint64_t* words, size_t limit, std::vector<uint32_t>* runs) {
+  runs->clear();
+  for (int64_t slot = 0; slot < TimeBitmap::kChunkSlots;) {
+    int64_t first = NextSlot(words, slot, true);
+    if (first == TimeBitmap::kChunkSlots) break;
+    int64_t end = NextSlot(words, first, false);
+    if (runs->size() == limit) return false;
+    runs->push_back(RunOf(first, end - 1));
+    slot = end;
+  }
+  return true;
+}
+
+// The union of two chunks' runs, sorted and apart.
+void UniteRuns(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b,
+               std::vector<uint32_t>* out) {
+  out->clear();
+  out->reserve(a.size() + b.size());
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    uint32_t next = j == b.size() || (i < a.size() && a[i] < b[j]) ? a[i++] : b[j++];
+    if (!out->empty() && First(next) <= Last(out->back()) + 1) {
+      if (Last(next) > Last(out->back())) out->back() = RunOf(First(out->back()), Last(next));
+    } else {
+      out->push_back(next);
+    }
+  }
+}
+
+// Set bits of a & b in a chunk's slots [k, k_end).
+int64_t CountWords(const uint64_t* a, const uint64_t* b, int64_t k, int64_t k_end) {
+  int64_t count = 0;
+  while (k < k_end) {
+    int bit = static_cast<int>(k & 63);
+    int64_t n = std::min<int64_t>(64 - bit, k_end - k);
+    uint64_t mask = n == 64 ? ~uint64_t{0} : ((uint64_t{1} << n) - 1) << bit;
+    count += PopCount(a[k >> 6] & b[k >> 6] & mask);
+    k += n;
+  }
+  return count;
+}
+
+// The first of `runs` that ends at or after slot k.
+std::vector<uint32_t>::const_iterator RunFrom(const std::vector<uint32_t>& runs, int64_t k) {
+  return std::partition_point(runs.begin(), runs.end(),
+                              [k](uint32_t run) { return Last(run) < k; });
+}
+
+// Slots of `runs` in [k, k_end), set in `words` too if given.
+int64_t CountRuns(const std::vector<uint32_t>& runs, const uint64_t* words, int64_t k,
+                  int64_t k_end) {
+  int64_t count = 0;
+  for (auto it = RunFrom(runs, k); it != runs.end() && First(*it) < k_end; ++it) {
+    int64_t lo = std::max(k, First(*it));
+    int64_t hi = std::min(k_end, Last(*it) + 1);
+    count += words != nullptr ? CountWords(words, words, lo, hi) : hi - lo;
+  }
+  return count;
+}
+
+// Slots in [k, k_end) of both `a` and `b`.
+int64_t CountRunsBoth(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b, int64_t k,
+                      int64_t k_end) {
+  int64_t count = 0;
+  auto i = RunFrom(a, k), j = RunFrom(b, k);
+  while (i != a.end() && j != b.end()) {
+    int64_t lo = std::max({k, First(*i), First(*j)});
+    if (lo >= k_end) break;
+    int64_t hi = std::min({k_end, Last(*i) + 1, Last(*j) + 1});
+    if (lo < hi) count += hi - lo;
+    if (Last(*i) < Last(*j)) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return count;
+}
 
 }  // namespace
 
@@ -48,13 +167,57 @@ int64_t TimeBitmap::SlotOf(int64_t t) const {
 uint64_t* TimeBitmap::ChunkFor(int64_t slot) {
   size_t c = static_cast<size_t>(slot >> kChunkBits);
   if (c >= chunks_.size()) chunks_.resize(c + 1);
-  if (!chunks_[c]) chunks_[c] = Chunk(new uint64_t[kWords]());
+  if (!chunks_[c]) {
+    if (c < runs_.size() && !runs_[c].empty()) return Expand(c);
+    chunks_[c] = Chunk(new uint64_t[kWords]());
+  }
+  return chunks_[c].get();
+}
+
+uint64_t* TimeBitmap::Expand(size_t c) {
+  chunks_[c] = Chunk(new uint64_t[kWords]());
+  SetRuns(runs_[c], chunks_[c].get());
+  runs_[c] = Runs();
   return chunks_[c].get();
 }
 
 void TimeBitmap::OrChunk(size_t k, const uint64_t* words) {
+  if (k >= kMaxChunks) return;
   uint64_t* into = ChunkFor(static_cast<int64_t>(k) << kChunkBits);
   for (int w = 0; w < kWords; ++w) into[w] |= words[w];
+}
+
+void TimeBitmap::OrRuns(size_t k, const Runs& runs) {
+  if (k >= kMaxChunks || runs.empty()) return;
+  if (k < chunks_.size() && chunks_[k]) {
+    SetRuns(runs, chunks_[k].get());
+    return;
+  }
+  if (k >= chunks_.size()) chunks_.resize(k + 1);
+  if (k >= runs_.size()) runs_.resize(chunks_.size());
+  Runs& mine = runs_[k];
+  if (mine.empty()) {
+    mine = runs;
+    return;
+  }
+  Runs united;
+  UniteRuns(mine, runs, &united);
+  if (united.size() <= kMaxRuns) {
+    mine.assign(united.begin(), united.end());
+  } else {
+    SetRuns(runs, Expand(k));
+  }
+}
+
+void TimeBitmap::Compact() {
+  Runs runs;
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    if (!chunks_[c] || !WordsToRuns(chunks_[c].get(), kMaxRuns, &runs)) continue;
+    chunks_[c].reset();
+    if (runs.empty()) continue;
+    if (c >= runs_.size()) runs_.resize(chunks_.size());
+    runs_[c].assign(runs.begin(), runs.end());
+  }
 }
 
 const uint64_t* TimeBitmap::ChunkAt(int64_t slot) const {
@@ -71,18 +234,7 @@ void TimeBitmap::Set(int64_t start_ns, int64_t end_ns) {
   for (;;) {
     uint64_t* words = ChunkFor(from);
     int64_t chunk_last = std::min(last, from | (kChunkSlots - 1));
-    // Slots [from, chunk_last] of this chunk, a word at a time.
-    int64_t first_word = (from & (kChunkSlots - 1)) >> 6;
-    int64_t last_word = (chunk_last & (kChunkSlots - 1)) >> 6;
-    uint64_t first_mask = ~uint64_t{0} << (from & 63);
-    uint64_t last_mask = ~uint64_t{0} >> (63 - (chunk_last & 63));
-    if (first_word == last_word) {
-      words[first_word] |= first_mask & last_mask;
-    } else {
-      words[first_word] |= first_mask;
-      for (int64_t w = first_word + 1; w < last_word; ++w) words[w] = ~uint64_t{0};
-      words[last_word] |= last_mask;
-    }
+    SetSlots(words, from & (kChunkSlots - 1), chunk_last & (kChunkSlots - 1));
     if (chunk_last == last) return;
     from = chunk_last + 1;
   }
@@ -104,22 +256,29 @@ int64_t TimeBitmap::CountSlots(int64_t from, int64_t to, const TimeBitmap* other
   to = std::min(to, static_cast<int64_t>(chunks_.size()) << kChunkBits);
   for (int64_t s = from; s < to;) {
     int64_t chunk_end = std::min(to, (s | (kChunkSlots - 1)) + 1);
-    const uint64_t* a = ChunkAt(s);
-    const uint64_t* b = other != nullptr ? other->ChunkAt(s) : a;
-    if (a == nullptr || b == nullptr) {  // nothing set in this chunk
-      s = chunk_end;
-      continue;
-    }
     int64_t k = s & (kChunkSlots - 1);
     int64_t k_end = k + (chunk_end - s);
-    while (k < k_end) {
-      int bit = static_cast<int>(k & 63);
-      int64_t n = std::min<int64_t>(64 - bit, k_end - k);
-      uint64_t mask = n == 64 ? ~uint64_t{0} : ((uint64_t{1} << n) - 1) << bit;
-      count += PopCount(a[k >> 6] & b[k >> 6] & mask);
-      k += n;
-    }
+    const int64_t at = s;
     s = chunk_end;
+    // Each side as words, or runs, or neither (nothing set in this chunk).
+    const uint64_t* a = ChunkAt(at);
+    const Runs* a_runs = a == nullptr ? RunsAt(at) : nullptr;
+    if (a == nullptr && a_runs == nullptr) continue;
+    if (other == nullptr) {
+      count += a != nullptr ? CountWords(a, a, k, k_end) : CountRuns(*a_runs, nullptr, k, k_end);
+      continue;
+    }
+    const uint64_t* b = other->ChunkAt(at);
+    const Runs* b_runs = b == nullptr ? other->RunsAt(at) : nullptr;
+    if (a != nullptr && b != nullptr) {
+      count += CountWords(a, b, k, k_end);
+    } else if (a_runs != nullptr && b != nullptr) {
+      count += CountRuns(*a_runs, b, k, k_end);
+    } else if (a != nullptr && b_runs != nullptr) {
+      count += CountRuns(*b_runs, a, k, k_end);
+    } else if (a_runs != nullptr && b_runs != nullptr) {
+      count += CountRunsBoth(*a_runs, *b_runs, k, k_end);
+    }
   }
   return count;
 }
@@ -145,6 +304,17 @@ int64_t TimeBitmap::LastBusyEnd(int64_t start_ns, int64_t end_ns) const {
     const uint64_t* words = ChunkAt(s);
     int64_t chunk_first = s & ~(kChunkSlots - 1);
     if (words == nullptr) {
+      if (const Runs* runs = RunsAt(s)) {
+        // The last run that starts at or before s; if it ends before the
+        // window, so do the runs before it.
+        int64_t k = s - chunk_first;
+        auto it = std::partition_point(runs->begin(), runs->end(),
+                                       [k](uint32_t run) { return First(run) <= k; });
+        if (it != runs->begin() && chunk_first + Last(*--it) >= from) {
+          int64_t slot = chunk_first + std::min(k, Last(*it));
+          return std::min(end_ns, origin_ns_ + (slot + 1) * resolution_ns_);
+        }
+      }
       s = chunk_first - 1;
       continue;
     }
@@ -170,21 +340,27 @@ int64_t TimeBitmap::Total() const {
     if (!c) continue;
     for (int w = 0; w < kWords; ++w) count += PopCount(c[w]);
   }
+  for (const Runs& runs : runs_) {
+    for (uint32_t run : runs) count += Last(run) - First(run) + 1;
+  }
   return count * resolution_ns_;
 }
 
 void TimeBitmap::Or(const TimeBitmap& other) {
   for (size_t c = 0; c < other.chunks_.size(); ++c) {
-    if (!other.chunks_[c]) continue;
-    uint64_t* mine = ChunkFor(static_cast<int64_t>(c) << kChunkBits);
-    for (int w = 0; w < kWords; ++w) mine[w] |= other.chunks_[c][w];
+    if (other.chunks_[c]) {
+      OrChunk(c, other.chunks_[c].get());
+    } else if (const Runs* runs = other.chunk_runs(c)) {
+      OrRuns(c, *runs);
+    }
   }
 }
 
 size_t TimeBitmap::memory_bytes() const {
   size_t n = 0;
   for (const Chunk& c : chunks_) n += c ? kWords * sizeof(uint64_t) : 0;
-  return n + chunks_.capacity() * sizeof(Chunk);
+  for (const Runs& runs : runs_) n += runs.capacity() * sizeof(uint32_t);
+  return n + chunks_.capacity() * sizeof(Chunk) + runs_.capacity() * sizeof(Runs);
 }
 
 void TimeSpans::Spill() {
@@ -199,6 +375,15 @@ void TimeBitmap::SetInto(TimeBitmap* into) const {
     return;
   }
   for (size_t c = 0; c < chunks_.size(); ++c) {
+    const int64_t chunk_first = static_cast<int64_t>(c) << kChunkBits;
+    if (const Runs* runs = chunk_runs(c)) {
+      // A run's slots make one interval: it sets in `into` what they would
+      // one by one.
+      for (uint32_t run : *runs) {
+        into->Set(origin_ns_ + (chunk_first + First(run)) * resolution_ns_,
+                  origin_ns_ + (chunk_first + Last(run) + 1) * resolution_ns_);
+      }
+    }
     if (!chunks_[c]) continue;
     for (int w = 0; w < kWords; ++w) {
       for (uint64_t bits = chunks_[c][w]; bits != 0; bits &= bits - 1) {

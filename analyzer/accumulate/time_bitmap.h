@@ -12,6 +12,13 @@
 // are exact for times on microsecond boundaries and otherwise within one
 // resolution per interval. Memory is 8 KiB per 65,536 slots that hold
 // anything (chunks are allocated on first use).
+//
+// Compact() keeps each chunk of few runs of set slots (at most kMaxRuns) as
+// its runs instead, 4 bytes a run: busy time that a process wrote down is
+// mostly long runs with long gaps between, so a run's state merged from many
+// processes (analyzer/analysis/shared_run.h) takes a fraction of the words.
+// Every query answers the same in either form; a Set into a chunk of runs
+// turns it back into words.
 
 #ifndef IOTAP_ANALYZER_ACCUMULATE_TIME_BITMAP_H_
 #define IOTAP_ANALYZER_ACCUMULATE_TIME_BITMAP_H_
@@ -49,27 +56,54 @@ class TimeBitmap {
   int64_t origin_ns() const { return origin_ns_; }
   size_t memory_bytes() const;
 
-  // The bitmap as words, for copying it between processes: chunk k holds
-  // slots [k * 65,536, (k + 1) * 65,536) in kChunkWords words, null where
-  // nothing in it was ever set.
+  // Keeps every chunk of at most kMaxRuns runs as its runs (and frees the
+  // chunks with nothing set).
+  void Compact();
+
+  // The bitmap chunk by chunk, for copying it between processes: chunk k
+  // holds slots [k * 65,536, (k + 1) * 65,536), as kChunkWords words
+  // (chunk(k)), as runs (chunk_runs(k)), or not at all (both null: nothing
+  // set). A run is the chunk's slots first..last (both included) as
+  // RunOf(first, last); a chunk's runs are sorted, apart (a clear slot
+  // between two) and never empty.
   static constexpr size_t kChunkWords = size_t{1} << 10;
+  static constexpr int64_t kChunkSlots = int64_t{1} << 16;
+  static constexpr size_t kMaxRuns = 1024;  // 4 KiB, half the words
+  // Chunks past this hold slots that are never set (kMaxSlots).
+  static constexpr size_t kMaxChunks = size_t{1} << 15;
+  static constexpr uint32_t RunOf(uint32_t first, uint32_t last) { return first << 16 | last; }
+  static constexpr uint32_t RunFirst(uint32_t run) { return run >> 16; }
+  static constexpr uint32_t RunLast(uint32_t run) { return run & 0xffff; }
   size_t chunk_count() const { return chunks_.size(); }
   const uint64_t* chunk(size_t k) const { return chunks_[k].get(); }
-  // Sets the slots of chunk k that `words` (kChunkWords of them) set.
+  const std::vector<uint32_t>* chunk_runs(size_t k) const {
+    return k < runs_.size() && !runs_[k].empty() ? &runs_[k] : nullptr;
+  }
+  // Sets the slots of chunk k (< kMaxChunks) that `words` (kChunkWords of
+  // them) set.
   void OrChunk(size_t k, const uint64_t* words);
+  // Sets the slots of chunk k (< kMaxChunks) of `runs` (sorted and apart,
+  // as chunk_runs gives them).
+  void OrRuns(size_t k, const std::vector<uint32_t>& runs);
 
  private:
   static constexpr int kChunkBits = 16;  // 65,536 slots per chunk
-  static constexpr int64_t kChunkSlots = int64_t{1} << kChunkBits;
   static constexpr int kWords = kChunkSlots / 64;
-  static_assert(kWords == kChunkWords);
+  static_assert(kWords == kChunkWords && kChunkSlots == int64_t{1} << kChunkBits);
   using Chunk = std::unique_ptr<uint64_t[]>;
+  using Runs = std::vector<uint32_t>;
 
   int64_t SlotOf(int64_t t) const;
   // The quotient d / resolution_ns_ for d >= 0, by multiplying.
   int64_t Divide(int64_t d) const;
   uint64_t* ChunkFor(int64_t slot);
   const uint64_t* ChunkAt(int64_t slot) const;
+  const Runs* RunsAt(int64_t slot) const {
+    size_t c = static_cast<size_t>(slot >> kChunkBits);
+    return chunk_runs(c);
+  }
+  // Chunk c as words again (it holds runs).
+  uint64_t* Expand(size_t c);
   // Set slots in [from, to), of this bitmap and, if given, of `other` too.
   int64_t CountSlots(int64_t from, int64_t to, const TimeBitmap* other) const;
 
@@ -77,6 +111,8 @@ class TimeBitmap {
   int64_t resolution_ns_;
   double inverse_resolution_;
   std::vector<Chunk> chunks_;
+  // Chunk c's runs, where chunks_[c] is null; empty until Compact().
+  std::vector<Runs> runs_;
 };
 
 // Busy intervals on their way into TimeBitmaps: what one process's file adds

@@ -1,5 +1,8 @@
 #include "analyzer/accumulate/time_bitmap.h"
 
+#include <cstdint>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
@@ -80,6 +83,130 @@ TEST(TimeSpansTest, NeighboursLessThanASlotApartSetTheSameSlots) {
   EXPECT_EQ(bitmap.Total(), 3000);
   EXPECT_EQ(bitmap.Count(2000, 3000), 0);
   EXPECT_EQ(bitmap.Count(3000, 4000), 1000);
+}
+
+// splitmix64, for intervals that are the same on every run of the test.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Busy intervals of a loader-like process: a few us to a ms long, 0.1 to
+// 3 ms apart, over ~0.4 s (6 chunks of 1 us slots), from an origin off the
+// slot grid.
+void SetLoaderLike(TimeBitmap* b, uint64_t seed, int64_t gap_ns = 3'000'000) {
+  int64_t t = 1'000'000'123;
+  for (uint64_t i = 0; t < 1'400'000'000; ++i) {
+    uint64_t r = Mix(seed * 1'000'003 + i);
+    int64_t length = 2'000 + static_cast<int64_t>(r % 1'000'000);
+    b->Set(t, t + length);
+    t += length + 100'000 + static_cast<int64_t>((r >> 24) % static_cast<uint64_t>(gap_ns));
+  }
+}
+
+TEST(TimeBitmapRunsTest, CompactKeepsAFewRunsAsRunsOfTheUnion) {
+  TimeBitmap b(0, 1);
+  b.Set(10, 20);
+  b.Set(15, 30);   // overlaps the one before: one run 10..29
+  b.Set(30, 32);   // touches it: still one run, 10..31
+  b.Set(100, 101);
+  b.Set(65'530, 65'546);  // across the chunk boundary
+  b.Compact();
+  ASSERT_EQ(b.chunk(0), nullptr);
+  ASSERT_NE(b.chunk_runs(0), nullptr);
+  EXPECT_EQ(*b.chunk_runs(0), (std::vector<uint32_t>{TimeBitmap::RunOf(10, 31),
+                                                      TimeBitmap::RunOf(100, 100),
+                                                      TimeBitmap::RunOf(65'530, 65'535)}));
+  ASSERT_NE(b.chunk_runs(1), nullptr);
+  EXPECT_EQ(*b.chunk_runs(1), (std::vector<uint32_t>{TimeBitmap::RunOf(0, 9)}));
+  EXPECT_EQ(b.Total(), 22 + 1 + 16);
+  EXPECT_EQ(b.Count(0, 31), 21);
+  EXPECT_EQ(b.Count(31, 65'540), 1 + 1 + 10);
+  EXPECT_EQ(b.LastBusyEnd(0, 65'536), 65'536);
+  EXPECT_EQ(b.LastBusyEnd(0, 65'000), 101);
+  EXPECT_EQ(b.LastBusyEnd(32, 100), -1);
+  EXPECT_EQ(b.LastBusyEnd(20, 25), 25);
+  EXPECT_LT(b.memory_bytes(), size_t{200});
+}
+
+TEST(TimeBitmapRunsTest, EveryQueryAnswersAsTheWordsDo) {
+  TimeBitmap words_a(1'000'000'000, 1000), words_b(1'000'000'000, 1000);
+  SetLoaderLike(&words_a, 1);
+  SetLoaderLike(&words_b, 2);
+  TimeBitmap runs_a(1'000'000'000, 1000), runs_b(1'000'000'000, 1000);
+  runs_a.Or(words_a);
+  runs_b.Or(words_b);
+  runs_a.Compact();
+  runs_b.Compact();
+  ASSERT_EQ(runs_a.chunk(0), nullptr);
+  ASSERT_NE(runs_a.chunk_runs(0), nullptr);
+  EXPECT_LT(runs_a.memory_bytes() * 8, words_a.memory_bytes());
+  EXPECT_EQ(runs_a.Total(), words_a.Total());
+  EXPECT_GT(runs_a.Total(), 100'000'000);
+  // Windows of every length, on and off the slot grid, within chunks and
+  // across them; each side as words or runs.
+  for (uint64_t i = 0; i < 3000; ++i) {
+    int64_t start = 999'000'000 + static_cast<int64_t>(Mix(i) % 420'000'000);
+    int64_t end = start + static_cast<int64_t>(Mix(i + 7) % (i % 3 == 0 ? 200'000'000 : 300'000));
+    ASSERT_EQ(runs_a.Count(start, end), words_a.Count(start, end)) << start << " " << end;
+    ASSERT_EQ(runs_a.LastBusyEnd(start, end), words_a.LastBusyEnd(start, end)) << start;
+    int64_t both = words_a.CountBoth(words_b, start, end);
+    ASSERT_EQ(runs_a.CountBoth(runs_b, start, end), both) << start << " " << end;
+    ASSERT_EQ(runs_a.CountBoth(words_b, start, end), both);
+    ASSERT_EQ(words_a.CountBoth(runs_b, start, end), both);
+  }
+}
+
+TEST(TimeBitmapRunsTest, OrOfRunsUnitesThemAndTooManyBecomeWords) {
+  TimeBitmap a(0, 1), b(0, 1);
+  a.Set(0, 5);
+  a.Set(20, 30);
+  b.Set(5, 10);   // joins a's first run
+  b.Set(25, 40);  // overlaps a's second
+  b.Set(50, 51);
+  a.Compact();
+  b.Compact();
+  a.Or(b);
+  ASSERT_NE(a.chunk_runs(0), nullptr);
+  EXPECT_EQ(*a.chunk_runs(0), (std::vector<uint32_t>{TimeBitmap::RunOf(0, 9),
+                                                      TimeBitmap::RunOf(20, 39),
+                                                      TimeBitmap::RunOf(50, 50)}));
+  EXPECT_EQ(a.Total(), 10 + 20 + 1);
+  // Every other slot: 1,500 runs, more than kMaxRuns: the chunk stays words,
+  // and runs OR-ed into it set its bits.
+  TimeBitmap many(0, 1), odd(0, 1);
+  for (int64_t slot = 0; slot < 3000; slot += 2) many.Set(slot, slot + 1);
+  for (int64_t slot = 1; slot < 1001; slot += 2) odd.Set(slot, slot + 1);
+  many.Compact();
+  odd.Compact();
+  ASSERT_NE(many.chunk(0), nullptr);
+  ASSERT_NE(odd.chunk_runs(0), nullptr);
+  EXPECT_EQ(odd.chunk_runs(0)->size(), 500u);
+  odd.Or(many);  // 500 runs and 1,500 more: 1,000 of them joined into one
+  EXPECT_EQ(odd.Total(), 1500 + 500);
+  EXPECT_EQ(odd.Count(0, 1001), 1001);
+  ASSERT_NE(odd.chunk(0), nullptr) << "1,000 runs and 1 are past kMaxRuns";
+  many.Or(odd);
+  EXPECT_EQ(many.Total(), 2000);
+}
+
+TEST(TimeBitmapRunsTest, SetIntoRunsTurnsThemBackIntoWords) {
+  TimeBitmap b(0, 1000);
+  b.Set(5000, 8000);
+  b.Compact();
+  ASSERT_NE(b.chunk_runs(0), nullptr);
+  b.Set(7000, 12'000);
+  EXPECT_EQ(b.chunk_runs(0), nullptr);
+  ASSERT_NE(b.chunk(0), nullptr);
+  EXPECT_EQ(b.Total(), 7000);
+  // Into a bitmap of another resolution: a run sets what its slots would.
+  b.Compact();
+  TimeBitmap coarse(0, 4000);
+  b.SetInto(&coarse);
+  EXPECT_EQ(coarse.Total(), 8000);  // [5000, 12000) touches [4000, 8000) and [8000, 12000)
+  EXPECT_EQ(coarse.Count(0, 4000), 0);
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include "analyzer/analysis/partial_run.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <map>
 #include <string>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analyzer/analysis/bitmap_wire.h"
 #include "analyzer/base/numbers.h"
 #include "google/protobuf/message_lite.h"
 
@@ -36,7 +36,7 @@ enum Section : uint64_t {
   kMapped = 9,  // mapped reads and io_uring requests
 };
 constexpr uint64_t kMagic = 0x69746170'70617274;  // "itappart"
-constexpr uint64_t kVersion = 1;
+constexpr uint64_t kVersion = 2;  // 2: bitmaps' chunks as runs
 
 // Each struct that travels names its fields once, in Fields(x, f), for both
 // directions. The sizes below catch a field added to one of them without
@@ -479,45 +479,6 @@ void MergeSeries(WireReader& r, AdaptiveSeries* into) {
   if (r.ok()) into->Merge(s);
 }
 
-// A bitmap's chunks, each as runs of equal words: busy time is long runs of
-// set and clear slots.
-void PutBitmap(WireWriter& w, const TimeBitmap& b) {
-  size_t present = 0;
-  for (size_t k = 0; k < b.chunk_count(); ++k) present += b.chunk(k) != nullptr;
-  w.U(present);
-  for (size_t k = 0; k < b.chunk_count(); ++k) {
-    const uint64_t* words = b.chunk(k);
-    if (words == nullptr) continue;
-    w.U(k);
-    for (size_t i = 0; i < TimeBitmap::kChunkWords;) {
-      size_t j = i + 1;
-      while (j < TimeBitmap::kChunkWords && words[j] == words[i]) ++j;
-      w.U(j - i);
-      w.U(words[i]);
-      i = j;
-    }
-  }
-}
-
-void MergeBitmap(WireReader& r, TimeBitmap* into) {
-  uint64_t present = r.Count();
-  std::array<uint64_t, TimeBitmap::kChunkWords> words;
-  for (uint64_t c = 0; c < present && r.ok(); ++c) {
-    uint64_t k = r.Count(uint64_t{1} << 40);
-    for (size_t i = 0; i < words.size() && r.ok();) {
-      uint64_t run = r.U();
-      uint64_t word = r.U();
-      if (run == 0 || run > words.size() - i) {
-        r.Fail();
-        break;
-      }
-      std::fill_n(words.begin() + i, run, word);
-      i += run;
-    }
-    if (r.ok()) into->OrChunk(k, words.data());
-  }
-}
-
 void PutHeader(WireWriter& w, const RunState& s) {
   w.U(kMagic);
   w.U(kVersion);
@@ -561,12 +522,12 @@ void PutSums(WireWriter& w, const RunState& s) {
   PutBitmap(w, *s.all_io);
 }
 
-void MergeSums(WireReader& r, RunState& s) {
+absl::Status MergeSums(WireReader& r, RunState& s) {
   s.events += r.U();
   AddTo(&s.dropped, r.U());
   AddTo(&s.late_clipped_ns, r.S());
   s.end_ns = std::max(s.end_ns, r.S());
-  if (s.scope != AnalysisScope::kFull) return;
+  if (s.scope != AnalysisScope::kFull) return absl::OkStatus();
   SizeHistogram sizes;
   Get(r, &sizes);
   s.data_read_sizes.Merge(sizes);
@@ -576,7 +537,7 @@ void MergeSums(WireReader& r, RunState& s) {
     l.Merge(o);
   }
   for (AdaptiveSeries& series : s.layer_read_bytes) MergeSeries(r, &series);
-  MergeBitmap(r, s.all_io.get());
+  return MergeBitmap(r, s.all_io.get());
 }
 
 // Whether the partial carries catalog entry i: read, or tried.
@@ -707,8 +668,10 @@ absl::Status MergeGroup(WireReader& r, RunState& s) {
   auto it = s.groups.find(static_cast<int>(r.S()));
   if (it == s.groups.end()) return absl::DataLossError("a trainer group no rank knows");
   TrainerGroup& g = it->second;
-  MergeBitmap(r, g.io.get());
-  MergeBitmap(r, g.writes.get());
+  for (TimeBitmap* bitmap : {g.io.get(), g.writes.get()}) {
+    absl::Status merged = MergeBitmap(r, bitmap);
+    if (!merged.ok()) return merged;
+  }
   for (auto* series : {&g.read_bytes, &g.read_calls, &g.read_ns, &g.trainer_cpu}) {
     MergeSeries(r, series->get());
   }
@@ -731,7 +694,8 @@ absl::Status MergeGroup(WireReader& r, RunState& s) {
   }
   if (r.U() != 0) {
     if (!g.own_io) g.own_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
-    MergeBitmap(r, g.own_io.get());
+    absl::Status merged = MergeBitmap(r, g.own_io.get());
+    if (!merged.ok()) return merged;
   }
   std::vector<std::string> channels;
   Get(r, &channels);
@@ -778,7 +742,7 @@ absl::Status MergePartial(WireReader& in, RunState& s) {
     uint64_t section = in.U();
     if (section == kEnd) break;
     switch (section) {
-      case kSums: MergeSums(in, s); break;
+      case kSums: status = MergeSums(in, s); break;
       case kProcess: status = MergeProcess(in, s); break;
       case kFile: MergeFiles(in, s, previous_path); break;
       case kIpc: {

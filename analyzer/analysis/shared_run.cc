@@ -70,6 +70,15 @@ uint64_t SharedRun::Fingerprint() const {
 void SharedRun::Read(const std::vector<int>& indices, int threads,
                      const std::function<void(size_t, size_t)>& progress) {
   internal::ReadFiles(*state_, indices, threads, progress);
+  // Busy time as runs where it is sparse: what the partial carries, and
+  // what the process that merges it keeps.
+  internal::RunState& s = *state_;
+  if (s.all_io) s.all_io->Compact();
+  for (auto& [index, group] : s.groups) {
+    for (TimeBitmap* bitmap : {group.io.get(), group.writes.get(), group.own_io.get()}) {
+      if (bitmap != nullptr) bitmap->Compact();
+    }
+  }
 }
 
 void SharedRun::WritePartial(WireWriter& out) const { internal::WritePartial(*state_, out); }
