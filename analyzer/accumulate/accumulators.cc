@@ -152,7 +152,34 @@ void AdaptiveSeries::Coarsen() {
   last_end_ = last_start_;
 }
 
+void AdaptiveSeries::Compact() {
+  if (bins_.empty()) return;
+  size_t count = 0;
+  ForEachRun([&](size_t, double) { ++count; });
+  if (count * sizeof(Run) >= bins_.size() * sizeof(double)) return;
+  std::vector<Run> runs;
+  runs.reserve(count);
+  uint32_t end = 0;
+  ForEachRun([&](size_t n, double value) {
+    end += static_cast<uint32_t>(n);
+    runs.push_back({end, value});
+  });
+  runs_ = std::move(runs);
+  bins_ = std::vector<double>();
+  last_start_ = last_end_ = 0;
+}
+
+void AdaptiveSeries::Expand() {
+  if (runs_.empty()) return;
+  std::vector<double> bins;
+  bins.reserve(runs_.back().end);
+  for (const Run& run : runs_) bins.resize(run.end, run.value);
+  bins_ = std::move(bins);
+  runs_ = std::vector<Run>();
+}
+
 void AdaptiveSeries::Trim() {
+  Expand();
   size_t last = bins_.size();
   while (last > 0 && bins_[last - 1] == 0) --last;
   bins_.resize(last);
@@ -171,12 +198,14 @@ void AdaptiveSeries::Grow(size_t index) {
 }
 
 void AdaptiveSeries::AddAtSlow(int64_t t, double amount) {
+  Expand();
   int64_t d = std::max<int64_t>(0, t - origin_ns_);
   Grow(BinOf(d));
   bins_[BinOf(d)] += amount;
 }
 
 void AdaptiveSeries::AddOver(int64_t start, int64_t end, double amount) {
+  Expand();
   start = std::max(start, origin_ns_);
   if (end <= start) {
     AddAt(start, amount);
@@ -205,6 +234,20 @@ double AdaptiveSeries::SumOver(int64_t start, int64_t end) const {
   double sum = 0;
   start = std::max(start, origin_ns_);
   size_t index = start < end ? BinOf(start - origin_ns_) : 0;
+  if (!runs_.empty()) {
+    // As below, each bin's value from the run that holds it.
+    auto run = std::partition_point(runs_.begin(), runs_.end(),
+                                    [index](const Run& r) { return r.end <= index; });
+    for (int64_t t = start; t < end; ++index) {
+      while (run != runs_.end() && run->end <= index) ++run;
+      if (run == runs_.end()) break;
+      int64_t bin_start = origin_ns_ + static_cast<int64_t>(index) * bin_ns_;
+      int64_t piece_end = std::min(end, bin_start + bin_ns_);
+      sum += run->value * static_cast<double>(piece_end - t) / static_cast<double>(bin_ns_);
+      t = piece_end;
+    }
+    return sum;
+  }
   for (int64_t t = start; t < end; ++index) {
     if (index >= bins_.size()) break;
     int64_t bin_start = origin_ns_ + static_cast<int64_t>(index) * bin_ns_;
@@ -220,6 +263,13 @@ void AdaptiveSeries::AddSeries(const AdaptiveSeries& o) {
     Merge(o);
     return;
   }
+  if (!o.runs_.empty()) {
+    AdaptiveSeries bins = o;
+    bins.Expand();
+    AddSeries(bins);
+    return;
+  }
+  Expand();
   while (bin_ns_ < o.bin_ns_) Coarsen();
   const bool nested = bin_ns_ % o.bin_ns_ == 0 && (o.origin_ns_ - origin_ns_) % o.bin_ns_ == 0;
   for (size_t i = 0; i < o.bins_.size(); ++i) {
@@ -238,6 +288,24 @@ void AdaptiveSeries::AddSeries(const AdaptiveSeries& o) {
 }
 
 void AdaptiveSeries::Merge(const AdaptiveSeries& o) {
+  if (!o.runs_.empty()) {
+    if (bins_.empty() && runs_.empty()) {
+      // Into nothing: the runs, as the bin for bin sum below would leave
+      // them (0 + each bin: a zero is +0).
+      while (bin_ns_ < o.bin_ns_) Coarsen();
+      if (bin_ns_ == o.bin_ns_) {
+        runs_ = o.runs_;
+        for (Run& run : runs_) run.value = run.value == 0 ? 0.0 : 0.0 + run.value;
+        last_start_ = last_end_ = 0;
+        return;
+      }
+    }
+    AdaptiveSeries bins = o;
+    bins.Expand();
+    Merge(bins);
+    return;
+  }
+  Expand();
   while (bin_ns_ < o.bin_ns_) Coarsen();
   if (bin_ns_ == o.bin_ns_) {  // the usual case: bin for bin
     size_t last = o.bins_.size();

@@ -1,6 +1,7 @@
 #include "analyzer/accumulate/accumulators.h"
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 #include <vector>
 
@@ -118,6 +119,76 @@ TEST(AdaptiveSeriesTest, AddOverSpreadsOverPiecesAndWholeBins) {
     for (double& v : want) v = 0.0 + v * 10.0 / 10.0;  // as Resample reads a whole bin
     EXPECT_EQ(s.Resample(0, 10, 10), want) << start << " " << end;
   }
+}
+
+// A loader's CPU series: a sample every 100 ms spread over the bins since
+// the one before, as the analysis adds them.
+AdaptiveSeries CpuLike(int64_t origin_ns) {
+  AdaptiveSeries s(origin_ns, 1'000'000);
+  int64_t before = origin_ns + 3'000'000'000;
+  for (int k = 1; k <= 1200; ++k) {
+    int64_t t = origin_ns + 3'000'000'000 + k * 100'000'000 + (k * 7919) % 3'000'000;
+    s.AddOver(before, t, static_cast<double>(20'000'000 + (k * 104'729) % 60'000'000));
+    before = t;
+  }
+  return s;
+}
+
+std::vector<std::pair<size_t, double>> RunsOf(const AdaptiveSeries& s) {
+  std::vector<std::pair<size_t, double>> runs;
+  s.ForEachRun([&](size_t n, double value) { runs.emplace_back(n, value); });
+  return runs;
+}
+
+TEST(AdaptiveSeriesTest, CompactAnswersBitForBitAsTheBins) {
+  const AdaptiveSeries bins = CpuLike(5'000'000);
+  AdaptiveSeries runs = bins;
+  runs.Compact();
+  EXPECT_EQ(RunsOf(runs), RunsOf(bins));
+  EXPECT_EQ(runs.bin_ns(), 4'000'000);  // 123 s in at most 32,768 bins
+  size_t count = RunsOf(runs).size();
+  EXPECT_LT(count * 4, AdaptiveSeries::kMaxBins) << "runs of about 25 bins, most equal";
+  for (int64_t start = 0; start < 130'000'000'000; start += 777'777'777) {
+    for (int64_t width : {1'000'000, 250'000'000, 3'000'000'000}) {
+      ASSERT_EQ(std::bit_cast<uint64_t>(runs.SumOver(start, start + width)),
+                std::bit_cast<uint64_t>(bins.SumOver(start, start + width)))
+          << start << " " << width;
+    }
+  }
+  EXPECT_EQ(runs.Resample(0, 1'000'000'000, 130), bins.Resample(0, 1'000'000'000, 130));
+  // A change turns it back into bins, with the same sums.
+  AdaptiveSeries changed = runs, changed_bins = bins;
+  changed.AddAt(60'000'000'000, 5);
+  changed_bins.AddAt(60'000'000'000, 5);
+  EXPECT_EQ(RunsOf(changed), RunsOf(changed_bins));
+}
+
+TEST(AdaptiveSeriesTest, MergingCompactRunsGivesWhatMergingBinsGives) {
+  AdaptiveSeries a = CpuLike(0), b = CpuLike(0);
+  b.AddAt(1'000'000'000, 3);
+  AdaptiveSeries a_runs = a, b_runs = b;
+  a_runs.Compact();
+  b_runs.Compact();
+  // Into nothing (stays runs), into bins, into runs, and runs into bins.
+  AdaptiveSeries none(0, 1'000'000), none_bins(0, 1'000'000);
+  none.Merge(b_runs);
+  none_bins.Merge(b);
+  EXPECT_EQ(none.Resample(0, 500'000'000, 300), none_bins.Resample(0, 500'000'000, 300));
+  AdaptiveSeries expect = a;
+  expect.Merge(b);
+  for (auto [into, from] :
+       {std::pair{a, b_runs}, std::pair{a_runs, b_runs}, std::pair{a_runs, b}}) {
+    into.Merge(from);
+    EXPECT_EQ(into.Resample(0, 100'000'000, 1300), expect.Resample(0, 100'000'000, 1300));
+    EXPECT_EQ(into.SumOver(0, INT64_MAX / 2), expect.SumOver(0, INT64_MAX / 2));
+  }
+  // A series whose bins all differ: a run a bin (kept as bins: runs would
+  // take more).
+  AdaptiveSeries ramp(0, 1);
+  for (int64_t t = 0; t < 1000; ++t) ramp.AddAt(t, static_cast<double>(t));
+  AdaptiveSeries ramp_runs = ramp;
+  ramp_runs.Compact();
+  EXPECT_EQ(RunsOf(ramp_runs).size(), 1000u);
 }
 
 }  // namespace

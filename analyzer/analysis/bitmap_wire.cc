@@ -14,8 +14,8 @@ namespace {
 enum Form : uint64_t { kWordsForm = 0, kRunsForm = 1 };
 
 absl::Status Damaged(uint64_t chunk, std::string_view what) {
-  return absl::DataLossError(
-      absl::StrCat("a busy-time bitmap in a partial analysis is damaged: chunk ", chunk, " ", what));
+  return absl::DataLossError(absl::StrCat(
+      "a busy-time bitmap in a partial analysis is damaged: chunk ", chunk, " ", what));
 }
 
 // Chunk k's words, as PutWords wrote them.

@@ -1,5 +1,6 @@
 #include "analyzer/analysis/bitmap_wire.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>

@@ -7,10 +7,10 @@
 #include "analyzer/analysis/partial_run.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -436,42 +436,59 @@ void Get(WireReader& r, T* v) {
   }
 }
 
-// A series as runs of equal bins: a CPU sample's time is spread evenly over
-// the bins since the one before, so equal neighbours are the rule.
+// A series as runs of equal bins, up to its last bin that is not zero: a
+// CPU sample's time is spread evenly over the bins since the one before, so
+// equal neighbours are the rule.
 void PutSeries(WireWriter& w, const AdaptiveSeries& s) {
-  const std::vector<double>& bins = s.bins();
-  size_t last = bins.size();
-  while (last > 0 && bins[last - 1] == 0) --last;
+  std::vector<std::pair<size_t, double>> runs;
+  s.ForEachRun([&](size_t n, double value) { runs.emplace_back(n, value); });
+  while (!runs.empty() && runs.back().second == 0) runs.pop_back();
+  size_t bins = 0;
+  for (const auto& [n, value] : runs) bins += n;
   w.S(s.bin_ns());
-  w.U(last);
-  for (size_t i = 0; i < last;) {
-    size_t j = i + 1;
-    while (j < last && std::memcmp(&bins[j], &bins[i], sizeof(double)) == 0) ++j;
-    w.U(j - i);
-    w.D(bins[i]);
-    i = j;
+  w.U(bins);
+  for (const auto& [n, value] : runs) {
+    w.U(n);
+    w.D(value);
   }
 }
 
-// A series as PutSeries wrote it, with `origin_ns`.
+// A series as PutSeries wrote it, with `origin_ns`: as runs where they take
+// less memory than its bins.
 AdaptiveSeries GetSeries(WireReader& r, int64_t origin_ns) {
   int64_t bin_ns = r.S();
-  std::vector<double> bins(r.Count(AdaptiveSeries::kMaxBins));
-  for (size_t i = 0; i < bins.size() && r.ok();) {
+  const uint64_t bins = r.Count(AdaptiveSeries::kMaxBins);
+  std::vector<AdaptiveSeries::Run> runs;
+  for (uint64_t end = 0; end < bins && r.ok();) {
     uint64_t run = r.U();
     double value = r.D();
-    if (run == 0 || run > bins.size() - i) {
+    if (run == 0 || run > bins - end) {
       r.Fail();
       break;
     }
-    std::fill_n(bins.begin() + i, run, value);
-    i += run;
+    end += run;
+    runs.push_back({static_cast<uint32_t>(end), value});
   }
   if (bin_ns <= 0) {
     r.Fail();
     bin_ns = 1;
   }
-  return AdaptiveSeries(origin_ns, bin_ns, std::move(bins));
+  if (!r.ok()) return AdaptiveSeries(origin_ns, bin_ns);
+  if (runs.size() * sizeof(AdaptiveSeries::Run) < bins * sizeof(double)) {
+    return AdaptiveSeries(origin_ns, bin_ns, std::move(runs));
+  }
+  std::vector<double> values;
+  values.reserve(bins);
+  for (const AdaptiveSeries::Run& run : runs) values.resize(run.end, run.value);
+  return AdaptiveSeries(origin_ns, bin_ns, std::move(values));
+}
+
+// Adds to `*bytes` (if not null) what `put` writes.
+template <typename F>
+void Tally(WireWriter& w, uint64_t* bytes, F&& put) {
+  const uint64_t before = w.bytes_written();
+  put();
+  if (bytes != nullptr) *bytes += w.bytes_written() - before;
 }
 
 void MergeSeries(WireReader& r, AdaptiveSeries* into) {
@@ -509,7 +526,7 @@ absl::Status CheckHeader(WireReader& r, const RunState& s) {
   return absl::OkStatus();
 }
 
-void PutSums(WireWriter& w, const RunState& s) {
+void PutSums(WireWriter& w, const RunState& s, PartialSizes* sizes) {
   w.U(kSums);
   w.U(s.events);
   w.U(s.dropped);
@@ -518,8 +535,10 @@ void PutSums(WireWriter& w, const RunState& s) {
   if (s.scope != AnalysisScope::kFull) return;
   Put(w, s.data_read_sizes);
   for (const LayerAccumulator& l : s.layers) Put(w, l);
-  for (const AdaptiveSeries& series : s.layer_read_bytes) PutSeries(w, series);
-  PutBitmap(w, *s.all_io);
+  Tally(w, sizes ? &sizes->series : nullptr, [&] {
+    for (const AdaptiveSeries& series : s.layer_read_bytes) PutSeries(w, series);
+  });
+  Tally(w, sizes ? &sizes->bitmaps : nullptr, [&] { PutBitmap(w, *s.all_io); });
 }
 
 absl::Status MergeSums(WireReader& r, RunState& s) {
@@ -638,27 +657,32 @@ void MergeFiles(WireReader& r, RunState& s, std::string& previous) {
   MergeFile(into, o);
 }
 
-void PutGroup(WireWriter& w, int index, const TrainerGroup& g) {
+void PutGroup(WireWriter& w, int index, const TrainerGroup& g, PartialSizes* sizes) {
+  uint64_t* bitmap_bytes = sizes ? &sizes->bitmaps : nullptr;
   w.U(kGroup);
   w.S(index);
-  PutBitmap(w, *g.io);
-  PutBitmap(w, *g.writes);
-  for (const auto* series : {&g.read_bytes, &g.read_calls, &g.read_ns, &g.trainer_cpu}) {
-    PutSeries(w, **series);
-  }
-  for (const auto* loaders : {&g.loader_cpu, &g.loader_run_queue}) {
-    w.U(loaders->size());
-    for (const auto& [loader, series] : *loaders) {
-      w.S(loader);
-      PutSeries(w, series);
+  Tally(w, bitmap_bytes, [&] {
+    PutBitmap(w, *g.io);
+    PutBitmap(w, *g.writes);
+  });
+  Tally(w, sizes ? &sizes->series : nullptr, [&] {
+    for (const auto* series : {&g.read_bytes, &g.read_calls, &g.read_ns, &g.trainer_cpu}) {
+      PutSeries(w, **series);
     }
-  }
+    for (const auto* loaders : {&g.loader_cpu, &g.loader_run_queue}) {
+      w.U(loaders->size());
+      for (const auto& [loader, series] : *loaders) {
+        w.S(loader);
+        PutSeries(w, series);
+      }
+    }
+  });
   Put(w, g.cuda_copies);
   // The trainer's evidence of waiting, its own reads when it has no
   // loaders, and the loaders' pipes and sockets.
   Put(w, g.waits);
   w.U(g.own_io ? 1 : 0);
-  if (g.own_io) PutBitmap(w, *g.own_io);
+  if (g.own_io) Tally(w, bitmap_bytes, [&] { PutBitmap(w, *g.own_io); });
   std::vector<std::string> channels(g.loader_channels.begin(), g.loader_channels.end());
   std::sort(channels.begin(), channels.end());
   Put(w, channels);
@@ -705,13 +729,15 @@ absl::Status MergeGroup(WireReader& r, RunState& s) {
 
 }  // namespace
 
-void WritePartial(const RunState& s, WireWriter& out) {
+void WritePartial(const RunState& s, WireWriter& out, PartialSizes* sizes) {
   PutHeader(out, s);
-  PutSums(out, s);
-  for (size_t i = 0; i < s.catalog.entries.size(); ++i) {
-    if (Carried(s, i)) PutProcess(out, s, i);
-  }
-  PutFiles(out, s);
+  PutSums(out, s, sizes);
+  Tally(out, sizes ? &sizes->processes : nullptr, [&] {
+    for (size_t i = 0; i < s.catalog.entries.size(); ++i) {
+      if (Carried(s, i)) PutProcess(out, s, i);
+    }
+  });
+  Tally(out, sizes ? &sizes->files : nullptr, [&] { PutFiles(out, s); });
   for (const auto& [kind, f] : s.ipc) {
     out.U(kIpc);
     out.S(kind);
@@ -730,9 +756,10 @@ void WritePartial(const RunState& s, WireWriter& out) {
   Put(out, s.cuda);
   out.U(kMapped);
   Put(out, s.mapped);
-  for (const auto& [index, group] : s.groups) PutGroup(out, index, group);
+  for (const auto& [index, group] : s.groups) PutGroup(out, index, group, sizes);
   out.U(kEnd);
   out.Finish();
+  if (sizes != nullptr) sizes->total += out.bytes_written();
 }
 
 absl::Status MergePartial(WireReader& in, RunState& s) {

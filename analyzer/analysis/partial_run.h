@@ -16,7 +16,7 @@
 // summary, marker steps, read issues), and the run's sums over them: files
 // by path (each path written once, sharing its prefix with the one before),
 // descriptors by kind, layers, datasets, TFRecord files, CUDA copies, busy
-// time bitmaps, time series, each trainer group's series. Merging is the
+// time bitmaps (bitmap_wire.h), time series, each trainer group's series. Merging is the
 // per-process merge of the analysis over already merged figures: sums add,
 // bitmaps OR, and where processes disagree the one ranked last still says,
 // whichever rank read it, so the merged state is the one-process state.
@@ -34,7 +34,8 @@ namespace iotap::analyzer::internal {
 
 // Writes what ReadFiles (and MergePartial) added to `s`; before
 // FinishReading.
-void WritePartial(const RunState& s, WireWriter& out);
+// With `sizes`, adds there what went to what.
+void WritePartial(const RunState& s, WireWriter& out, PartialSizes* sizes = nullptr);
 
 // Adds a partial, written from a state prepared as `s` was, into `s`.
 // Fails if the stream is damaged or from a run prepared otherwise; `s` is

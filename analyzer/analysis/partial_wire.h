@@ -81,6 +81,15 @@ class WireWriter {
   uint64_t written_ = 0;
 };
 
+// How many bytes of a partial went to what (IOTAP_MPI_TIMES prints them).
+struct PartialSizes {
+  uint64_t bitmaps = 0;    // busy time
+  uint64_t series = 0;     // time series
+  uint64_t processes = 0;  // each process's summary, marker steps, issues
+  uint64_t files = 0;      // figures by path
+  uint64_t total = 0;
+};
+
 class WireReader {
  public:
   // `next` returns the next piece of the stream; an empty one: no more.

@@ -78,10 +78,39 @@ void SharedRun::Read(const std::vector<int>& indices, int threads,
     for (TimeBitmap* bitmap : {group.io.get(), group.writes.get(), group.own_io.get()}) {
       if (bitmap != nullptr) bitmap->Compact();
     }
+    // And series as runs of equal bins where that is smaller.
+    for (AdaptiveSeries* series : {group.read_bytes.get(), group.read_calls.get(),
+                                   group.read_ns.get(), group.trainer_cpu.get()}) {
+      if (series != nullptr) series->Compact();
+    }
+    for (auto* loaders : {&group.loader_cpu, &group.loader_run_queue}) {
+      for (auto& [loader, series] : *loaders) series.Compact();
+    }
   }
 }
 
-void SharedRun::WritePartial(WireWriter& out) const { internal::WritePartial(*state_, out); }
+SharedRun::SummaryBytes SharedRun::summary_bytes() const {
+  const internal::RunState& s = *state_;
+  SummaryBytes b;
+  if (s.all_io) b.bitmaps += s.all_io->memory_bytes();
+  for (const auto& [index, group] : s.groups) {
+    for (const TimeBitmap* bitmap : {group.io.get(), group.writes.get(), group.own_io.get()}) {
+      if (bitmap != nullptr) b.bitmaps += bitmap->memory_bytes();
+    }
+    for (const AdaptiveSeries* series : {group.read_bytes.get(), group.read_calls.get(),
+                                         group.read_ns.get(), group.trainer_cpu.get()}) {
+      if (series != nullptr) b.series += series->memory_bytes();
+    }
+    for (const auto* loaders : {&group.loader_cpu, &group.loader_run_queue}) {
+      for (const auto& [loader, series] : *loaders) b.series += series.memory_bytes();
+    }
+  }
+  return b;
+}
+
+void SharedRun::WritePartial(WireWriter& out, PartialSizes* sizes) const {
+  internal::WritePartial(*state_, out, sizes);
+}
 
 absl::Status SharedRun::MergePartial(WireReader& in) { return internal::MergePartial(in, *state_); }
 

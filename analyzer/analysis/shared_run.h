@@ -59,11 +59,21 @@ class SharedRun {
   // what it sized).
   uint64_t Fingerprint() const;
 
-  // Reads the files of `indices`, `threads` at a time.
+  // Reads the files of `indices`, `threads` at a time; then keeps the busy
+  // time and series it filled compact (runs where they take less memory:
+  // TimeBitmap::Compact, AdaptiveSeries::Compact), as a merged state does.
   void Read(const std::vector<int>& indices, int threads,
             const std::function<void(size_t, size_t)>& progress);
+  // The memory the busy-time bitmaps and the series of the trainer groups
+  // (and of processes outside them) take here.
+  struct SummaryBytes {
+    uint64_t bitmaps = 0;
+    uint64_t series = 0;
+  };
+  SummaryBytes summary_bytes() const;
   // What reading (and merging) added, for a process that merges it.
-  void WritePartial(WireWriter& out) const;
+  // With `sizes`, adds there how many bytes went to what.
+  void WritePartial(WireWriter& out, PartialSizes* sizes = nullptr) const;
   // Adds a partial of a run prepared alike; fails if it is damaged or from
   // another run (this run is then unusable).
   absl::Status MergePartial(WireReader& in);

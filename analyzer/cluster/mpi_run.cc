@@ -89,6 +89,10 @@ class Mpi {
     absl::StrAppend(&times_, " ", phase, "=", absl::SixDigits(now - start_), "s");
     start_ = now;
   }
+  // With IOTAP_MPI_TIMES=1, `what` on this rank's line.
+  void Note(std::string_view what) {
+    if (timed_) absl::StrAppend(&notes_, " ", what);
+  }
   void Barrier() const {
     if (timed_) MPI_Barrier(MPI_COMM_WORLD);  // so that "merge" is the merge alone
   }
@@ -97,9 +101,9 @@ class Mpi {
     struct rusage usage {};
     getrusage(RUSAGE_SELF, &usage);
     auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-    std::fprintf(stderr, "iotap-mpi-times rank=%d ranks=%d%s cpu=%.2fs max_rss_kib=%ld\n", rank_,
+    std::fprintf(stderr, "iotap-mpi-times rank=%d ranks=%d%s cpu=%.2fs max_rss_kib=%ld%s\n", rank_,
                  size_, times_.c_str(), seconds(usage.ru_utime) + seconds(usage.ru_stime),
-                 usage.ru_maxrss);
+                 usage.ru_maxrss, notes_.c_str());
   }
 
  private:
@@ -109,6 +113,7 @@ class Mpi {
   bool timed_ = false;
   double start_ = 0;
   std::string times_;
+  std::string notes_;
 };
 
 // srun without MPI support starts tasks that each see a world of one: they
@@ -143,14 +148,14 @@ std::vector<int> Deal(const Mpi& mpi, const SharedRun& run) {
   return owner;
 }
 
-void SendPartial(const SharedRun& run, int to) {
+void SendPartial(const SharedRun& run, int to, PartialSizes* sizes) {
   WireWriter out(
       [to](std::string_view piece) {
         MPI_Send(piece.data(), static_cast<int>(piece.size()), MPI_BYTE, to, kPieceTag,
                  MPI_COMM_WORLD);
       },
       kPieceBytes);
-  run.WritePartial(out);
+  run.WritePartial(out, sizes);
   MPI_Send(nullptr, 0, MPI_BYTE, to, kPieceTag, MPI_COMM_WORLD);  // the end
 }
 
@@ -178,6 +183,8 @@ bool ReadAndReduce(Mpi& mpi, SharedRun& run, const AnalysisOptions& options) {
   run.Read(share, threads,
            mpi.rank() == 0 ? options.progress : std::function<void(size_t, size_t)>());
   mpi.Mark("read");
+  SharedRun::SummaryBytes read = run.summary_bytes();
+  mpi.Note(absl::StrCat("read_bitmaps_bytes=", read.bitmaps, " read_series_bytes=", read.series));
   // For the suite's fault test only: this rank dies before its share is
   // merged, as a node that fails would.
   if (EnvInt("IOTAP_MPI_TEST_DIE_RANK", -1) == mpi.rank()) std::_Exit(3);
@@ -189,8 +196,19 @@ bool ReadAndReduce(Mpi& mpi, SharedRun& run, const AnalysisOptions& options) {
     if (!merged.ok()) mpi.Abort(absl::StrCat("the partial analysis of rank ", child, ": ",
                                              merged.message()));
   }
-  if (step.parent >= 0) SendPartial(run, step.parent);
+  if (step.parent >= 0) {
+    PartialSizes sizes;
+    SendPartial(run, step.parent, &sizes);
+    mpi.Note(absl::StrCat("sent_bytes=", sizes.total, " (bitmaps=", sizes.bitmaps,
+                          " series=", sizes.series, " processes=", sizes.processes,
+                          " files=", sizes.files, ")"));
+  }
   mpi.Mark("merge");
+  if (!step.children.empty()) {
+    SharedRun::SummaryBytes merged = run.summary_bytes();
+    mpi.Note(absl::StrCat("merged_bitmaps_bytes=", merged.bitmaps,
+                          " merged_series_bytes=", merged.series));
+  }
   return mpi.rank() == 0;
 }
 
