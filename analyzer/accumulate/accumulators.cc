@@ -288,6 +288,14 @@ void AdaptiveSeries::AddSeries(const AdaptiveSeries& o) {
 }
 
 void AdaptiveSeries::Merge(const AdaptiveSeries& o) {
+  // Zeros add nothing (below): a compact series stays so when merged with
+  // one that holds none but zeros, as every rank's partial holds for the
+  // groups it did not read.
+  if (bin_ns_ >= o.bin_ns_ &&
+      std::all_of(o.bins_.begin(), o.bins_.end(), [](double v) { return v == 0; }) &&
+      std::all_of(o.runs_.begin(), o.runs_.end(), [](const Run& r) { return r.value == 0; })) {
+    return;
+  }
   if (!o.runs_.empty()) {
     if (bins_.empty() && runs_.empty()) {
       // Into nothing: the runs, as the bin for bin sum below would leave

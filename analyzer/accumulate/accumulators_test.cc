@@ -174,6 +174,14 @@ TEST(AdaptiveSeriesTest, MergingCompactRunsGivesWhatMergingBinsGives) {
   none.Merge(b_runs);
   none_bins.Merge(b);
   EXPECT_EQ(none.Resample(0, 500'000'000, 300), none_bins.Resample(0, 500'000'000, 300));
+  // Nothing but zeros leaves a compact series compact.
+  AdaptiveSeries zeros(0, 1'000'000);
+  zeros.AddAt(5'000'000, 0.0);
+  size_t compact_bytes = a_runs.memory_bytes();
+  a_runs.Merge(zeros);
+  a_runs.Merge(AdaptiveSeries(0, 1'000'000));
+  EXPECT_EQ(a_runs.memory_bytes(), compact_bytes);
+  EXPECT_LT(compact_bytes * 4, a.memory_bytes());
   AdaptiveSeries expect = a;
   expect.Merge(b);
   for (auto [into, from] :
