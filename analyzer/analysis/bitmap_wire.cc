@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <string_view>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -13,7 +13,7 @@ namespace {
 
 enum Form : uint64_t { kWordsForm = 0, kRunsForm = 1 };
 
-absl::Status Damaged(uint64_t chunk, std::string_view what) {
+absl::Status Damaged(uint64_t chunk, const std::string& what) {
   return absl::DataLossError(absl::StrCat(
       "a busy-time bitmap in a partial analysis is damaged: chunk ", chunk, " ", what));
 }
