@@ -90,7 +90,7 @@ class Mpi {
     start_ = now;
   }
   // With IOTAP_MPI_TIMES=1, `what` on this rank's line.
-  void Note(std::string_view what) {
+  void Note(const std::string& what) {
     if (timed_) absl::StrAppend(&notes_, " ", what);
   }
   void Barrier() const {
