@@ -45,14 +45,20 @@ constexpr size_t kMaxBegins = kBeginPages * kPageSize / 32 + kMaxHeld;
 constexpr size_t kMaxMajors = kMajorPages * kPageSize / 32;
 constexpr size_t kMaxSnapshot = kMaxMappings + kRemovedHistory;
 
-// A fault placed in a data mapping, before its span is known.
+// A fault placed in a data mapping, before its span is known. The mapping
+// is a copy: a later fault of the same drain may make the drain take a new
+// snapshot of the mappings, which moves them.
 struct Placed {
   uint64_t addr;
   uint64_t begin_ns;
   uint64_t end_ns;
-  const DataMapping* mapping;
+  DataMapping mapping;
   bool major;
 };
+
+bool SameMapping(const DataMapping& a, const DataMapping& b) {
+  return a.start == b.start && a.added_ns == b.added_ns;
+}
 
 // The faults [first, end) of `order` that fell in one page table of one
 // mapping, the part of it in the mapping, and what a look found there.
@@ -207,6 +213,7 @@ void SortKeys(uint64_t* keys, size_t n) {
 // /proc/self/pagemap (bit 63 of each entry). False if it cannot be read.
 bool ReadPresent(uint64_t first_page, uint32_t n, bool* present) {
   Scratch& s = g_scratch;
+  if (n == 0 || n > kRegionPages) return false;
   int fd = s.pagemap.Get();
   if (fd < 0) {
     int opened =
@@ -244,7 +251,7 @@ bool* CreditsOf(uint64_t window_start, const DataMapping& m) {
 // Fills `e` for the span [first, end) of pages of `window_start` (an
 // address inside mapping `m`).
 void FillSpan(RawEvent* e, const Placed& p, uint64_t window_start, const PageSpan& span) {
-  const DataMapping& m = *p.mapping;
+  const DataMapping& m = p.mapping;
   uint64_t lo = window_start + span.first * kPageSize;
   uint64_t hi = window_start + span.end * kPageSize;
   uint64_t map_end = m.start + m.length;
@@ -279,10 +286,10 @@ void WriteFaults(uint32_t tid, size_t n) {
   int looks = 0;
   for (size_t i = 0; i < n;) {
     // One page table of one mapping: [window_start, window_end).
-    const DataMapping* m = placed_at(i).mapping;
+    const DataMapping* m = &placed_at(i).mapping;
     uint64_t region = placed_at(i).addr / (kRegionPages * kPageSize);
     size_t j = i;
-    while (j < n && placed_at(j).mapping == m &&
+    while (j < n && SameMapping(placed_at(j).mapping, *m) &&
            placed_at(j).addr / (kRegionPages * kPageSize) == region) {
       ++j;
     }
@@ -319,7 +326,7 @@ void WriteFaults(uint32_t tid, size_t n) {
           pending[pending_k++] = static_cast<uint32_t>(s.pending[p] - first_page);
         }
       }
-      ShareSpans(s.present[r.look], CreditsOf(r.window_start, *placed_at(r.first).mapping),
+      ShareSpans(s.present[r.look], CreditsOf(r.window_start, placed_at(r.first).mapping),
                  r.pages, fault_pages, r.end - r.first, pending, pending_k, spans);
     }
     for (size_t k = r.first; k < r.end; ++k) {
@@ -360,7 +367,7 @@ void DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
         m = Place(addr, begin_ns);
       }
     }
-    if (m != nullptr) s.placed[placed++] = Placed{addr, begin_ns, end_ns, m, major};
+    if (m != nullptr) s.placed[placed++] = Placed{addr, begin_ns, end_ns, *m, major};
   };
   size_t j = 0;
   for (size_t i = 0; i < begins; ++i) {

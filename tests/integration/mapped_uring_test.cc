@@ -359,6 +359,37 @@ TEST(MappedReadsTest, DescriptorNumbersAreThoseOfAnUntracedRun) {
   EXPECT_EQ(faults.size(), 3u);
 }
 
+// A file mapped, read page by page and unmapped, round after round: the
+// mappings come and go at the same addresses while their faults wait to be
+// written, and a drain may learn a new mapping in the middle of placing its
+// faults. The job runs as untraced, and every fault written lies in the
+// mapping it was placed in, its span holding it.
+TEST(MappedReadsTest, MappingsReplacedRoundAfterRoundKeepTheirFaults) {
+  TempDir dir;
+  std::string data = dir.Sub("data.bin");
+  constexpr int kRounds = 64;
+  WriteFile(data, std::string(kFileBytes, 'y'));
+  std::string trace = dir.Sub("trace");
+  RunResult traced =
+      RunPreloaded({TestProgram("remap_rounds"), data, std::to_string(kRounds)}, trace);
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  EXPECT_EQ(traced.out,
+            "sum " + std::to_string(uint64_t{'y'} * kRounds * (kFileBytes / 4096)) + "\n");
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 1u);
+  std::vector<const LoadedEvent*> faults = run.processes[0].On(data, OP_MAPPED_READ);
+  EXPECT_FALSE(faults.empty());
+  for (const LoadedEvent* e : faults) {
+    ASSERT_LT(e->aux, static_cast<uint64_t>(kFileBytes));
+    ASSERT_EQ(e->aux % 4096, 0u);
+    ASSERT_LE(e->offset, static_cast<int64_t>(e->aux));
+    if ((e->flags & FLAG_INCOMPLETE) == 0 && e->result > 0) {
+      ASSERT_GT(e->offset + e->result, static_cast<int64_t>(e->aux));
+    }
+    ASSERT_LE(e->offset + e->result, kFileBytes);
+  }
+}
+
 // fio's job runs in a child process; its events are in that trace.
 std::vector<const LoadedEvent*> AllEvents(const LoadedRun& run, Op op) {
   std::vector<const LoadedEvent*> out;
