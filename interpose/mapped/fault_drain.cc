@@ -343,7 +343,7 @@ void WriteFaults(uint32_t tid, size_t n) {
 
 }  // namespace
 
-void DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
+size_t DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
   Scratch& s = g_scratch;
   if (s.next_seq == 0) s.next_seq = kFirstSampledSeq;
   // Majors first, then begins: a fault whose successor began before `cut`
@@ -352,7 +352,8 @@ void DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
   size_t majors = ReadBuffer(slot->major, s.majors, kMaxMajors);
   size_t begins = slot->held_count;
   memcpy(s.begins, slot->held, begins * sizeof(Sample));
-  begins += ReadBuffer(slot->begin, s.begins + begins, kMaxBegins - begins);
+  size_t fresh = ReadBuffer(slot->begin, s.begins + begins, kMaxBegins - begins);
+  begins += fresh;
   slot->held_count = 0;
   if (DataMappingsVersion() != s.snapshot_version || s.snapshot_size == 0) TakeSnapshot(now_ns);
 
@@ -390,6 +391,7 @@ void DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
   }
   for (; j < majors; ++j) place(s.majors[j].addr, s.majors[j].time_ns, s.majors[j].time_ns, true);
   WriteFaults(static_cast<uint32_t>(slot->tid), placed);
+  return fresh;
 }
 
 void WriteStatus() {
