@@ -165,16 +165,23 @@ absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch)
 }
 
 // Decodes `n` events from padded columns (ChunkDecoder::Decode); nullopt
-// if a varint takes more than 10 bytes.
-template <typename Packer>
+// if a varint takes more than 10 bytes. With `kNarrow`, the op, error,
+// flags and parent columns hold one byte per event (an absent column's
+// zeros, small op numbers and flags, no error), each value that byte: they
+// are read without finding each varint's end.
+template <typename Packer, bool kNarrow>
 std::optional<absl::Status> DecodeColumns(const ChunkHeader& h, int n,
                                           const uint8_t* (&column)[11], EventBatch* batch) {
   bool ok = true;
+  const uint8_t* const op = column[0];
+  const uint8_t* const error = column[7];
+  const uint8_t* const flags = column[8];
+  const uint8_t* const parent = column[9];
   absl::Status status = Assemble(
       h, n,
-      [&](int) {
+      [&](int i) {
         ColumnValues v;
-        v.op = wire::NextPaddedVarint<Packer>(column[0], ok);
+        v.op = kNarrow ? op[i] : wire::NextPaddedVarint<Packer>(column[0], ok);
         v.gap =
             static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[1], ok)));
         v.duration = wire::NextPaddedVarint<Packer>(column[2], ok);
@@ -184,15 +191,27 @@ std::optional<absl::Status> DecodeColumns(const ChunkHeader& h, int n,
         v.requested = wire::NextPaddedVarint<Packer>(column[5], ok);
         v.result =
             static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[6], ok)));
-        v.error = wire::NextPaddedVarint<Packer>(column[7], ok);
-        v.flags = wire::NextPaddedVarint<Packer>(column[8], ok);
-        v.parent = wire::NextPaddedVarint<Packer>(column[9], ok);
+        v.error = kNarrow ? error[i] : wire::NextPaddedVarint<Packer>(column[7], ok);
+        v.flags = kNarrow ? flags[i] : wire::NextPaddedVarint<Packer>(column[8], ok);
+        v.parent = kNarrow ? parent[i] : wire::NextPaddedVarint<Packer>(column[9], ok);
         v.aux = wire::NextPaddedVarint<Packer>(column[10], ok);
         return v;
       },
       batch);
   if (!ok) return std::nullopt;
   return status;
+}
+
+// DecodeColumns with the packer this processor runs fastest, narrow or not.
+template <bool kNarrow>
+std::optional<absl::Status> DecodeColumnsWithFastestPacker(const ChunkHeader& h, int n,
+                                                           const uint8_t* (&column)[11],
+                                                           EventBatch* batch) {
+#if defined(__x86_64__)
+  static const bool pext = wire::PextIsFast();
+  if (pext) return DecodeColumns<wire::PextPacker, kNarrow>(h, n, column, batch);
+#endif
+  return DecodeColumns<wire::ShiftPacker, kNarrow>(h, n, column, batch);
 }
 
 }  // namespace
@@ -297,12 +316,15 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
     p += length;
   }
   // Each column must hold one varint per op, or none; anything else (a
-  // cut varint, columns of different lengths) libprotobuf judges.
+  // cut varint, columns of different lengths) libprotobuf judges. A column
+  // of as many bytes as varints holds one byte per event.
   int64_t n = 0;
+  bool one_byte[kColumns];
   for (int c = 0; c < kColumns; ++c) {
     int64_t count = wire::CountVarints(spans[c].data, spans[c].size);
     if (count < 0 || (c > 0 && count != 0 && count != n)) return std::nullopt;
     if (c == 0) n = count;
+    one_byte[c] = count == static_cast<int64_t>(spans[c].size);  // absent: n zeros below
   }
   if (n > INT32_MAX) return std::nullopt;
   // The columns side by side, each followed by zeros so that an 8-byte load
@@ -328,11 +350,10 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
   }
   // One varint of every column per event: the columns' reads do not wait
   // for one another, so they overlap.
-#if defined(__x86_64__)
-  static const bool pext = wire::PextIsFast();
-  if (pext) return DecodeColumns<wire::PextPacker>(h, static_cast<int>(n), column, batch);
-#endif
-  return DecodeColumns<wire::ShiftPacker>(h, static_cast<int>(n), column, batch);
+  if (one_byte[0] && one_byte[7] && one_byte[8] && one_byte[9]) {
+    return DecodeColumnsWithFastestPacker<true>(h, static_cast<int>(n), column, batch);
+  }
+  return DecodeColumnsWithFastestPacker<false>(h, static_cast<int>(n), column, batch);
 }
 
 Layer LayerOf(Op op) {
