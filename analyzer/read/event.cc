@@ -30,11 +30,18 @@ const T* Values(const google::protobuf::RepeatedField<T>& column, int n) {
   return zeros.data();
 }
 
-// Which op numbers the schema defines, looked up without a call per event.
-const std::array<bool, 512> kKnownOps = [] {
-  std::array<bool, 512> known{};
-  for (size_t i = 0; i < known.size(); ++i) known[i] = Op_IsValid(static_cast<int>(i));
-  return known;
+// What an op number is to the decoder, looked up without a call per event:
+// one the schema does not define, one it does, or a compact TFRecord event
+// (OP_TFRECORD_RECORDS, OP_TFRECORD_RUN) that ExpandRecordGroups expands.
+enum OpClass : uint8_t { kUnknownOp, kKnownOp, kCompactOp };
+const std::array<uint8_t, 512> kOpClasses = [] {
+  std::array<uint8_t, 512> classes{};
+  for (size_t i = 0; i < classes.size(); ++i) {
+    classes[i] = !Op_IsValid(static_cast<int>(i)) ? kUnknownOp
+                 : i == OP_TFRECORD_RECORDS || i == OP_TFRECORD_RUN ? kCompactOp
+                                                                    : kKnownOp;
+  }
+  return classes;
 }();
 // The most record events the compact events of one chunk may stand for:
 // the shim writes at most 4096 events per chunk, each for at most 255
@@ -142,8 +149,9 @@ absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch)
     e.start_ns = static_cast<int64_t>(start_units * static_cast<uint64_t>(unit));
     e.end_ns = static_cast<int64_t>(end_units * static_cast<uint64_t>(unit));
     uint32_t o = static_cast<uint32_t>(v.op);
-    e.op = o < kKnownOps.size() && kKnownOps[o] ? static_cast<Op>(o) : OP_UNSPECIFIED;
-    groups |= e.op == OP_TFRECORD_RECORDS || e.op == OP_TFRECORD_RUN;
+    const uint8_t op_class = o < kOpClasses.size() ? kOpClasses[o] : kUnknownOp;
+    e.op = op_class != kUnknownOp ? static_cast<Op>(o) : OP_UNSPECIFIED;
+    groups |= op_class == kCompactOp;
     e.file = static_cast<uint32_t>(v.file);
     e.flags = static_cast<uint32_t>(v.flags);
     bool has_offset = (e.flags & FLAG_HAS_OFFSET) != 0;
