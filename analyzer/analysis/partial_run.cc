@@ -330,7 +330,7 @@ IOTAP_FIELDS_OF(TrainerGroup, 480);
 
 // RunState itself: a new member must be sent and merged below (or, if every
 // rank works it out alike before reading, need not be: series_origin_ns).
-IOTAP_FIELDS_OF(RunState, 17120);
+IOTAP_FIELDS_OF(RunState, 17184);
 
 // Structs of integer fields only: sent word by word, whatever they hold.
 template <typename T>
@@ -559,6 +559,7 @@ void PutSums(WireWriter& w, const RunState& s) {
   for (const LayerAccumulator& l : s.layers) Put(w, l);
   for (const AdaptiveSeries& series : s.layer_read_bytes) PutSeries(w, series);
   PutBitmap(w, *s.all_io);
+  for (const TimeBitmap& b : s.layer_busy) PutBitmap(w, b);
 }
 
 void MergeSums(WireReader& r, RunState& s) {
@@ -577,6 +578,7 @@ void MergeSums(WireReader& r, RunState& s) {
   }
   for (AdaptiveSeries& series : s.layer_read_bytes) MergeSeries(r, &series);
   MergeBitmap(r, s.all_io.get());
+  for (TimeBitmap& b : s.layer_busy) MergeBitmap(r, &b);
 }
 
 // Whether the partial carries catalog entry i: read, or tried.

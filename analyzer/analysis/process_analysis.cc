@@ -61,6 +61,7 @@ void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
   result_.writes = std::make_unique<TimeSpans>(origin_unix_ns_, resolution_ns_);
   for (int i = 0; i < kLayerCount; ++i) {
     result_.read_bytes_by_layer.emplace_back(origin_unix_ns_, kInitialBinNs);
+    result_.layer_busy.emplace_back(origin_unix_ns_, resolution_ns_);
   }
   result_.data_read_bytes = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
   result_.data_read_calls = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
@@ -129,6 +130,7 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
   LayerAccumulator& layer = result_.layers[static_cast<int>(op.layer)];
   ++layer.ops;
   AddTo(&layer.time_ns, end - start);
+  result_.layer_busy[static_cast<int>(op.layer)].Add(start, end);
   if (t == Transfer::kRead) {
     ++layer.reads;
     AddTo(&layer.read_bytes, bytes);
@@ -218,6 +220,7 @@ void ProcessAnalyzer::OnHdf5(const ProcessTrace& process, const Event& e, int64_
   LayerAccumulator& layer = result_.layers[static_cast<int>(Layer::kHdf5)];
   ++layer.ops;
   AddTo(&layer.time_ns, end - start);
+  result_.layer_busy[static_cast<int>(Layer::kHdf5)].Add(start, end);
   if (e.op != OP_H5D_READ && e.op != OP_H5D_READ_CHUNK) return;
   // Time inside H5Dread is time spent fetching data, whatever the library
   // does between its POSIX reads (chunk lookups, decompression).
@@ -238,6 +241,7 @@ void ProcessAnalyzer::OnCuda(const Event& e, int64_t offset) {
   LayerAccumulator& layer = result_.layers[static_cast<int>(Layer::kCuda)];
   ++layer.ops;
   AddTo(&layer.time_ns, end - start);
+  result_.layer_busy[static_cast<int>(Layer::kCuda)].Add(start, end);
   result_.read_bytes_by_layer[static_cast<int>(Layer::kCuda)].AddAt(end, e.requested);
 }
 

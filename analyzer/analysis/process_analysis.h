@@ -136,6 +136,8 @@ struct ProcessResult : ProcessCounts {
   std::array<LayerAccumulator, kLayerCount> layers;
   std::unique_ptr<TimeSpans> io;      // busy instants of data-file I/O
   std::unique_ptr<TimeSpans> writes;  // busy instants of data-file writes
+  // By layer: busy instants of its calls (every file, not only data files).
+  std::vector<TimeSpans> layer_busy;
   // Time series (origin: the run's start): read bytes per layer; data-file
   // read bytes, calls and summed call time; CPU time (ns of CPU per bin).
   std::vector<AdaptiveSeries> read_bytes_by_layer;
