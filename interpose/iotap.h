@@ -87,6 +87,17 @@ long long iotap_py_intern(int kind, const char* bytes, size_t size) __attribute_
 int iotap_py_sample(int tid, unsigned stack, long long cpu_ns, long long start_monotonic_ns,
                     long long end_monotonic_ns, unsigned generation) __attribute__((weak));
 
+/* Interns the current Python stacks of the threads `idents[0..n)`
+ * (threading idents, the keys of sys._current_frames()) into `stacks[i]`, as
+ * iotap_py_intern returns them ((generation << 32) | stack id), or 0 for a
+ * thread with no Python frame. Walks the frames in C, with the GIL held
+ * throughout and the garbage collector paused: call it through
+ * ctypes.PyDLL, from CPython 3.11 on, whose frame objects of other threads
+ * must not be walked by Python code (see interpose/core/py_stacks.cc).
+ * Returns how many stacks it interned, or -1 when this is no CPython with
+ * the functions it needs (or bad arguments). */
+int iotap_py_stacks(const unsigned long* idents, int n, long long* stacks) __attribute__((weak));
+
 /* States of iotap_py_sampler. */
 #define IOTAP_PY_SAMPLER_STARTED 1
 #define IOTAP_PY_SAMPLER_UNAVAILABLE 2

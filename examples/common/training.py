@@ -191,7 +191,7 @@ def summarise(steps, elapsed, unit="samples"):
                 f"median {1000 * statistics.median(values):8.2f} ms   "
                 f"p90 {1000 * p90:8.2f} ms   total {sum(values):7.2f} s")
 
-    print(f"{len(steps)} steps, {samples} {unit} in {elapsed:.2f} s "
+    print(f"{len(steps)} steps, {samples} {unit} in {elapsed:.3f} s "
           f"({samples / elapsed:.0f} {unit}/s)")
     print(row("data", data))
     print(row("compute", compute))

@@ -51,6 +51,14 @@ void* ResolveIn(const char* object, const char* symbol) {
   return f;
 }
 
+void* ResolveGlobal(const char* name) {
+  bool was_busy = tls_thread.busy;
+  tls_thread.busy = true;
+  void* f = dlsym(RTLD_DEFAULT, name);
+  tls_thread.busy = was_busy;
+  return f;
+}
+
 void* ResolveNext(const char* name) {
   bool was_busy = tls_thread.busy;
   tls_thread.busy = true;

@@ -29,6 +29,10 @@
 
 namespace iotap::interpose {
 
+// dlsym(RTLD_DEFAULT, name) with the busy flag set: the first definition in
+// the global scope, the main program's included (an interpreter's C API);
+// null if absent.
+void* ResolveGlobal(const char* name);
 // dlsym(RTLD_NEXT, name) with the busy flag set; null if absent.
 void* ResolveNext(const char* name);
 

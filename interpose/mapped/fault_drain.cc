@@ -45,14 +45,33 @@ constexpr size_t kMaxBegins = kBeginPages * kPageSize / 32 + kMaxHeld;
 constexpr size_t kMaxMajors = kMajorPages * kPageSize / 32;
 constexpr size_t kMaxSnapshot = kMaxMappings + kRemovedHistory;
 
-// A fault placed in a data mapping, before its span is known.
+// A fault placed in a data mapping, before its span is known. The mapping
+// is a copy: a later fault of the same drain may make the drain take a new
+// snapshot of the mappings, which moves them.
 struct Placed {
   uint64_t addr;
   uint64_t begin_ns;
   uint64_t end_ns;
-  const DataMapping* mapping;
+  DataMapping mapping;
   bool major;
 };
+
+bool SameMapping(const DataMapping& a, const DataMapping& b) {
+  return a.start == b.start && a.added_ns == b.added_ns;
+}
+
+// The faults [first, end) of `order` that fell in one page table of one
+// mapping, the part of it in the mapping, and what a look found there.
+struct Region {
+  size_t first, end;
+  uint64_t window_start;
+  uint32_t pages;
+  int look;  // index into Scratch::present, -1: not looked at
+};
+
+// Pending faults' pages kept for one drain at most (the rest are not
+// fences: their pages may go to a written fault's span).
+constexpr size_t kMaxPending = 4096;
 
 // The pages of one region of one mapping given to faults at earlier looks.
 struct RegionCredit {
@@ -74,7 +93,13 @@ struct Scratch {
   uint64_t snapshot_version;
   uint64_t snapshot_max_length;
   uint64_t next_seq;
-  int pagemap_reads;
+  // The regions of one WriteFaults: looked at first, shared out after.
+  Region regions[kMaxBegins + kMaxMajors];
+  bool present[kMaxPagemapReads][kRegionPages];
+  // Pages of faults taken before the looks and not written with them.
+  uint64_t pending[kMaxPending];
+  size_t pending_size;
+  uint32_t region_pending[kMaxPending];  // those of one region, from its start
   KeptFd pagemap;
   RegionCredit credits[kCreditRegions];
 };
@@ -102,15 +127,16 @@ void Copy(const uint8_t* data, uint64_t size, uint64_t at, void* out, size_t n) 
   if (first < n) memcpy(static_cast<uint8_t*>(out) + first, data, n - first);
 }
 
-// Takes every record of `b` into `out` (at most `cap` samples), counting
-// the kernel's lost records into the sampler.
-size_t ReadBuffer(const Buffer& b, Sample* out, size_t cap) {
+// Calls `on_sample(Sample)` for each sample record of `b` from its tail to
+// its head, and returns the head reached; counts the kernel's lost records
+// into the sampler when `count_lost`.
+template <typename OnSample>
+uint64_t WalkBuffer(const Buffer& b, bool count_lost, OnSample on_sample) {
   perf_event_mmap_page* h = b.page;
   uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE);
   uint64_t tail = h->data_tail;
   const uint8_t* data = reinterpret_cast<const uint8_t*>(h) + h->data_offset;
   uint64_t size = h->data_size;
-  size_t n = 0;
   uint64_t lost = 0;
   while (tail < head) {
     uint8_t record[64];
@@ -119,10 +145,10 @@ size_t ReadBuffer(const Buffer& b, Sample* out, size_t cap) {
     if (hdr.size < sizeof(hdr) || hdr.size > head - tail) break;
     size_t len = hdr.size < sizeof(record) ? hdr.size : sizeof(record);
     Copy(data, size, tail, record, len);
-    if (hdr.type == PERF_RECORD_SAMPLE && len >= 32 && n < cap) {
+    if (hdr.type == PERF_RECORD_SAMPLE && len >= 32) {
       uint64_t fields[3];
       memcpy(fields, record + 8, sizeof(fields));  // pid/tid, time, addr
-      out[n++] = Sample{fields[1], fields[2]};
+      on_sample(Sample{fields[1], fields[2]});
     } else if (hdr.type == PERF_RECORD_LOST && len >= 24) {
       uint64_t count;
       memcpy(&count, record + 16, sizeof(count));
@@ -130,9 +156,34 @@ size_t ReadBuffer(const Buffer& b, Sample* out, size_t cap) {
     }
     tail += hdr.size;
   }
-  __atomic_store_n(&h->data_tail, head, __ATOMIC_RELEASE);
-  if (lost != 0) g_sampler.lost.fetch_add(lost, std::memory_order_relaxed);
+  if (count_lost && lost != 0) g_sampler.lost.fetch_add(lost, std::memory_order_relaxed);
+  return head;
+}
+
+// Takes every record of `b` into `out` (at most `cap` samples).
+size_t ReadBuffer(const Buffer& b, Sample* out, size_t cap) {
+  size_t n = 0;
+  uint64_t head = WalkBuffer(b, /*count_lost=*/true, [&](const Sample& x) {
+    if (n < cap) out[n++] = x;
+  });
+  __atomic_store_n(&b.page->data_tail, head, __ATOMIC_RELEASE);
   return n;
+}
+
+// Collects the pages of the faults every thread has taken and no drain has
+// written yet: those held for their major samples, and those still in the
+// begin buffers (read, not taken: their own drain takes them).
+void CollectPending() {
+  Scratch& s = g_scratch;
+  s.pending_size = 0;
+  auto add = [&](const Sample& x) {
+    if (s.pending_size < kMaxPending) s.pending[s.pending_size++] = x.addr / kPageSize;
+  };
+  for (Slot& slot : g_sampler.slots) {
+    if (slot.state.load(std::memory_order_acquire) != kSlotLive) continue;
+    for (uint32_t i = 0; i < slot.held_count; ++i) add(slot.held[i]);
+    if (slot.begin.page != nullptr) WalkBuffer(slot.begin, /*count_lost=*/false, add);
+  }
 }
 
 // Heapsort of `n` keys.
@@ -162,6 +213,7 @@ void SortKeys(uint64_t* keys, size_t n) {
 // /proc/self/pagemap (bit 63 of each entry). False if it cannot be read.
 bool ReadPresent(uint64_t first_page, uint32_t n, bool* present) {
   Scratch& s = g_scratch;
+  if (n == 0 || n > kRegionPages) return false;
   int fd = s.pagemap.Get();
   if (fd < 0) {
     int opened =
@@ -199,7 +251,7 @@ bool* CreditsOf(uint64_t window_start, const DataMapping& m) {
 // Fills `e` for the span [first, end) of pages of `window_start` (an
 // address inside mapping `m`).
 void FillSpan(RawEvent* e, const Placed& p, uint64_t window_start, const PageSpan& span) {
-  const DataMapping& m = *p.mapping;
+  const DataMapping& m = p.mapping;
   uint64_t lo = window_start + span.first * kPageSize;
   uint64_t hi = window_start + span.end * kPageSize;
   uint64_t map_end = m.start + m.length;
@@ -221,20 +273,24 @@ void FillSpan(RawEvent* e, const Placed& p, uint64_t window_start, const PageSpa
 }
 
 // Measures the spans of the `n` placed faults and writes them as events of
-// `tid`.
+// `tid`. Every region is looked at before the pending faults are collected,
+// so that a fault that mapped pages before a look is either written now or
+// known as pending.
 void WriteFaults(uint32_t tid, size_t n) {
   Scratch& s = g_scratch;
   if (n == 0) return;
   for (size_t i = 0; i < n; ++i) s.order[i] = (s.placed[i].addr / kPageSize) << 16 | i;
   SortKeys(s.order, n);
+  auto placed_at = [&](size_t k) -> const Placed& { return s.placed[s.order[k] & 0xffff]; };
+  size_t regions = 0;
+  int looks = 0;
   for (size_t i = 0; i < n;) {
     // One page table of one mapping: [window_start, window_end).
-    const Placed& first = s.placed[s.order[i] & 0xffff];
-    const DataMapping* m = first.mapping;
-    uint64_t region = first.addr / (kRegionPages * kPageSize);
+    const DataMapping* m = &placed_at(i).mapping;
+    uint64_t region = placed_at(i).addr / (kRegionPages * kPageSize);
     size_t j = i;
-    while (j < n && s.placed[s.order[j] & 0xffff].mapping == m &&
-           s.placed[s.order[j] & 0xffff].addr / (kRegionPages * kPageSize) == region) {
+    while (j < n && SameMapping(placed_at(j).mapping, *m) &&
+           placed_at(j).addr / (kRegionPages * kPageSize) == region) {
       ++j;
     }
     uint64_t window_start = region * kRegionPages * kPageSize;
@@ -243,27 +299,43 @@ void WriteFaults(uint32_t tid, size_t n) {
     uint64_t map_end = (m->start + m->length + kPageSize - 1) / kPageSize * kPageSize;
     if (window_start < map_first) window_start = map_first;
     if (window_end > map_end) window_end = map_end;
-    uint32_t pages = static_cast<uint32_t>((window_end - window_start) / kPageSize);
-    bool present[kRegionPages];
-    bool measured = m->removed_ns == UINT64_MAX && s.pagemap_reads < kMaxPagemapReads &&
-                    ReadPresent(window_start / kPageSize, pages, present);
-    if (measured) ++s.pagemap_reads;
-    uint32_t fault_pages[kMaxBegins + kMaxMajors];
-    PageSpan spans[kMaxBegins + kMaxMajors];
-    for (size_t k = i; k < j; ++k) {
-      fault_pages[k - i] =
-          static_cast<uint32_t>((s.placed[s.order[k] & 0xffff].addr - window_start) / kPageSize);
-    }
-    if (measured) {
-      ShareSpans(present, CreditsOf(window_start, *m), pages, fault_pages, j - i, spans);
-    }
-    for (size_t k = i; k < j; ++k) {
-      size_t idx = s.order[k] & 0xffff;
-      PageSpan span = measured ? spans[k - i] : NominalSpan(fault_pages[k - i], pages);
-      if (measured && !span.measured) span = NominalSpan(fault_pages[k - i], pages);
-      FillSpan(&s.events[idx], s.placed[idx], window_start, span);
+    Region& r = s.regions[regions++];
+    r = Region{i, j, window_start, static_cast<uint32_t>((window_end - window_start) / kPageSize),
+               -1};
+    if (m->removed_ns == UINT64_MAX && looks < kMaxPagemapReads &&
+        ReadPresent(window_start / kPageSize, r.pages, s.present[looks])) {
+      r.look = looks++;
     }
     i = j;
+  }
+  if (looks > 0) CollectPending();
+  for (size_t ri = 0; ri < regions; ++ri) {
+    const Region& r = s.regions[ri];
+    uint32_t fault_pages[kMaxBegins + kMaxMajors];
+    PageSpan spans[kMaxBegins + kMaxMajors];
+    for (size_t k = r.first; k < r.end; ++k) {
+      fault_pages[k - r.first] =
+          static_cast<uint32_t>((placed_at(k).addr - r.window_start) / kPageSize);
+    }
+    if (r.look >= 0) {
+      uint32_t* pending = s.region_pending;
+      size_t pending_k = 0;
+      uint64_t first_page = r.window_start / kPageSize;
+      for (size_t p = 0; p < s.pending_size; ++p) {
+        if (s.pending[p] >= first_page && s.pending[p] < first_page + r.pages) {
+          pending[pending_k++] = static_cast<uint32_t>(s.pending[p] - first_page);
+        }
+      }
+      ShareSpans(s.present[r.look], CreditsOf(r.window_start, placed_at(r.first).mapping),
+                 r.pages, fault_pages, r.end - r.first, pending, pending_k, spans);
+    }
+    for (size_t k = r.first; k < r.end; ++k) {
+      size_t idx = s.order[k] & 0xffff;
+      PageSpan span = r.look >= 0 && spans[k - r.first].measured
+                          ? spans[k - r.first]
+                          : NominalSpan(fault_pages[k - r.first], r.pages);
+      FillSpan(&s.events[idx], s.placed[idx], r.window_start, span);
+    }
   }
   WriteSampledChunk(tid, s.events, static_cast<uint32_t>(n), s.next_seq);
   s.next_seq += n;
@@ -271,17 +343,17 @@ void WriteFaults(uint32_t tid, size_t n) {
 
 }  // namespace
 
-void DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
+size_t DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
   Scratch& s = g_scratch;
   if (s.next_seq == 0) s.next_seq = kFirstSampledSeq;
-  s.pagemap_reads = 0;
   // Majors first, then begins: a fault whose successor began before `cut`
   // has completed, and its major sample, if any, was written before `cut`.
   uint64_t cut = MonotonicNs();
   size_t majors = ReadBuffer(slot->major, s.majors, kMaxMajors);
   size_t begins = slot->held_count;
   memcpy(s.begins, slot->held, begins * sizeof(Sample));
-  begins += ReadBuffer(slot->begin, s.begins + begins, kMaxBegins - begins);
+  size_t fresh = ReadBuffer(slot->begin, s.begins + begins, kMaxBegins - begins);
+  begins += fresh;
   slot->held_count = 0;
   if (DataMappingsVersion() != s.snapshot_version || s.snapshot_size == 0) TakeSnapshot(now_ns);
 
@@ -296,7 +368,7 @@ void DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
         m = Place(addr, begin_ns);
       }
     }
-    if (m != nullptr) s.placed[placed++] = Placed{addr, begin_ns, end_ns, m, major};
+    if (m != nullptr) s.placed[placed++] = Placed{addr, begin_ns, end_ns, *m, major};
   };
   size_t j = 0;
   for (size_t i = 0; i < begins; ++i) {
@@ -319,6 +391,7 @@ void DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
   }
   for (; j < majors; ++j) place(s.majors[j].addr, s.majors[j].time_ns, s.majors[j].time_ns, true);
   WriteFaults(static_cast<uint32_t>(slot->tid), placed);
+  return fresh;
 }
 
 void WriteStatus() {

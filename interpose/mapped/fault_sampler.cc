@@ -33,6 +33,14 @@ namespace {
 // While sampling, the writer empties the buffers this often: 32 KiB of
 // begin samples last 10 ms at 100,000 faults a second.
 constexpr uint64_t kPollNs = 10000000ull;
+// ... and this often while they fill faster (a drain found a buffer a
+// quarter full, or the kernel dropped samples), and right after the events
+// open: a forked child's first milliseconds are a storm of copy-on-write
+// faults, which would fill the buffers before the data faults come.
+constexpr uint64_t kFastPollNs = 1000000ull;
+constexpr size_t kFastFill = kBeginPages * 4096 / 32 / 4;
+
+constinit std::atomic<bool> g_fast_poll{true};
 // Events stay open this long after the last data mapping went away.
 constexpr uint64_t kLingerNs = 1000000000ull;
 // How often the writer looks for threads that exited.
@@ -250,6 +258,7 @@ void WatchFaults() {
     if (r == OpenResult::kOk) {
       OpenOtherThreadsLocked(self);
       g_sampler.note[0] = '\0';
+      g_fast_poll.store(true, std::memory_order_relaxed);
       g_sampler.mode.store(kSampling, std::memory_order_release);
       g_sampler.status_due.store(true, std::memory_order_release);
     } else {
@@ -289,17 +298,22 @@ void DrainFaults(bool final) {
     pid_t pid = static_cast<pid_t>(syscall(SYS_getpid));
     // Other threads only ever fill free slots (under the lock); only this
     // side empties live ones, so reading them needs no lock.
+    uint64_t lost = g_sampler.lost.load(std::memory_order_relaxed);
+    size_t fullest = 0;
     for (Slot& s : g_sampler.slots) {
       if (s.state.load(std::memory_order_acquire) != kSlotLive) continue;
       bool gone = check_exits && syscall(SYS_tgkill, pid, s.tid, 0) != 0 && errno == ESRCH;
       // Close only after a last drain: a gone thread's samples are all in.
-      DrainSlot(&s, now, final || gone);
+      size_t fill = DrainSlot(&s, now, final || gone);
+      if (fill > fullest) fullest = fill;
       if (gone) {
         pthread_mutex_lock(&g_sampler.lock);
         CloseSlotLocked(&s);
         pthread_mutex_unlock(&g_sampler.lock);
       }
     }
+    g_fast_poll.store(fullest >= kFastFill || g_sampler.lost.load(std::memory_order_relaxed) != lost,
+                      std::memory_order_relaxed);
     if (now - g_sampler.last_mapped_ns.load(std::memory_order_relaxed) >= kLingerNs) {
       CloseAllIfUnmapped(now);
     }
@@ -327,7 +341,8 @@ void SampleFaults() {
 }
 
 uint64_t FaultPollIntervalNs() {
-  return g_sampler.mode.load(std::memory_order_relaxed) == kSampling ? kPollNs : 0;
+  if (g_sampler.mode.load(std::memory_order_relaxed) != kSampling) return 0;
+  return g_fast_poll.load(std::memory_order_relaxed) ? kFastPollNs : kPollNs;
 }
 
 void LockFaultsForFork() { pthread_mutex_lock(&g_sampler.lock); }

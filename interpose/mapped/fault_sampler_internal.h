@@ -70,7 +70,9 @@ extern Sampler g_sampler;
 void CloseSlotLocked(Slot* slot);
 
 // Drains `slot` into events (fault_drain.cc). `final`: hold nothing back.
-void DrainSlot(Slot* slot, uint64_t now_ns, bool final);
+// Returns how many begin samples the kernel had written since the last
+// drain.
+size_t DrainSlot(Slot* slot, uint64_t now_ns, bool final);
 
 // Emits the FaultSampling packet now (writer lock held).
 void WriteStatus();

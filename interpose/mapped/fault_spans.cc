@@ -9,9 +9,19 @@ constexpr uint32_t kFaultAroundPages = 16;
 }  // namespace
 
 void ShareSpans(const bool* present, bool* credited, uint32_t n, const uint32_t* fault_pages,
-                size_t k, PageSpan* spans) {
-  for (uint32_t i = 0; i < n; ++i) credited[i] = credited[i] && present[i];
-  auto free = [&](uint32_t i) { return present[i] && !credited[i]; };
+                size_t k, const uint32_t* pending_pages, size_t pending_k, PageSpan* spans) {
+  if (n > kMaxRegionPages) n = kMaxRegionPages;
+  bool pending[kMaxRegionPages];
+  for (uint32_t i = 0; i < n; ++i) {
+    credited[i] = credited[i] && present[i];
+    pending[i] = false;
+  }
+  for (size_t i = 0; i < pending_k; ++i) {
+    if (pending_pages[i] < n) pending[pending_pages[i]] = true;
+  }
+  // A page a run may take: mapped, given to no one yet, and no pending
+  // fault's own.
+  auto free = [&](uint32_t i) { return present[i] && !credited[i] && !pending[i]; };
   size_t j = 0;
   while (j < k) {
     uint32_t page = fault_pages[j];
@@ -30,6 +40,12 @@ void ShareSpans(const bool* present, bool* credited, uint32_t n, const uint32_t*
     // The run of mapped pages around this fault, and the faults inside it.
     uint32_t run_first = page;
     while (run_first > 0 && free(run_first - 1)) --run_first;
+    // Reached a pending fault's page: the pages after it are that fault's,
+    // up to this one.
+    if (run_first > 0 && pending[run_first - 1] && present[run_first - 1] &&
+        !credited[run_first - 1]) {
+      run_first = page;
+    }
     uint32_t run_end = page + 1;
     while (run_end < n && free(run_end)) ++run_end;
     size_t last = j;

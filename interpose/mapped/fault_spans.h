@@ -17,11 +17,19 @@
 // the fault that maps it again counts it. Spans never overlap, then, and
 // their union is what the faults mapped, whenever every fault was measured.
 //
+// Faults that happened before the look but are not written at it (the last
+// one, held for its major sample; those the thread took while the writer
+// read its buffers; other threads' not yet drained) are `pending`: a run
+// stops at a pending fault's page, and the pages between a pending fault and
+// the next fault stay ungiven for it, so that each fault still gets what it
+// mapped when it is written at a later look.
+//
 //   bool present[512] = ...;                 // the region's pages, mapped or not
 //   bool credited[512] = {};                 // kept from look to look
 //   uint32_t pages[] = {3, 40};              // faults, sorted
+//   uint32_t held[] = {60};                  // pending faults, sorted
 //   PageSpan spans[2];
-//   ShareSpans(present, credited, 512, pages, 2, spans);  // {0, 40}, {40, end of run}
+//   ShareSpans(present, credited, 512, pages, 2, held, 1, spans);  // {0, 40}, {40, 60}
 
 #ifndef IOTAP_INTERPOSE_MAPPED_FAULT_SPANS_H_
 #define IOTAP_INTERPOSE_MAPPED_FAULT_SPANS_H_
@@ -47,10 +55,13 @@ struct PageSpan {
 // gets an empty span (measured): an earlier look saw the page mapped while
 // the fault waited to be written, and gave it to an earlier fault.
 // `fault_pages` are the pages the faults hit, ascending (repeats allowed: a
-// repeated page, mapped again within one look, gets that page alone). Fills
-// `spans[j]` for fault j.
+// repeated page, mapped again within one look, gets that page alone);
+// `pending_pages` those of the pending faults (any order, pages outside the
+// region ignored). Fills `spans[j]` for fault j. `n` is at most
+// kMaxRegionPages.
+inline constexpr uint32_t kMaxRegionPages = 512;
 void ShareSpans(const bool* present, bool* credited, uint32_t n, const uint32_t* fault_pages,
-                size_t k, PageSpan* spans);
+                size_t k, const uint32_t* pending_pages, size_t pending_k, PageSpan* spans);
 
 // The nominal fault-around window around `page` in a region of `n` pages:
 // the aligned 16 pages (64 KiB of 4 KiB pages) that hold it, clipped to the

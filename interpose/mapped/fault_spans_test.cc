@@ -18,13 +18,13 @@ std::vector<bool> Present(uint32_t n, std::vector<std::pair<uint32_t, uint32_t>>
 // One look, at a region no earlier look saw (`credited`: the region's
 // credits, kept from look to look).
 std::vector<PageSpan> Share(const std::vector<bool>& present, std::vector<uint32_t> pages,
-                            bool* credited = nullptr) {
+                            bool* credited = nullptr, std::vector<uint32_t> pending = {}) {
   bool flat[512];
   bool fresh[512] = {};
   for (size_t i = 0; i < present.size(); ++i) flat[i] = present[i];
   std::vector<PageSpan> spans(pages.size());
   ShareSpans(flat, credited != nullptr ? credited : fresh, static_cast<uint32_t>(present.size()),
-             pages.data(), pages.size(), spans.data());
+             pages.data(), pages.size(), pending.data(), pending.size(), spans.data());
   return spans;
 }
 
@@ -91,11 +91,39 @@ TEST(FaultSpansTest, LaterLookGivesOutOnlyPagesNoEarlierLookGave) {
   EXPECT_EQ(Pages(first) + Pages(second), 96u);
 }
 
-// The last fault of a look is held for its major sample; the look gave its
-// pages to the fault before it. Written at the next look, it gets none.
-TEST(FaultSpansTest, HeldFaultWhosePagesWereGivenOutGetsAnEmptySpan) {
+// The last fault of a look is held for its major sample: the look stops the
+// fault before it at the held fault's page, and the next look, where it is
+// written, gives it the rest.
+TEST(FaultSpansTest, HeldFaultKeepsItsPagesForTheNextLook) {
   bool credited[512] = {};
-  auto first = Share(Present(512, {{0, 48}}), {0, 16}, credited);  // 32 held
+  auto first = Share(Present(512, {{0, 48}}), {0, 16}, credited, {32});
+  ExpectSpan(first[0], 0, 16, true);
+  ExpectSpan(first[1], 16, 32, true);
+  auto second = Share(Present(512, {{0, 64}}), {32, 48}, credited);
+  ExpectSpan(second[0], 32, 48, true);
+  ExpectSpan(second[1], 48, 64, true);
+  EXPECT_EQ(Pages(first) + Pages(second), 64u);
+}
+
+// Faults the thread took while the writer read its buffers, or another
+// thread's not yet drained, mapped pages on both sides of a written fault:
+// the written one gets only the pages from its own up to the next pending
+// fault, and the pending ones get theirs later, each counted once.
+TEST(FaultSpansTest, PendingFaultsOnBothSidesBoundTheSpan) {
+  bool credited[512] = {};
+  auto first = Share(Present(512, {{0, 128}}), {40}, credited, {90, 8, 200});
+  ExpectSpan(first[0], 40, 90, true);
+  auto second = Share(Present(512, {{0, 128}}), {8, 90}, credited);
+  ExpectSpan(second[0], 0, 40, true);
+  ExpectSpan(second[1], 90, 128, true);
+  EXPECT_EQ(Pages(first) + Pages(second), 128u);
+}
+
+// Without anything pending (a sequential scan written whole), a fault whose
+// page an earlier look gave out still gets an empty span, never a page twice.
+TEST(FaultSpansTest, FaultWhosePageWasGivenOutGetsAnEmptySpan) {
+  bool credited[512] = {};
+  auto first = Share(Present(512, {{0, 48}}), {0, 16}, credited);
   ExpectSpan(first[1], 16, 48, true);
   auto second = Share(Present(512, {{0, 64}}), {32, 48}, credited);
   ExpectSpan(second[0], 32, 32, true);

@@ -17,7 +17,7 @@ pairs=${2:-11}
 python=${PYTHON:-/usr/bin/python3}
 data=$(mktemp -d /tmp/iotap-pybench-XXXXXX)
 trap 'rm -rf "$data"' EXIT
-"$python" examples/imagefolder/train.py --data "$data/images" --generate-only --images 1000 \
+"$python" examples/imagefolder/train.py --data "$data/images" --generate-only --images "${IMAGES:-1000}" \
   --image-size 64
 epoch() {  # RATE -> the epoch's wall time and the job's CPU time, in seconds
   rm -rf "$data/trace"

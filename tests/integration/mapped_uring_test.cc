@@ -108,12 +108,15 @@ long ExpectedSum() {
   return sum;
 }
 
-TEST(MappedReadsTest, MemmapFaultsAreMappedReadsOfTheirWindows) {
+// A pass over a cold memmap, one byte per window, pausing after every
+// `pause_every` windows (0: never): each window is one fault of the reader
+// whose span covers its window's first byte, whenever the writer drained.
+void CheckMemmapPass(int pause_every) {
   TempDir dir;
   std::string data = ColdFile(dir);
   std::string trace = dir.Sub("trace");
   RunResult r = RunPreloaded({Python(), SourcePath("tests/integration/programs/mapped_reader.py"),
-                              data, std::to_string(kWindow)},
+                              data, std::to_string(kWindow), std::to_string(pause_every)},
                              trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Printed p = ParseReader(r.out);
@@ -195,6 +198,13 @@ TEST(MappedReadsTest, MemmapFaultsAreMappedReadsOfTheirWindows) {
       << report.text;
 }
 
+TEST(MappedReadsTest, MemmapFaultsAreMappedReadsOfTheirWindows) { CheckMemmapPass(0); }
+
+// Paused every 8 windows, the pass is drained while it runs (every 10 ms),
+// with the last fault before each pause held for its major sample: the
+// fault before it must not take the held fault's window.
+TEST(MappedReadsTest, FaultsDrainedWhileThePassRunsKeepTheirWindows) { CheckMemmapPass(8); }
+
 // A DataLoader over a numpy.memmap made before its workers fork: with 0
 // workers the trainer faults, with 2 the workers fault on the inherited
 // mapping; either way each 64 KiB window once, in the process that read it.
@@ -216,7 +226,13 @@ TEST_P(MemmapLoaderTest, EveryWindowIsOneFaultOfTheProcessThatReadIt) {
   ASSERT_EQ(run.processes.size(), static_cast<size_t>(1 + workers));
   std::map<uint64_t, int> by_offset;
   int faulting_processes = 0;
+  uint64_t lost = 0;  // fault samples the kernel dropped, all processes
   for (const LoadedProcess& p : run.processes) {
+    uint64_t process_lost = 0;
+    for (const Packet& packet : p.packets) {
+      if (packet.has_fault_sampling()) process_lost = packet.fault_sampling().lost_faults();
+    }
+    lost += process_lost;
     std::vector<const LoadedEvent*> faults = p.On(data, OP_MAPPED_READ);
     if (!faults.empty()) ++faulting_processes;
     bool trainer =
@@ -224,8 +240,17 @@ TEST_P(MemmapLoaderTest, EveryWindowIsOneFaultOfTheProcessThatReadIt) {
     if (workers > 0 && trainer) EXPECT_TRUE(faults.empty()) << "the trainer read no sample";
     for (const LoadedEvent* e : faults) ++by_offset[e->aux];
   }
-  EXPECT_EQ(by_offset.size(), static_cast<size_t>(kFileBytes / kWindow));
-  for (int i = 0; i < kFileBytes; i += kWindow) EXPECT_EQ(by_offset[i], 1) << "offset " << i;
+  // A forked worker's first faults come in a storm of copy-on-write faults;
+  // on a loaded machine its sample buffer can overflow before the writer
+  // drains it. Then the kernel's count of dropped samples must account for
+  // every window not seen, and none is seen twice.
+  size_t windows = kFileBytes / kWindow;
+  size_t missing = windows - by_offset.size();
+  EXPECT_LE(missing, lost) << "windows missing beyond the samples the kernel reported lost";
+  if (lost == 0) EXPECT_EQ(missing, 0u);
+  for (int i = 0; i < kFileBytes; i += kWindow) {
+    if (by_offset.count(i) != 0) EXPECT_EQ(by_offset[i], 1) << "offset " << i;
+  }
   EXPECT_EQ(faulting_processes, workers == 0 ? 1 : workers);
 }
 
@@ -447,6 +472,37 @@ TEST(MappedReadsTest, DescriptorNumbersAreThoseOfAnUntracedRun) {
     for (const LoadedEvent* e : p.On(data, OP_MAPPED_READ)) ++faults[{p.header.pid(), e->tid}];
   }
   EXPECT_EQ(faults.size(), 3u);
+}
+
+// A file mapped, read page by page and unmapped, round after round: the
+// mappings come and go at the same addresses while their faults wait to be
+// written, and a drain may learn a new mapping in the middle of placing its
+// faults. The job runs as untraced, and every fault written lies in the
+// mapping it was placed in, its span holding it.
+TEST(MappedReadsTest, MappingsReplacedRoundAfterRoundKeepTheirFaults) {
+  TempDir dir;
+  std::string data = dir.Sub("data.bin");
+  constexpr int kRounds = 64;
+  WriteFile(data, std::string(kFileBytes, 'y'));
+  std::string trace = dir.Sub("trace");
+  RunResult traced =
+      RunPreloaded({TestProgram("remap_rounds"), data, std::to_string(kRounds)}, trace);
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  EXPECT_EQ(traced.out,
+            "sum " + std::to_string(uint64_t{'y'} * kRounds * (kFileBytes / 4096)) + "\n");
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 1u);
+  std::vector<const LoadedEvent*> faults = run.processes[0].On(data, OP_MAPPED_READ);
+  EXPECT_FALSE(faults.empty());
+  for (const LoadedEvent* e : faults) {
+    ASSERT_LT(e->aux, static_cast<uint64_t>(kFileBytes));
+    ASSERT_EQ(e->aux % 4096, 0u);
+    ASSERT_LE(e->offset, static_cast<int64_t>(e->aux));
+    if ((e->flags & FLAG_INCOMPLETE) == 0 && e->result > 0) {
+      ASSERT_GT(e->offset + e->result, static_cast<int64_t>(e->aux));
+    }
+    ASSERT_LE(e->offset + e->result, kFileBytes);
+  }
 }
 
 // fio's job runs in a child process; its events are in that trace.

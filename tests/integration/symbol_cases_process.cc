@@ -159,6 +159,7 @@ const SpecTable& AllSpecs() {
                     .Req(1500000)
                     .Flags(FLAG_EXPLICIT_TIMES)}}};
     (*s)["iotap_py_sampler"].cases = {{"ok", {E(OP_PY_SAMPLER, "CPython 3.11").Res(1).Aux(100)}}};
+    (*s)["iotap_py_stacks"].cases = {{"outside-python", {}}};
     return s;
   }();
   return *specs;

@@ -20,15 +20,22 @@ CPU, waits for long C calls to return, and is unavailable where the
 embedding application keeps signals; ITIMER_PROF would also take the one
 profiling timer from the job. A native sampler in the shim would have to
 read the interpreter's frame structures, which change with every Python
-version. Reading sys._current_frames() under the GIL works on every CPython
-from 3.8 on, sees threads started by C extensions (any thread with a Python
-frame), and a thread running C code (PIL's decoder, a torch operator) shows
-the Python frame that called it, which is what the user can change.
+version. sys._current_frames() works on every CPython from 3.8 on, sees
+threads started by C extensions (any thread with a Python frame), and a
+thread running C code (PIL's decoder, a torch operator) shows the Python
+frame that called it, which is what the user can change.
 
-Functions and stacks are interned once through the shim (iotap_py_intern)
-and each sample is one ctypes call (iotap_py_sample). The calls keep the GIL
-(ctypes.PyDLL): they do not block, and the threads' frames do not change
-under the sampler. Only the standard library is used.
+From CPython 3.11 on, a frame of another thread must not be walked by Python
+code: between two of the sampler's bytecodes the GIL may go to that thread,
+which pops the frames being read, and the interpreter crashes. There the
+stacks are read by the shim (iotap_py_stacks), in C, in one call that holds
+the GIL and uses only CPython's C API; the sampler only picks the threads.
+Before 3.11 frames are objects of their own and the sampler walks them here.
+
+Functions and stacks are interned once through the shim (iotap_py_intern, or
+iotap_py_stacks) and each sample is one ctypes call (iotap_py_sample). The
+calls keep the GIL (ctypes.PyDLL) and do not block. Only the standard library
+is used.
 """
 
 import _thread
@@ -66,14 +73,22 @@ def _shim():
                                  process.iotap_py_sampler)
     except (OSError, AttributeError):
         return None
+    stacks = getattr(process, "iotap_py_stacks", None)
     intern.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
     intern.restype = ctypes.c_longlong
+    if stacks is not None:
+        stacks.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_int,
+                           ctypes.POINTER(ctypes.c_longlong)]
+        stacks.restype = ctypes.c_int
+        # From 3.11 on only, and only where the shim finds CPython's API.
+        if sys.version_info < (3, 11) or stacks(None, 0, None) < 0:
+            stacks = None
     sample.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_longlong, ctypes.c_longlong,
                        ctypes.c_longlong, ctypes.c_uint]
     sample.restype = ctypes.c_int
     state.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_char_p]
     state.restype = ctypes.c_int
-    return intern, sample, state
+    return intern, sample, state, stacks
 
 
 def _varint(n):
@@ -123,7 +138,7 @@ class _Thread:
 
 class _Sampler:
     def __init__(self, shim, hz):
-        self.intern_fn, self.sample_fn, self.state_fn = shim
+        self.intern_fn, self.sample_fn, self.state_fn, self.stacks_fn = shim
         self.hz = hz
         self.interval_ns = 10**9 // hz
         # A thread is sampled once it used half an interval of CPU: a busy
@@ -255,9 +270,15 @@ class _Sampler:
     def _look(self, me):
         """tick's look at the threads, under self.looking: every frame it
         takes is let go when it returns."""
-        frames = sys._current_frames()
+        if self.stacks_fn is not None:
+            # The threads' idents alone: their frames are let go at once,
+            # within this one call (see the module's docstring).
+            frames = dict.fromkeys(sys._current_frames())
+        else:
+            frames = sys._current_frames()
         known = getattr(threading, "_active", {})
         threads = self.threads
+        due = []
         for ident in [i for i in threads if i not in frames]:
             del threads[ident]
         for ident, frame in frames.items():
@@ -281,8 +302,31 @@ class _Sampler:
             t.seen_cpu = used
             if not ran or used - t.cpu < self.threshold_ns:
                 continue
-            self._record(t, frame, used, before, after)
+            due.append((ident, t, frame, used, before, after))
+        if self.stacks_fn is not None:
+            self._record_native(due)
+        else:
+            for ident, t, frame, used, before, after in due:
+                self._record(t, frame, used, before, after)
         return True
+
+    def _record_native(self, due):
+        """Records the due samples with stacks read by the shim."""
+        if not due:
+            return
+        n = len(due)
+        stacks = (ctypes.c_longlong * n)()
+        found = self.stacks_fn((ctypes.c_ulong * n)(*[d[0] for d in due]), n, stacks)
+        if found < 0:
+            raise _Off()
+        for (ident, t, frame, used, before, after), value in zip(due, stacks):
+            # 0: no Python frame any more, or nothing interned (tracing
+            # off); a stale generation (1) drops the sample: rare, and the
+            # CPU time goes to the next one.
+            if value != 0 and self.sample_fn(t.tid, value & 0xFFFFFFFF, used - t.cpu, t.time,
+                                             after, value >> 32) == 0:
+                t.cpu = used
+                t.time = before
 
     def _record(self, t, frame, cpu, before, after):
         # The sample's window: from before the last reading of the thread's

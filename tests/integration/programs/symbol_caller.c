@@ -161,6 +161,16 @@ static void run_py_sampler(const char* name, void* fn) {
   end(0, errno);
 }
 
+/* Outside a Python interpreter the stack reader finds none of CPython's
+ * functions: -1, and nothing recorded (untraced, the weak symbol is null). */
+static void run_py_stacks(const char* name, void* fn) {
+  begin("outside-python");
+  unsigned long idents[1] = {1};
+  long long stacks[1] = {7};
+  int r = iotap_py_stacks ? iotap_py_stacks(idents, 1, stacks) : -1;
+  end(r, errno);
+}
+
 static const struct symbol_case kMarkerCases[] = {
     {"iotap_step_begin", run_step_begin, NULL},
     {"iotap_step_end", run_step_end, NULL},
@@ -169,6 +179,7 @@ static const struct symbol_case kMarkerCases[] = {
     {"iotap_py_intern", run_py_intern, NULL},
     {"iotap_py_sample", run_py_sample, NULL},
     {"iotap_py_sampler", run_py_sampler, NULL},
+    {"iotap_py_stacks", run_py_stacks, NULL},
     {NULL, NULL, NULL},
 };
 
