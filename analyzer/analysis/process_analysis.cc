@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "analyzer/base/numbers.h"
 
@@ -105,8 +106,8 @@ ProcessAnalyzer::FileSlot& ProcessAnalyzer::NewSlot(const ProcessTrace& process,
   return slot;
 }
 
-void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const OpTraits& op,
-                           int64_t offset) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e,
+                                  const OpTraits& op, int64_t offset) {
   FileSlot& slot = Slot(process, e.file);
   const Transfer t = op.transfer;
   const uint64_t bytes = BytesMoved(e);
@@ -122,9 +123,12 @@ void ProcessAnalyzer::OnIo(const ProcessTrace& process, const Event& e, const Op
   // Inside an HDF5 call (GPUDirect Storage calls never are).
   if (e.parent != 0 && op.layer != Layer::kGds) hdf5_.OnBeneath(e, op, bytes);
   if (slot.counts != nullptr) slot.counts->Count(e, op, bytes);
-  if (!full_) return;
+  if (full_) OnIoDetail(e, op, offset, bytes, slot);
+}
 
-  // What only the report needs.
+void ProcessAnalyzer::OnIoDetail(const Event& e, const OpTraits& op, int64_t offset,
+                                 uint64_t bytes, FileSlot& slot) {
+  const Transfer t = op.transfer;
   const int64_t start = e.start_ns + offset;
   const int64_t end = e.end_ns + offset;
   LayerAccumulator& layer = result_.layers[static_cast<int>(op.layer)];

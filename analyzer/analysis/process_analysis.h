@@ -213,7 +213,11 @@ class ProcessAnalyzer : public TraceVisitor {
     return NewSlot(process, id);
   }
   FileSlot& NewSlot(const ProcessTrace& process, uint32_t id);
+  // The counts of an I/O event (inline: every event of a worker asks), then
+  // with kFull what only the report needs (OnIoDetail).
   void OnIo(const ProcessTrace& process, const Event& e, const OpTraits& op, int64_t offset);
+  void OnIoDetail(const Event& e, const OpTraits& op, int64_t offset, uint64_t bytes,
+                  FileSlot& slot);
   void OnHdf5(const ProcessTrace& process, const Event& e, int64_t offset);
   void OnCuda(const Event& e, int64_t offset);
   void OnWait(const ProcessTrace& process, const Event& e, int64_t offset);

@@ -30,11 +30,18 @@ const T* Values(const google::protobuf::RepeatedField<T>& column, int n) {
   return zeros.data();
 }
 
-// Which op numbers the schema defines, looked up without a call per event.
-const std::array<bool, 512> kKnownOps = [] {
-  std::array<bool, 512> known{};
-  for (size_t i = 0; i < known.size(); ++i) known[i] = Op_IsValid(static_cast<int>(i));
-  return known;
+// What an op number is to the decoder, looked up without a call per event:
+// one the schema does not define, one it does, or a compact TFRecord event
+// (OP_TFRECORD_RECORDS, OP_TFRECORD_RUN) that ExpandRecordGroups expands.
+enum OpClass : uint8_t { kUnknownOp, kKnownOp, kCompactOp };
+const std::array<uint8_t, 512> kOpClasses = [] {
+  std::array<uint8_t, 512> classes{};
+  for (size_t i = 0; i < classes.size(); ++i) {
+    classes[i] = !Op_IsValid(static_cast<int>(i)) ? kUnknownOp
+                 : i == OP_TFRECORD_RECORDS || i == OP_TFRECORD_RUN ? kCompactOp
+                                                                    : kKnownOp;
+  }
+  return classes;
 }();
 // The most record events the compact events of one chunk may stand for:
 // the shim writes at most 4096 events per chunk, each for at most 255
@@ -142,8 +149,9 @@ absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch)
     e.start_ns = static_cast<int64_t>(start_units * static_cast<uint64_t>(unit));
     e.end_ns = static_cast<int64_t>(end_units * static_cast<uint64_t>(unit));
     uint32_t o = static_cast<uint32_t>(v.op);
-    e.op = o < kKnownOps.size() && kKnownOps[o] ? static_cast<Op>(o) : OP_UNSPECIFIED;
-    groups |= e.op == OP_TFRECORD_RECORDS || e.op == OP_TFRECORD_RUN;
+    const uint8_t op_class = o < kOpClasses.size() ? kOpClasses[o] : kUnknownOp;
+    e.op = op_class != kUnknownOp ? static_cast<Op>(o) : OP_UNSPECIFIED;
+    groups |= op_class == kCompactOp;
     e.file = static_cast<uint32_t>(v.file);
     e.flags = static_cast<uint32_t>(v.flags);
     bool has_offset = (e.flags & FLAG_HAS_OFFSET) != 0;
@@ -165,16 +173,23 @@ absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch)
 }
 
 // Decodes `n` events from padded columns (ChunkDecoder::Decode); nullopt
-// if a varint takes more than 10 bytes.
-template <typename Packer>
+// if a varint takes more than 10 bytes. With `kNarrow`, the op, error,
+// flags and parent columns hold one byte per event (an absent column's
+// zeros, small op numbers and flags, no error), each value that byte: they
+// are read without finding each varint's end.
+template <typename Packer, bool kNarrow>
 std::optional<absl::Status> DecodeColumns(const ChunkHeader& h, int n,
                                           const uint8_t* (&column)[11], EventBatch* batch) {
   bool ok = true;
+  const uint8_t* const op = column[0];
+  const uint8_t* const error = column[7];
+  const uint8_t* const flags = column[8];
+  const uint8_t* const parent = column[9];
   absl::Status status = Assemble(
       h, n,
-      [&](int) {
+      [&](int i) {
         ColumnValues v;
-        v.op = wire::NextPaddedVarint<Packer>(column[0], ok);
+        v.op = kNarrow ? op[i] : wire::NextPaddedVarint<Packer>(column[0], ok);
         v.gap =
             static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[1], ok)));
         v.duration = wire::NextPaddedVarint<Packer>(column[2], ok);
@@ -184,15 +199,27 @@ std::optional<absl::Status> DecodeColumns(const ChunkHeader& h, int n,
         v.requested = wire::NextPaddedVarint<Packer>(column[5], ok);
         v.result =
             static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[6], ok)));
-        v.error = wire::NextPaddedVarint<Packer>(column[7], ok);
-        v.flags = wire::NextPaddedVarint<Packer>(column[8], ok);
-        v.parent = wire::NextPaddedVarint<Packer>(column[9], ok);
+        v.error = kNarrow ? error[i] : wire::NextPaddedVarint<Packer>(column[7], ok);
+        v.flags = kNarrow ? flags[i] : wire::NextPaddedVarint<Packer>(column[8], ok);
+        v.parent = kNarrow ? parent[i] : wire::NextPaddedVarint<Packer>(column[9], ok);
         v.aux = wire::NextPaddedVarint<Packer>(column[10], ok);
         return v;
       },
       batch);
   if (!ok) return std::nullopt;
   return status;
+}
+
+// DecodeColumns with the packer this processor runs fastest, narrow or not.
+template <bool kNarrow>
+std::optional<absl::Status> DecodeColumnsWithFastestPacker(const ChunkHeader& h, int n,
+                                                           const uint8_t* (&column)[11],
+                                                           EventBatch* batch) {
+#if defined(__x86_64__)
+  static const bool pext = wire::PextIsFast();
+  if (pext) return DecodeColumns<wire::PextPacker, kNarrow>(h, n, column, batch);
+#endif
+  return DecodeColumns<wire::ShiftPacker, kNarrow>(h, n, column, batch);
 }
 
 }  // namespace
@@ -297,12 +324,15 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
     p += length;
   }
   // Each column must hold one varint per op, or none; anything else (a
-  // cut varint, columns of different lengths) libprotobuf judges.
+  // cut varint, columns of different lengths) libprotobuf judges. A column
+  // of as many bytes as varints holds one byte per event.
   int64_t n = 0;
+  bool one_byte[kColumns];
   for (int c = 0; c < kColumns; ++c) {
     int64_t count = wire::CountVarints(spans[c].data, spans[c].size);
     if (count < 0 || (c > 0 && count != 0 && count != n)) return std::nullopt;
     if (c == 0) n = count;
+    one_byte[c] = count == static_cast<int64_t>(spans[c].size);  // absent: n zeros below
   }
   if (n > INT32_MAX) return std::nullopt;
   // The columns side by side, each followed by zeros so that an 8-byte load
@@ -328,11 +358,10 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
   }
   // One varint of every column per event: the columns' reads do not wait
   // for one another, so they overlap.
-#if defined(__x86_64__)
-  static const bool pext = wire::PextIsFast();
-  if (pext) return DecodeColumns<wire::PextPacker>(h, static_cast<int>(n), column, batch);
-#endif
-  return DecodeColumns<wire::ShiftPacker>(h, static_cast<int>(n), column, batch);
+  if (one_byte[0] && one_byte[7] && one_byte[8] && one_byte[9]) {
+    return DecodeColumnsWithFastestPacker<true>(h, static_cast<int>(n), column, batch);
+  }
+  return DecodeColumnsWithFastestPacker<false>(h, static_cast<int>(n), column, batch);
 }
 
 Layer LayerOf(Op op) {

@@ -151,8 +151,11 @@ TEST(DecodeChunkTest, TimesOutOfRangeAreDamage) {
 
 // Random chunks, some long enough that a column passes 255 blocks of 16
 // bytes, with values of every varint length; some with a column one value
-// short or long. The wire-level decoder must agree with libprotobuf's
-// parse followed by DecodeChunk, event for event, or step aside (nullopt).
+// short or long. The op, error, flags and parent columns are in some rounds
+// one byte per event (absent, or values below 128: the decoder reads them
+// byte by byte), in others not. The wire-level decoder must agree with
+// libprotobuf's parse followed by DecodeChunk, event for event, or step
+// aside (nullopt).
 TEST(ChunkDecoderTest, AgreesWithLibprotobufOnRandomChunks) {
   std::mt19937_64 rng(20261121);
   auto value = [&] {
@@ -168,15 +171,22 @@ TEST(ChunkDecoderTest, AgreesWithLibprotobufOnRandomChunks) {
     c.set_base_time_ns(rng() >> 8);
     c.set_time_unit_ns(1 + static_cast<uint32_t>(rng() % 100));
     c.set_first_seq(rng() >> 20);
+    const bool narrow = round % 2 == 0;      // flags below 128
+    const int errors = round % 4;            // 1: below 128, 3: any; else none
+    const bool parents = round % 3 == 1;     // small parents
+    const bool wide_ops = round % 7 == 6;    // ops up to 400: two bytes
     for (int i = 0; i < n; ++i) {
-      c.add_op(static_cast<uint32_t>(rng() % 120));
+      c.add_op(static_cast<uint32_t>(rng() % (wide_ops ? 400 : 120)));
       c.add_start_gap(static_cast<int64_t>(rng() % 1000));
       c.add_duration(rng() % 100000);
       c.add_file(static_cast<uint32_t>(value()));
       c.add_offset_delta(static_cast<int64_t>(value()));
       c.add_requested(value());
       c.add_result(static_cast<int64_t>(value()));
-      c.add_flags(static_cast<uint32_t>(value()));
+      c.add_flags(static_cast<uint32_t>(narrow ? rng() % 128 : value()));
+      if (errors == 1) c.add_error(static_cast<uint32_t>(rng() % 128));
+      if (errors == 3) c.add_error(static_cast<uint32_t>(value()));
+      if (parents) c.add_parent(rng() % 100);
       c.add_aux(value());
     }
     // One column in five rounds is one value off.

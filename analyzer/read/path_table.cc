@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "absl/hash/hash.h"
 
 namespace iotap::analyzer {
 
@@ -66,24 +65,27 @@ const char* FileCategory(std::string_view path) {
 }
 
 PathTable::Entry PathTable::Intern(std::string_view path, bool categorize) {
-  size_t hash = absl::HashOf(path);
-  Shard& shard = shards_[(hash >> 7) % kShards];
+  Shard& shard = shards_[(Hash()(path) >> 7) % kShards];
   std::lock_guard<std::mutex> lock(shard.mu);
-  if (auto it = shard.entries.find(path); it != shard.entries.end()) {
-    if (categorize && it->second.category == nullptr) it->second.category = FileCategory(path);
-    return it->second;
+  // Found, or added in the same probe of the table: one hash of the path.
+  bool added = false;
+  auto it = shard.entries.lazy_emplace(path, [&](const auto& construct) {
+    added = true;
+    Entry e;
+    if (categorize) e.category = FileCategory(path);
+    std::string_view key;
+    {
+      std::lock_guard<std::mutex> ids_lock(ids_mu_);
+      e.id = static_cast<uint32_t>(paths_.size());
+      key = Store(path);
+      paths_.push_back(key);
+    }
+    construct(key, e);
+  });
+  if (!added && categorize && it->second.category == nullptr) {
+    it->second.category = FileCategory(path);
   }
-  Entry e;
-  if (categorize) e.category = FileCategory(path);
-  std::string_view key;
-  {
-    std::lock_guard<std::mutex> ids_lock(ids_mu_);
-    e.id = static_cast<uint32_t>(paths_.size());
-    key = Store(path);
-    paths_.push_back(key);
-  }
-  shard.entries.emplace(key, e);
-  return e;
+  return it->second;
 }
 
 size_t PathTable::size() const {

@@ -51,21 +51,21 @@ void* ResolveIn(const char* object, const char* symbol) {
   return f;
 }
 
-void* ResolveGlobal(const char* name) {
+namespace {
+
+void* Lookup(void* handle, const char* name) {
   bool was_busy = tls_thread.busy;
   tls_thread.busy = true;
-  void* f = dlsym(RTLD_DEFAULT, name);
+  void* f = dlsym(handle, name);
   tls_thread.busy = was_busy;
   return f;
 }
 
-void* ResolveNext(const char* name) {
-  bool was_busy = tls_thread.busy;
-  tls_thread.busy = true;
-  void* f = dlsym(RTLD_NEXT, name);
-  tls_thread.busy = was_busy;
-  return f;
-}
+}  // namespace
+
+void* ResolveGlobal(const char* name) { return Lookup(RTLD_DEFAULT, name); }
+
+void* ResolveNext(const char* name) { return Lookup(RTLD_NEXT, name); }
 
 void* ResolveNextOrLoaded(const char* name) {
   void* f = ResolveNext(name);

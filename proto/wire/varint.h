@@ -71,13 +71,15 @@ inline bool ReadVarint(const uint8_t** p, const uint8_t* end, uint64_t* value) {
   return false;
 }
 
-// Packs the 7-bit groups of a varint's `bits` / 8 bytes (1 to 8) in `x`,
-// whose bytes past them may hold anything.
+// Packs the 7-bit groups of the varint that starts `x`'s bytes, 1 to 8 of
+// them: `stops` has bit 7 set in each byte of `x` without the continuation
+// bit (the varint ends at the lowest), and is never 0. The bytes past the
+// varint's may hold anything.
 struct ShiftPacker {
-  static uint64_t Pack(uint64_t x, int bits) {
-    // Pairs of bytes, then 16-bit and 32-bit halves, without a branch on
-    // the length.
-    uint64_t v = x & (~uint64_t{0} >> (64 - bits));
+  static uint64_t Pack(uint64_t x, uint64_t stops) {
+    // The varint's bytes (those up to the lowest bit of `stops`), then pairs
+    // of bytes, 16-bit and 32-bit halves, without a branch on the length.
+    uint64_t v = x & (stops ^ (stops - 1));
     v = ((v & 0x7f007f007f007f00ull) >> 1) | (v & 0x007f007f007f007full);
     v = ((v & 0x3fff00003fff0000ull) >> 2) | (v & 0x00003fff00003fffull);
     return ((v & 0x0fffffff00000000ull) >> 4) | (v & 0x000000000fffffffull);
@@ -89,8 +91,8 @@ struct ShiftPacker {
 // runs it fast. Written as assembly so that the rest of the build keeps the
 // baseline instruction set; used only after a check (PextIsFast).
 struct PextPacker {
-  static uint64_t Pack(uint64_t x, int bits) {
-    uint64_t mask = 0x7f7f7f7f7f7f7f7full >> (64 - bits);
+  static uint64_t Pack(uint64_t x, uint64_t stops) {
+    uint64_t mask = (stops ^ (stops - 1)) & 0x7f7f7f7f7f7f7f7full;
     uint64_t v;
     asm("pextq %2, %1, %0" : "=r"(v) : "r"(x), "r"(mask));
     return v;
@@ -118,9 +120,8 @@ inline uint64_t NextPaddedVarint(const uint8_t*& p, bool& ok) {
   uint64_t stops = ~x & 0x8080808080808080ull;
   if (stops != 0) [[likely]] {
     // Up to 8 bytes: those up to the first without a continuation bit.
-    int bits = std::countr_zero(stops) + 1;
-    p += bits >> 3;
-    return Packer::Pack(x, bits);
+    p += (static_cast<unsigned>(std::countr_zero(stops)) >> 3) + 1;
+    return Packer::Pack(x, stops);
   }
   uint64_t v = 0;
   for (int k = 0; k < static_cast<int>(kMaxVarintBytes); ++k) {
