@@ -330,7 +330,7 @@ IOTAP_FIELDS_OF(TrainerGroup, 480);
 
 // RunState itself: a new member must be sent and merged below (or, if every
 // rank works it out alike before reading, need not be: series_origin_ns).
-IOTAP_FIELDS_OF(RunState, 17120);
+IOTAP_FIELDS_OF(RunState, 17184);
 
 // Structs of integer fields only: sent word by word, whatever they hold.
 template <typename T>
@@ -538,7 +538,10 @@ void PutSums(WireWriter& w, const RunState& s, PartialSizes* sizes) {
   Tally(w, sizes ? &sizes->series : nullptr, [&] {
     for (const AdaptiveSeries& series : s.layer_read_bytes) PutSeries(w, series);
   });
-  Tally(w, sizes ? &sizes->bitmaps : nullptr, [&] { PutBitmap(w, *s.all_io); });
+  Tally(w, sizes ? &sizes->bitmaps : nullptr, [&] {
+    PutBitmap(w, *s.all_io);
+    for (const TimeBitmap& b : s.layer_busy) PutBitmap(w, b);
+  });
 }
 
 absl::Status MergeSums(WireReader& r, RunState& s) {
@@ -556,7 +559,11 @@ absl::Status MergeSums(WireReader& r, RunState& s) {
     l.Merge(o);
   }
   for (AdaptiveSeries& series : s.layer_read_bytes) MergeSeries(r, &series);
-  return MergeBitmap(r, s.all_io.get());
+  absl::Status merged = MergeBitmap(r, s.all_io.get());
+  for (TimeBitmap& b : s.layer_busy) {
+    if (merged.ok()) merged = MergeBitmap(r, &b);
+  }
+  return merged;
 }
 
 // Whether the partial carries catalog entry i: read, or tried.

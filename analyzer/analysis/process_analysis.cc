@@ -62,6 +62,7 @@ void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
   result_.writes = std::make_unique<TimeSpans>(origin_unix_ns_, resolution_ns_);
   for (int i = 0; i < kLayerCount; ++i) {
     result_.read_bytes_by_layer.emplace_back(origin_unix_ns_, kInitialBinNs);
+    result_.layer_busy.emplace_back(origin_unix_ns_, resolution_ns_);
   }
   result_.data_read_bytes = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
   result_.data_read_calls = std::make_unique<AdaptiveSeries>(origin_unix_ns_, kInitialBinNs);
@@ -133,6 +134,7 @@ void ProcessAnalyzer::OnIoDetail(const Event& e, const OpTraits& op, int64_t off
   LayerAccumulator& layer = result_.layers[static_cast<int>(op.layer)];
   ++layer.ops;
   AddTo(&layer.time_ns, end - start);
+  Busy(op.layer, start, end);
   if (t == Transfer::kRead) {
     ++layer.reads;
     AddTo(&layer.read_bytes, bytes);
@@ -222,6 +224,7 @@ void ProcessAnalyzer::OnHdf5(const ProcessTrace& process, const Event& e, int64_
   LayerAccumulator& layer = result_.layers[static_cast<int>(Layer::kHdf5)];
   ++layer.ops;
   AddTo(&layer.time_ns, end - start);
+  Busy(Layer::kHdf5, start, end);
   if (e.op != OP_H5D_READ && e.op != OP_H5D_READ_CHUNK) return;
   // Time inside H5Dread is time spent fetching data, whatever the library
   // does between its POSIX reads (chunk lookups, decompression).
@@ -242,6 +245,7 @@ void ProcessAnalyzer::OnCuda(const Event& e, int64_t offset) {
   LayerAccumulator& layer = result_.layers[static_cast<int>(Layer::kCuda)];
   ++layer.ops;
   AddTo(&layer.time_ns, end - start);
+  Busy(Layer::kCuda, start, end);
   result_.read_bytes_by_layer[static_cast<int>(Layer::kCuda)].AddAt(end, e.requested);
 }
 
@@ -350,6 +354,10 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
     result_.end_unix_ns = process.ToRealtimeNs(static_cast<int64_t>(process.end()->monotonic_ns()));
   }
   result_.waits = waits_.Finish();
+  for (int i = 0; i < kLayerCount; ++i) {
+    if (busy_[i].start != INT64_MAX) result_.layer_busy[i].Add(busy_[i].start, busy_[i].end);
+    busy_[i] = BusyRun{};
+  }
   io_union_->Finish();
   result_.io_busy_ns = io_union_->total_ns();
   result_.late_clipped_ns = io_union_->late_clipped_ns();

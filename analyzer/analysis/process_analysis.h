@@ -22,6 +22,7 @@
 #ifndef IOTAP_ANALYZER_ANALYSIS_PROCESS_ANALYSIS_H_
 #define IOTAP_ANALYZER_ANALYSIS_PROCESS_ANALYSIS_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -136,6 +137,8 @@ struct ProcessResult : ProcessCounts {
   std::array<LayerAccumulator, kLayerCount> layers;
   std::unique_ptr<TimeSpans> io;      // busy instants of data-file I/O
   std::unique_ptr<TimeSpans> writes;  // busy instants of data-file writes
+  // By layer: busy instants of its calls (every file, not only data files).
+  std::vector<TimeSpans> layer_busy;
   // Time series (origin: the run's start): read bytes per layer; data-file
   // read bytes, calls and summed call time; CPU time (ns of CPU per bin).
   std::vector<AdaptiveSeries> read_bytes_by_layer;
@@ -222,6 +225,25 @@ class ProcessAnalyzer : public TraceVisitor {
   uint32_t ChannelOf(const InternedName& name);
   void OnResources(const ResourceSample& sample, const ProcessTrace& process);
 
+  // A layer's busy intervals on their way to result_.layer_busy: the latest,
+  // extended while calls start within a resolution of its end (most do), so
+  // that a call costs a comparison; handed on when one starts further on,
+  // and at OnFileEnd.
+  struct BusyRun {
+    int64_t start = INT64_MAX;  // INT64_MAX: none yet
+    int64_t end = 0;
+  };
+  void Busy(Layer layer, int64_t start, int64_t end) {
+    if (end <= start) return;
+    BusyRun& b = busy_[static_cast<int>(layer)];
+    if (start >= b.start && start - b.end < resolution_ns_) {
+      b.end = std::max(b.end, end);
+      return;
+    }
+    if (b.start != INT64_MAX) result_.layer_busy[static_cast<int>(layer)].Add(b.start, b.end);
+    b = BusyRun{start, end};
+  }
+
   const bool full_;
   int64_t origin_unix_ns_;
   int64_t cpu_origin_unix_ns_;
@@ -234,6 +256,7 @@ class ProcessAnalyzer : public TraceVisitor {
   // FileSlot::tracker points into it.
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
   std::unique_ptr<IntervalUnion> io_union_;
+  std::array<BusyRun, kLayerCount> busy_;
   MarkerCollector markers_;
   PySampleCollector py_;  // kFull only
   WaitCollector waits_;  // kFull only

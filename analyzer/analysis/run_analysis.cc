@@ -28,8 +28,13 @@ namespace {
 // The busy time and series of a process, under the lock of the group they
 // go to: a process's intervals are many, and the other threads need not wait
 // for them. A group's busy time goes into the run's after reading (ReadAll):
-// each interval is set once.
+// each interval is set once. The layers' busy time goes straight into the
+// run's, under a lock of its own.
 void MergeTimes(RunState& s, int index, ProcessResult& r) {
+  {
+    std::lock_guard<std::mutex> lock(s.layer_busy_mu);
+    for (size_t i = 0; i < r.layer_busy.size(); ++i) r.layer_busy[i].SetInto(&s.layer_busy[i]);
+  }
   int g = GroupOf(s, index);
   if (g < 0) {
     std::lock_guard<std::mutex> lock(s.all_io_mu);
@@ -263,7 +268,10 @@ absl::Status PrepareRun(const std::vector<std::string>& files, const AnalysisOpt
   s.py_samples.resize(s.catalog.entries.size());  // the full analysis only
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   s.series_origin_ns = s.origin_ns;
-  for (int i = 0; i < kLayerCount; ++i) s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);
+  for (int i = 0; i < kLayerCount; ++i) {
+    s.layer_read_bytes.emplace_back(s.origin_ns, kInitialBinNs);
+    s.layer_busy.emplace_back(s.origin_ns, s.resolution_ns);
+  }
   SetUpGroups(s);
   return absl::OkStatus();
 }
@@ -283,6 +291,7 @@ absl::StatusOr<report::Report> BuildReport(RunState& s, const AnalysisOptions& o
   BuildSteps(s, &r);
   BuildTimeline(s, options.timeline_bins, &r);
   BuildTables(s, options.top_files, &r);
+  BuildMappedTables(s, options.top_files, &r);
   BuildPyProfiles(s, &r);
   BuildRunSummary(s, &r);
   BuildNotes(s, &r);

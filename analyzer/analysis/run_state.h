@@ -116,6 +116,9 @@ struct RunState {
   std::unique_ptr<TimeBitmap> all_io;  // processes outside every group; then all
   std::mutex all_io_mu;
   std::vector<AdaptiveSeries> layer_read_bytes;
+  // By layer: the union of its calls over all processes.
+  std::vector<TimeBitmap> layer_busy;
+  std::mutex layer_busy_mu;
   std::map<int, TrainerGroup> groups;    // by trainer catalog index
   std::vector<std::vector<StepLog>> marker_steps;  // by catalog index
   std::vector<PySamples> py_samples;               // by catalog index (kFull)
@@ -191,6 +194,9 @@ void BuildTimeline(RunState& state, int bins, report::Report* report);
 
 // Fills files, other_files, layers, datasets and cuda_copies.
 void BuildTables(RunState& state, int top_files, report::Report* report);
+
+// Fills report->mapped_reads and io_uring (mapped_tables.cc).
+void BuildMappedTables(const RunState& state, int top_files, report::Report* report);
 
 // Fills report->py_profiles (after BuildSteps; py_profile_report.cc) and
 // adds notes on processes whose stacks could not be sampled.

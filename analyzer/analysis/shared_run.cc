@@ -74,6 +74,7 @@ void SharedRun::Read(const std::vector<int>& indices, int threads,
   // what the process that merges it keeps.
   internal::RunState& s = *state_;
   if (s.all_io) s.all_io->Compact();
+  for (TimeBitmap& layer : s.layer_busy) layer.Compact();
   for (auto& [index, group] : s.groups) {
     for (TimeBitmap* bitmap : {group.io.get(), group.writes.get(), group.own_io.get()}) {
       if (bitmap != nullptr) bitmap->Compact();
@@ -93,6 +94,7 @@ SharedRun::SummaryBytes SharedRun::summary_bytes() const {
   const internal::RunState& s = *state_;
   SummaryBytes b;
   if (s.all_io) b.bitmaps += s.all_io->memory_bytes();
+  for (const TimeBitmap& layer : s.layer_busy) b.bitmaps += layer.memory_bytes();
   for (const auto& [index, group] : s.groups) {
     for (const TimeBitmap* bitmap : {group.io.get(), group.writes.get(), group.own_io.get()}) {
       if (bitmap != nullptr) b.bitmaps += bitmap->memory_bytes();

@@ -105,6 +105,7 @@ void AbsorbSlice(const PathTable& slice_paths, const ProcessResult& slice, RunSt
   for (int i = 0; i < kLayerCount; ++i) {
     into->layers[i].Merge(slice.layers[i]);
     into->read_bytes_by_layer[i].AddSeries(slice.read_bytes_by_layer[i]);
+    into->layer_busy[i].Absorb(slice.layer_busy[i]);
   }
   into->io->Absorb(*slice.io);
   into->writes->Absorb(*slice.writes);
@@ -332,6 +333,7 @@ absl::StatusOr<report::Report> SlicedRun::Report(int64_t from_unix_ns, int64_t t
   s.series_origin_ns = from_unix_ns;
   for (int i = 0; i < kLayerCount; ++i) {
     s.layer_read_bytes.emplace_back(s.series_origin_ns, kInitialBinNs);
+    s.layer_busy.emplace_back(s.origin_ns, s.resolution_ns);
   }
   internal::SetUpGroups(s);
   for (int i = 0; i < static_cast<int>(s.catalog.entries.size()); ++i) {

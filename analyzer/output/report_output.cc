@@ -11,6 +11,7 @@
 #include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 #include "analyzer/output/py_profile_output.h"
+#include "analyzer/output/report_mapped_output.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace iotap::analyzer {
@@ -190,13 +191,7 @@ std::string ReportToText(const Report& r) {
       absl::StrAppend(&out, "     what to do: ", DisplayName(f.recommendation()), "\n");
     }
   }
-  absl::StrAppend(&out, "\nLayers\n");
-  for (const report::Layer& l : r.layers()) {
-    absl::StrAppendFormat(&out, "  %-8s %10d calls, %9d reads (%s), %9d writes (%s), %s in calls\n",
-                          l.name(), static_cast<int64_t>(l.ops()), static_cast<int64_t>(l.reads()),
-                          HumanBytes(l.read_bytes()), static_cast<int64_t>(l.writes()),
-                          HumanBytes(l.write_bytes()), HumanDuration(l.time_s()));
-  }
+  absl::StrAppend(&out, LayersToText(r), MappedReadsToText(r));
   if (r.datasets_size() > 0) {
     absl::StrAppend(&out, "\nHDF5 datasets\n");
     for (const report::Dataset& d : r.datasets()) {
@@ -315,14 +310,7 @@ std::string ReportToMarkdown(const Report& r) {
       absl::StrAppendFormat(&out, "   - *What to do:* %s\n", MarkdownText(f.recommendation()));
     }
   }
-  absl::StrAppend(&out, "\n### Layers\n\n| layer | calls | reads | read | writes | written | time in calls |\n"
-                        "|---|---:|---:|---:|---:|---:|---:|\n");
-  for (const report::Layer& l : r.layers()) {
-    absl::StrAppendFormat(&out, "| %s | %d | %d | %s | %d | %s | %s |\n", l.name(),
-                          static_cast<int64_t>(l.ops()), static_cast<int64_t>(l.reads()),
-                          HumanBytes(l.read_bytes()), static_cast<int64_t>(l.writes()),
-                          HumanBytes(l.write_bytes()), HumanDuration(l.time_s()));
-  }
+  absl::StrAppend(&out, LayersToMarkdown(r), MappedReadsToMarkdown(r));
   if (r.datasets_size() > 0) {
     absl::StrAppend(&out, "\n### HDF5 datasets\n\n| dataset | layout | chunk | H5Dread calls | "
                           "bytes per call | POSIX reads per call | bytes read per byte asked |\n"

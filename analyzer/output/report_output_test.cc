@@ -91,12 +91,14 @@ Report SmallReport() {
   posix->set_writes(1);
   posix->set_write_bytes(1024);
   posix->set_time_s(2.5);
+  posix->set_busy_s(2);
   report::Layer* hdf5 = r.add_layers();
   hdf5->set_name("HDF5");
   hdf5->set_ops(4);
   hdf5->set_reads(4);
   hdf5->set_read_bytes(16384);
   hdf5->set_time_s(0.0125);
+  hdf5->set_busy_s(0.01);
 
   report::Dataset* d = r.add_datasets();
   d->set_file("/d/a.h5");
@@ -180,8 +182,8 @@ Findings
      what to do: Read larger blocks.
 
 Layers
-  POSIX           120 calls,       100 reads (3.00 MiB),         1 writes (1.00 KiB), 2.50 s in calls
-  HDF5              4 calls,         4 reads (16.0 KiB),         0 writes (0 B), 12.5 ms in calls
+  POSIX           120 calls,       100 reads (3.00 MiB),         1 writes (1.00 KiB), 2.50 s in calls, busy 2.00 s
+  HDF5              4 calls,         4 reads (16.0 KiB),         0 writes (0 B), 12.5 ms in calls, busy 10.0 ms
 
 HDF5 datasets
   /d/a.h5:/images (chunked): 4 reads of 4.00 KiB each became 2.5 POSIX reads of 2.00 KiB (1.25x bytes)
@@ -234,10 +236,10 @@ TEST(ReportOutputTest, Markdown) {
 
 ### Layers
 
-| layer | calls | reads | read | writes | written | time in calls |
-|---|---:|---:|---:|---:|---:|---:|
-| POSIX | 120 | 100 | 3.00 MiB | 1 | 1.00 KiB | 2.50 s |
-| HDF5 | 4 | 4 | 16.0 KiB | 0 | 0 B | 12.5 ms |
+| layer | count | reads | read | writes | written | time in them | busy |
+|---|---:|---:|---:|---:|---:|---:|---:|
+| POSIX | 120 calls | 100 | 3.00 MiB | 1 | 1.00 KiB | 2.50 s | 2.00 s |
+| HDF5 | 4 calls | 4 | 16.0 KiB | 0 | 0 B | 12.5 ms | 10.0 ms |
 
 ### HDF5 datasets
 

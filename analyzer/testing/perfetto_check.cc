@@ -121,6 +121,8 @@ DecodedTrace DecodePerfettoTrace(const std::string& bytes) {
           if (key == "bytes") s.bytes = a.uint_value();
           if (key == "offset") s.offset = a.int_value();
           if (key == "major") s.major = a.bool_value() ? 1 : 0;
+          if (key == "span_estimated") s.span_estimated = a.bool_value() ? 1 : 0;
+          if (key == "completion_seen") s.completion_seen = a.bool_value() ? 1 : 0;
         }
         slices.push_back(s);
         if (e.type() == pf::TrackEvent::TYPE_SLICE_BEGIN) stack.push_back(slices.size() - 1);

@@ -34,6 +34,9 @@ struct DecodedSlice {
   uint64_t bytes = 0;                 // the "bytes" annotation
   int64_t offset = -1;                // the "offset" annotation, -1 if none
   int major = -1;                     // the "major" annotation (1 true, 0 false), -1 if none
+  // The "span_estimated" and "completion_seen" annotations, likewise.
+  int span_estimated = -1;
+  int completion_seen = -1;
   uint64_t start_ns = 0, end_ns = 0;  // the begin's timestamp, and the end's (= start: instant)
 };
 

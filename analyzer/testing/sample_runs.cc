@@ -171,6 +171,10 @@ void WriteMappedRun(const std::string& dir) {
 
   SyntheticProcess mapper(501, 500, "/usr/bin/python3", {"python3", "train.py"}, t0 + kMs,
                           ProcessHeader::ORIGIN_FORK);
+  Packet sampling;
+  sampling.mutable_fault_sampling()->set_source(FaultSampling::SOURCE_PERF_SAMPLES);
+  sampling.mutable_fault_sampling()->set_lost_faults(2);
+  mapper.Packet(sampling);
   const uint32_t arrow = mapper.Path("/data/train.arrow");
   mapper.Add({.op = OP_MMAP,
               .start_ns = t0 + 2 * kMs,
@@ -219,6 +223,24 @@ void WriteMappedRun(const std::string& dir) {
                      .aux = 22 /* IORING_OP_READ */});
     }
   }
+  // At the end, a read whose completion was never seen, and 3 requests the
+  // kernel took from calls the shim did not see.
+  const int64_t last = t0 + 5 * kMs + steps * step_ns;
+  submitter.Add({.op = OP_URING_READ,
+                 .start_ns = last,
+                 .end_ns = last,
+                 .file = val,
+                 .offset = 2 * steps * 65536,
+                 .requested = 65536,
+                 .flags = FLAG_INCOMPLETE,
+                 .aux = 22});
+  submitter.Add({.op = OP_URING_ENTER,
+                 .start_ns = last,
+                 .end_ns = last,
+                 .file = ring,
+                 .requested = 3,
+                 .result = 3,
+                 .flags = FLAG_INCOMPLETE});
   submitter.End(EndOfTrace::REASON_UNDERSCORE_EXIT, 0, end);
   submitter.WriteTo(dir + "/submitter.iotap");
 }

@@ -39,8 +39,10 @@ void WriteManyStepRun(const std::string& dir, int trainers, int loaders, int ste
 // A trainer (pid 500) with 10 steps of 10 ms, each waiting 3 ms for data,
 // and two forked loaders: 501 maps /data/train.arrow (256 MiB) and takes one
 // major page fault per step, 2 ms long, whose span is 256 KiB (10 faults,
-// 2.5 MiB); 502 submits two io_uring reads of 64 KiB of /data/val.bin per
-// step in one io_uring_enter (10 calls, 20 requests, 1.25 MiB).
+// 2.5 MiB; perf samples, 2 faults lost); 502 submits two io_uring reads of
+// 64 KiB of /data/val.bin per step in one io_uring_enter (10 calls, 20
+// requests, 1.25 MiB), then one read whose completion is never seen, and 3
+// requests through calls the shim did not see.
 void WriteMappedRun(const std::string& dir);
 
 }  // namespace iotap::analyzer

@@ -20,6 +20,9 @@
 //     covering every byte, no window counted twice), and --ioengine=io_uring,
 //     whose io_uring_enter calls are its own syscall instructions on x86-64:
 //     exactly its requests counted as the ring goes, files unknown.
+// Each also checks what `iotap report` makes of the run (its JSON and its
+// text): faults, major faults and spans, the sampling source, io_uring
+// requests, and the caveats said where the figures cannot be complete.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -30,7 +33,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "iotap/report.pb.h"
 #include "tests/integration/testing.h"
 
 namespace iotap::testing {
@@ -65,6 +71,35 @@ Printed ParseReader(const std::string& out) {
     if (word == "sum") in >> p.sum;
   }
   return p;
+}
+
+// `iotap report` of a trace: its JSON, parsed, and its text.
+struct ReportOutputs {
+  report::Report json;
+  std::string text;
+};
+
+ReportOutputs ReportOf(const std::string& trace) {
+  ReportOutputs out;
+  RunResult json = RunProgram({IotapBinary(), "report", trace, "--format", "json"});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  auto status = google::protobuf::util::JsonStringToMessage(json.out, &out.json);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  RunResult text = RunProgram({IotapBinary(), "report", trace});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  out.text = text.out;
+  return out;
+}
+
+const report::Layer* LayerNamed(const report::Report& r, const std::string& name) {
+  for (const report::Layer& l : r.layers()) {
+    if (l.name() == name) return &l;
+  }
+  return nullptr;
+}
+
+bool Says(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
 }
 
 long ExpectedSum() {
@@ -128,6 +163,39 @@ void CheckMemmapPass(int pause_every) {
     EXPECT_FALSE(packet.has_fault_counters());
   }
   EXPECT_TRUE(sampled);
+
+  // The report: one fault per window, the majors the thread counted, the
+  // spans of the faults, said to come from perf samples.
+  ReportOutputs report = ReportOf(trace);
+  const report::MappedReads& m = report.json.mapped_reads();
+  EXPECT_EQ(m.source(), "perf samples");
+  EXPECT_EQ(m.processes_sampled(), 1);
+  EXPECT_EQ(m.processes_counted(), 0);
+  EXPECT_EQ(m.lost_faults(), 0);
+  EXPECT_EQ(m.faults(), kFileBytes / kWindow);
+  EXPECT_EQ(m.major_faults(), p.major);
+  EXPECT_EQ(m.touched_bytes(), static_cast<double>(kFileBytes / kWindow) * 4096);
+  EXPECT_EQ(m.span_bytes(), static_cast<double>(span));
+  ASSERT_EQ(m.files_size(), 1);
+  EXPECT_EQ(m.files(0).path(), data);
+  EXPECT_EQ(m.files(0).faults(), kFileBytes / kWindow);
+  EXPECT_EQ(m.files(0).major_faults(), p.major);
+  const report::Layer* layer = LayerNamed(report.json, "MAPPED");
+  ASSERT_NE(layer, nullptr);
+  EXPECT_EQ(layer->unit(), "faults");
+  EXPECT_EQ(layer->reads(), kFileBytes / kWindow);
+  EXPECT_EQ(layer->read_bytes(), static_cast<double>(span));
+  // Only the major faults take time; their union is at most their sum, each
+  // rounded outward to the busy bitmap's microseconds.
+  EXPECT_GT(layer->busy_s(), 0);
+  EXPECT_LE(layer->busy_s(), layer->time_s() + 2e-6 * majors);
+  EXPECT_TRUE(Says(report.text, "seen by perf samples in 1 process)")) << report.text;
+  EXPECT_TRUE(Says(report.text, "  MAPPED          128 faults mapping ")) << report.text;
+  EXPECT_TRUE(Says(report.text, absl::StrCat("128 faults, ", p.major, " major ("))) << report.text;
+  EXPECT_TRUE(Says(report.text, "re-reads of pages already mapped and the kernel's own access to "
+                                "a mapping (a write() from mapped memory) cause no page fault: "
+                                "they are not seen"))
+      << report.text;
 }
 
 TEST(MappedReadsTest, MemmapFaultsAreMappedReadsOfTheirWindows) { CheckMemmapPass(0); }
@@ -258,6 +326,24 @@ TEST(MappedReadsTest, WithoutPerfTheThreadCountersCoverThePass) {
   EXPECT_GE(last.major_faults() - first.major_faults(), static_cast<uint64_t>(p.major));
   EXPECT_GE(last.minor_faults() + last.major_faults() - first.minor_faults() - first.major_faults(),
             static_cast<uint64_t>(kFileBytes / kWindow));
+
+  // The report says the run had counters only, why, and their growth over
+  // every thread (here the main thread's, and any other's).
+  ReportOutputs report = ReportOf(trace);
+  const report::MappedReads& m = report.json.mapped_reads();
+  EXPECT_EQ(m.source(), "thread counters");
+  EXPECT_EQ(m.processes_sampled(), 0);
+  EXPECT_EQ(m.processes_counted(), 1);
+  EXPECT_EQ(m.faults(), 0);
+  EXPECT_EQ(m.files_size(), 0);
+  EXPECT_GE(m.counted_major_faults(), static_cast<double>(last.major_faults() - first.major_faults()));
+  EXPECT_GE(m.counted_minor_faults() + m.counted_major_faults(), kFileBytes / kWindow);
+  ASSERT_EQ(m.notes_size(), 1);
+  EXPECT_TRUE(Says(m.notes(0), "perf_event_open refused")) << m.notes(0);
+  EXPECT_EQ(LayerNamed(report.json, "MAPPED"), nullptr);
+  EXPECT_TRUE(Says(report.text, "seen by thread counters in 1 process)")) << report.text;
+  EXPECT_TRUE(Says(report.text, "in 1 process the kernel refused the page-fault samples ("))
+      << report.text;
 }
 
 struct Request {
@@ -327,6 +413,35 @@ TEST(UringTest, LiburingRequestsAreRecordedAsIssued) {
   // (a wait finds its completion ready in the queue without a call: not an
   // event, unless the kernel had not posted it yet).
   EXPECT_GE(enters, 5 + 4);
+
+  // The report: the program's 24 requests, the bytes they moved, every
+  // completion seen, nothing unseen.
+  uint64_t read_bytes = 8192;  // the readv
+  for (int round = 0; round < 5; ++round) read_bytes += 4096 + 8192 + 12288 + 8192;
+  ReportOutputs report = ReportOf(trace);
+  const report::UringRequests& u = report.json.io_uring();
+  EXPECT_EQ(u.calls(), enters);
+  EXPECT_EQ(u.requests(), 24);
+  EXPECT_EQ(u.reads(), 21);
+  EXPECT_EQ(u.read_bytes(), static_cast<double>(read_bytes));
+  EXPECT_EQ(u.writes(), 1);
+  EXPECT_EQ(u.write_bytes(), 1000);
+  EXPECT_EQ(u.other(), 2);
+  EXPECT_EQ(u.failed(), 0);
+  EXPECT_EQ(u.incomplete(), 0);
+  EXPECT_EQ(u.unseen_requests(), 0);
+  EXPECT_EQ(u.caveats_size(), 0);
+  EXPECT_EQ(u.file_count(), 2);
+  const report::Layer* layer = LayerNamed(report.json, "URING");
+  ASSERT_NE(layer, nullptr);
+  EXPECT_EQ(layer->unit(), "requests");
+  EXPECT_EQ(layer->reads(), 21);
+  EXPECT_EQ(layer->read_bytes(), static_cast<double>(read_bytes));
+  EXPECT_TRUE(Says(report.text, absl::StrCat("io_uring requests (24, in ", enters,
+                                             " calls into the kernel)")))
+      << report.text;
+  EXPECT_TRUE(Says(report.text, "  URING            24 requests,        21 reads")) << report.text;
+  EXPECT_TRUE(Says(report.text, "0 without a completion seen")) << report.text;
 }
 
 // The shim opens each thread's perf events and closes the descriptors once
@@ -433,6 +548,21 @@ TEST(FioTest, MmapEngineReadsAreFaultsCoveringTheFile) {
   EXPECT_LE(span, static_cast<uint64_t>(kFileBytes) + estimated * kWindow)
       << faults << " faults, " << estimated << " estimated";
   for (const auto& [page, n] : pages) EXPECT_EQ(n, 1) << "page " << page;
+
+  // The report's figures of the file are the trace's, within the same bounds.
+  ReportOutputs report = ReportOf(trace);
+  const report::MappedReads& m = report.json.mapped_reads();
+  const report::MappedFile* file = nullptr;
+  for (const report::MappedFile& f : m.files()) {
+    if (f.path() == data) file = &f;
+  }
+  ASSERT_NE(file, nullptr);
+  EXPECT_EQ(file->faults(), static_cast<double>(faults));
+  EXPECT_EQ(file->span_bytes(), static_cast<double>(span));
+  EXPECT_EQ(file->estimated_spans(), static_cast<double>(estimated));
+  EXPECT_EQ(file->touched_bytes(), static_cast<double>(faults) * 4096);
+  EXPECT_EQ(m.source(), "perf samples");
+  EXPECT_TRUE(Says(report.text, "re-reads of pages already mapped")) << report.text;
 }
 
 TEST(FioTest, IoUringEngineRequestsAreCountedAsTheRingGoes) {
@@ -457,6 +587,22 @@ TEST(FioTest, IoUringEngineRequestsAreCountedAsTheRingGoes) {
   EXPECT_EQ(unseen, 256u);
   EXPECT_EQ(completions, 256u);
   EXPECT_TRUE(AllEvents(run, OP_URING_READ).empty());
+
+  // The report counts them apart and says why nothing more is known, rather
+  // than inventing files or sizes.
+  ReportOutputs report = ReportOf(trace);
+  const report::UringRequests& u = report.json.io_uring();
+  EXPECT_EQ(u.unseen_requests(), 256);
+  EXPECT_EQ(u.requests(), 0);
+  EXPECT_EQ(u.read_bytes(), 0);
+  EXPECT_EQ(u.files_size(), 0);
+  ASSERT_EQ(u.caveats_size(), 1);
+  EXPECT_TRUE(Says(u.caveats(0), "256 requests were submitted by system calls the tracer cannot "
+                                 "see"))
+      << u.caveats(0);
+  EXPECT_TRUE(Says(report.text, "  - 256 requests were submitted by system calls the tracer "
+                                "cannot see"))
+      << report.text;
 }
 
 }  // namespace

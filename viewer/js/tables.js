@@ -1,5 +1,6 @@
-// The report's tables: layers, files, directories, HDF5 datasets, TFRecord
-// files, processes (loaders under their trainer), CUDA copies and epochs.
+// The report's tables: layers, mapped reads and io_uring requests, files,
+// directories, HDF5 datasets, TFRecord files, processes (loaders under their
+// trainer), CUDA copies and epochs.
 
 const ROLE_NAMES = {TRAINER: 'trainer', LOADER: 'loader', HELPER: 'helper'};
 
@@ -10,13 +11,16 @@ function renderTables(report, section) {
   if (layers.length > 0) {
     section.appendChild(el('h3', null, 'Layers'));
     section.appendChild(sortableTable('layers-table',
-        'Each API the job read and wrote through. HDF5 and TFRecord hold what the POSIX reads ' +
-            'beneath them moved; a mapped read is a page fault in a mapped data file, its bytes ' +
-            'the pages the fault mapped (re-reads of mapped pages are not seen); an io_uring ' +
-            'read is one request. Time is the events\u2019 durations summed (a minor fault\u2019s ' +
-            'is not measured).',
-        layerColumns(), flat(layers)));
+        'Each API the job read and wrote through, counted in calls, page faults or io_uring ' +
+            'requests. HDF5 and TFRecord hold what the POSIX reads beneath them moved; a mapped ' +
+            'read is a page fault in a mapped data file, its bytes the pages the fault mapped ' +
+            '(re-reads of mapped pages are not seen); an io_uring read is one request. Time is ' +
+            'the events\u2019 durations summed (a minor fault\u2019s is not measured); busy is ' +
+            'their union over every process.',
+        layerColumns(report), flat(layers)));
   }
+  renderMapped(report, section);
+  renderUring(report, section);
   const files = list(report.files);
   const other = report.other_files || {};
   section.appendChild(el('h3', null, 'Files'));
@@ -68,17 +72,101 @@ function renderTables(report, section) {
   }
 }
 
-function layerColumns() {
+// A layer's count in its unit, as the text report gives it: page faults,
+// io_uring requests, or calls.
+function layerCount(report, l) {
+  if (l.unit === 'faults') return num(l.reads);
+  if (l.unit === 'requests') return num((report.io_uring || {}).requests);
+  return num(l.ops);
+}
+
+function layerColumns(report) {
   const time = (l) => (num(l.time_s) > 0 ? fmtDuration(l.time_s) : '');
+  const unit = (l) => (l.unit === 'faults' || l.unit === 'requests' ? l.unit : 'calls');
   return [
     {label: 'layer', value: (l) => layerLabel(l.name)},
-    {label: 'events', num: true, value: (l) => num(l.ops), text: (l) => fmtCount(l.ops)},
+    {label: 'count', num: true, value: (l) => layerCount(report, l),
+     text: (l) => fmtCount(layerCount(report, l)) + ' ' + unit(l)},
     {label: 'reads', num: true, value: (l) => num(l.reads), text: (l) => fmtCount(l.reads)},
     {label: 'read', num: true, value: (l) => num(l.read_bytes), text: (l) => fmtBytes(l.read_bytes)},
     {label: 'writes', num: true, value: (l) => num(l.writes), text: (l) => fmtCount(l.writes)},
     {label: 'written', num: true, value: (l) => num(l.write_bytes), text: (l) => fmtBytes(l.write_bytes)},
     {label: 'time', num: true, value: (l) => num(l.time_s), text: time},
+    {label: 'busy', num: true, value: (l) => num(l.busy_s), text: (l) => fmtDuration(l.busy_s)},
   ];
+}
+
+// What the analysis says its figures cannot show, as a list.
+function caveats(items) {
+  return items.length ? el('ul', {class: 'caveats'}, items.map((c) => el('li', null, shown(c)))) : null;
+}
+
+function renderMapped(report, section) {
+  const m = report.mapped_reads;
+  if (!m) return;
+  section.appendChild(el('h3', null, 'Mapped reads'));
+  const processes = (n) => fmtCount(n) + (num(n) === 1 ? ' process' : ' processes');
+  const how = [];
+  if (num(m.processes_sampled) > 0) how.push('perf samples in ' + processes(m.processes_sampled));
+  if (num(m.processes_counted) > 0) how.push('thread counters in ' + processes(m.processes_counted));
+  const parts = ['Page faults in file mappings, seen by ' + (how.length ? how.join(' and ') : shown(m.source)) + '.'];
+  if (num(m.faults) > 0 || num(m.processes_sampled) > 0) {
+    parts.push(fmtCount(m.faults) + ' faults, ' + fmtCount(m.major_faults) + ' major (' +
+               fmtDuration(m.major_s) + ' waiting for storage), mapped ' + fmtBytes(m.span_bytes) +
+               ', of which the program touched at least ' + fmtBytes(m.touched_bytes) + '.');
+  }
+  if (num(m.processes_counted) > 0) {
+    parts.push('Counted: ' + fmtCount(m.counted_minor_faults) + ' minor and ' +
+               fmtCount(m.counted_major_faults) + ' major faults, ' + fmtBytes(m.counted_read_bytes) +
+               ' read from storage.');
+  }
+  section.appendChild(el('p', {id: 'mapped-summary'}, parts.join(' ')));
+  const notSeen = caveats(list(m.caveats));
+  if (notSeen) section.appendChild(notSeen);
+  const files = list(m.files);
+  if (files.length === 0) return;
+  const more = num(m.file_count) - files.length;
+  section.appendChild(sortableTable('mapped-table',
+      'Per mapped file: its page faults and the span of pages they mapped' +
+          (more > 0 ? '; ' + fmtCount(more) + ' more files are in the sums above.' : '.'),
+      [
+        {label: 'file', value: (f) => shown(f.path) + (num(f.estimated_spans) > 0 ? ' (some spans estimated)' : ''),
+         cls: 'path'},
+        {label: 'faults', num: true, value: (f) => num(f.faults), text: (f) => fmtCount(f.faults)},
+        {label: 'major', num: true, value: (f) => num(f.major_faults), text: (f) => fmtCount(f.major_faults)},
+        {label: 'major time', num: true, value: (f) => num(f.major_s), text: (f) => fmtDuration(f.major_s)},
+        {label: 'span', num: true, value: (f) => num(f.span_bytes), text: (f) => fmtBytes(f.span_bytes)},
+        {label: 'touched', num: true, value: (f) => num(f.touched_bytes), text: (f) => fmtBytes(f.touched_bytes)},
+      ], flat(files.slice())));
+}
+
+function renderUring(report, section) {
+  const u = report.io_uring;
+  if (!u) return;
+  section.appendChild(el('h3', null, 'io_uring requests'));
+  section.appendChild(el('p', {id: 'uring-summary'},
+      fmtCount(u.requests) + ' requests in ' + fmtCount(u.calls) + ' calls into the kernel: ' +
+      fmtCount(u.reads) + ' reads (' + fmtBytes(u.read_bytes) + ', ' + fmtDuration(u.read_seconds) +
+      ' submit to completion), ' + fmtCount(u.writes) + ' writes (' + fmtBytes(u.write_bytes) + '), ' +
+      fmtCount(u.other) + ' other, ' + fmtCount(u.failed) + ' failed, ' + fmtCount(u.incomplete) +
+      ' without a completion seen.'));
+  const notSeen = caveats(list(u.caveats));
+  if (notSeen) section.appendChild(notSeen);
+  const files = list(u.files);
+  if (files.length === 0) return;
+  const more = num(u.file_count) - files.length;
+  section.appendChild(sortableTable('uring-table',
+      'Per file: the requests io_uring carried, with the bytes their completions reported' +
+          (more > 0 ? '; ' + fmtCount(more) + ' more files are in the sums above.' : '.'),
+      [
+        {label: 'file', value: (f) => shown(f.path), cls: 'path'},
+        {label: 'reads', num: true, value: (f) => num(f.reads), text: (f) => fmtCount(f.reads)},
+        {label: 'read', num: true, value: (f) => num(f.read_bytes), text: (f) => fmtBytes(f.read_bytes)},
+        {label: 'writes', num: true, value: (f) => num(f.writes), text: (f) => fmtCount(f.writes)},
+        {label: 'written', num: true, value: (f) => num(f.write_bytes), text: (f) => fmtBytes(f.write_bytes)},
+        {label: 'other', num: true, value: (f) => num(f.other), text: (f) => fmtCount(f.other)},
+        {label: 'incomplete', num: true, value: (f) => num(f.incomplete), text: (f) => fmtCount(f.incomplete)},
+      ], flat(files.slice())));
 }
 
 function datasetColumns() {

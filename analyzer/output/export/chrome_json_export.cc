@@ -68,6 +68,8 @@ class ChromeJsonSink : public ExportSink {
         if (s.step >= 0) arg("step", absl::StrCat(s.step));
         if (s.error != 0) arg("error", absl::StrCat(s.error));
         if (s.major >= 0) arg("major", s.major == 1 ? "true" : "false");
+        if (s.incomplete) arg(s.major >= 0 ? "span_estimated" : "completion_seen",
+                              s.major >= 0 ? "true" : "false");
         Put(absl::StrCat(
             ",{\"ph\":\"", s.instant ? "i" : "X", "\",\"name\":", Quoted(p.strings[s.name]),
             ",\"cat\":", Quoted(p.strings[s.category]), ",\"pid\":", pid, ",\"tid\":", tid,

@@ -163,12 +163,14 @@ class Collector : public TraceVisitor {
         break;
       case OP_MAPPED_READ:
         s.major = (e.flags & FLAG_MAJOR_FAULT) != 0 ? 1 : 0;
+        s.incomplete = (e.flags & FLAG_INCOMPLETE) != 0;
         break;
       case OP_URING_READ:
       case OP_URING_WRITE:
       case OP_URING_OPENAT:
       case OP_URING_CLOSE:
       case OP_URING_STATX:
+        s.incomplete = (e.flags & FLAG_INCOMPLETE) != 0;
         AddTo({kRequestKey, e.tid}, s);
         return;
       case OP_PY_SAMPLE: {

@@ -63,6 +63,10 @@ struct ExportSlice {
   int64_t step = -1;      // step number of steps, waits and markers
   uint32_t error = 0;     // errno (or a CUDA return code) of a failed call
   int8_t major = -1;      // mapped reads: 1 a major fault, 0 a minor one; -1 not a fault
+  // FLAG_INCOMPLETE: a mapped read whose span is the nominal fault-around
+  // window (the shim could not look), an io_uring request whose completion
+  // was never seen (its end is its submission, its bytes unknown).
+  bool incomplete = false;
 };
 
 struct ExportTrack {

@@ -194,6 +194,13 @@ class PerfettoSink : public ExportSink {
     if (s.step >= 0) annotation("step")->set_int_value(s.step);
     if (s.error != 0) annotation("error")->set_uint_value(s.error);
     if (s.major >= 0) annotation("major")->set_bool_value(s.major == 1);
+    if (s.incomplete) {
+      if (s.major >= 0) {
+        annotation("span_estimated")->set_bool_value(true);
+      } else {
+        annotation("completion_seen")->set_bool_value(false);
+      }
+    }
     if (fresh->ByteSizeLong() == 0) packet.clear_interned_data();
     Write(packet);
   }

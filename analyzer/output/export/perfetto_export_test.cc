@@ -292,6 +292,62 @@ TEST_F(ExportTest, ChromeJsonHasTheFaultsAndRequestsToo) {
   EXPECT_THAT(offsets, ElementsAre(0, 4096, 8192, 1 << 19));
 }
 
+// A fault whose span the shim could not measure and an io_uring request
+// whose completion it never saw: the exports say so rather than showing a
+// measured span or a request that moved nothing in no time.
+void WriteIncompleteRun(const std::string& dir) {
+  SyntheticProcess p(300, 1, "/usr/bin/python3", {"python3", "load.py"}, kT0);
+  const uint32_t shards = p.Path("/data/shards.arrow");
+  p.Add({.op = OP_MAPPED_READ,
+         .start_ns = kT0 + 100'000,
+         .end_ns = kT0 + 100'000,
+         .file = shards,
+         .offset = 0,
+         .requested = 4096,
+         .result = 65536,
+         .flags = FLAG_INCOMPLETE,
+         .aux = 4096});
+  p.Add({.op = OP_URING_READ,
+         .start_ns = kT0 + 200'000,
+         .end_ns = kT0 + 200'000,
+         .file = shards,
+         .offset = 8192,
+         .requested = 4096,
+         .flags = FLAG_INCOMPLETE,
+         .aux = 22});
+  p.End(EndOfTrace::REASON_EXIT, 0, kT0 + 1'000'000);
+  p.WriteTo(dir + "/p300.iotap");
+}
+
+TEST_F(ExportTest, AnEstimatedSpanAndAnUnseenCompletionAreSaid) {
+  WriteIncompleteRun(Run());
+  ExportStats stats;
+  ASSERT_TRUE(ExportPerfetto(Run(), Out("t.pftrace"), ExportOptions{}, &stats).ok());
+  DecodedTrace d = DecodeAndCheck(Out("t.pftrace"));
+  const std::vector<DecodedSlice>& faults = d.slices[ThreadTrack(d, 300, 300)];
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_EQ(faults[0].name, "mapped_read");
+  EXPECT_EQ(faults[0].span_estimated, 1);
+  EXPECT_EQ(faults[0].completion_seen, -1);
+  int requests = 0;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.name().rfind("io_uring requests of ", 0) != 0) continue;
+    for (const DecodedSlice& s : d.slices[uuid]) {
+      ++requests;
+      EXPECT_EQ(s.name, "uring_read");
+      EXPECT_EQ(s.completion_seen, 0);
+      EXPECT_EQ(s.span_estimated, -1);
+    }
+  }
+  EXPECT_EQ(requests, 1);
+
+  ASSERT_TRUE(ExportChromeJson(Run(), Out("t.json"), ExportOptions{}, 0, &stats).ok());
+  std::ifstream in(Out("t.json"));
+  const std::string json((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(json.find("\"major\":false,\"span_estimated\":true"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"completion_seen\":false"), std::string::npos) << json;
+}
+
 TEST_F(ExportTest, PerfettoGivesProcessesOfDifferentHostsDifferentPids) {
   WriteManyStepRun(Run(), /*trainers=*/2, /*loaders=*/1, /*steps=*/10, /*hosts=*/2);
   ExportStats stats;
