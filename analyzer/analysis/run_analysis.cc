@@ -280,7 +280,10 @@ void PrepareCounts(const std::vector<std::string>& files, RunState& s) {
   s.scope = AnalysisScope::kCounts;
   // No catalog: the counts need no roles or clocks, and a file whose header
   // is damaged is still counted.
-  for (const std::string& path : files) s.catalog.entries.push_back(CatalogEntry{path});
+  for (const std::string& path : files) {
+    CatalogEntry& entry = s.catalog.entries.emplace_back();
+    entry.path = path;
+  }
   SetUpProcesses(s, files);
 }
 

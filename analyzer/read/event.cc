@@ -149,7 +149,7 @@ absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch)
     e.start_ns = static_cast<int64_t>(start_units * static_cast<uint64_t>(unit));
     e.end_ns = static_cast<int64_t>(end_units * static_cast<uint64_t>(unit));
     uint32_t o = static_cast<uint32_t>(v.op);
-    const uint8_t op_class = o < kOpClasses.size() ? kOpClasses[o] : kUnknownOp;
+    const uint8_t op_class = o < kOpClasses.size() ? kOpClasses[o] : uint8_t{kUnknownOp};
     e.op = op_class != kUnknownOp ? static_cast<Op>(o) : OP_UNSPECIFIED;
     groups |= op_class == kCompactOp;
     e.file = static_cast<uint32_t>(v.file);

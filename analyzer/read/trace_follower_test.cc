@@ -102,7 +102,9 @@ TEST_F(TraceFollowerTest, GrowingFileCutAnywhereYieldsEachCompleteFrameOnce) {
     ASSERT_TRUE(follower.ReadNew(&c, &issues).ok());
     ++reads;
     ASSERT_EQ(c.events, EventsOfCompleteFrames(bytes, written)) << "after " << written << " bytes";
-    if (written < bytes.size()) EXPECT_FALSE(follower.ended());
+    if (written < bytes.size()) {
+      EXPECT_FALSE(follower.ended());
+    }
   }
   size_t frames = 0;
   for (size_t at = 0; at < bytes.size(); ++frames) {

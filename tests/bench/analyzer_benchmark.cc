@@ -15,8 +15,8 @@
 // (tests/bench/run-analyzer-scale.sh), which opens a new file every ~25
 // events:
 //
-//   IOTAP_BENCH_TRACE=/tmp/iotap-scale/KEY/node01.2040.iotap \
-//       build/bin/analyzer_benchmark --benchmark_filter=File
+//   IOTAP_BENCH_TRACE=/tmp/iotap-scale/KEY/node01.2040.iotap build/bin/analyzer_benchmark
+//       --benchmark_filter=File   (one command line)
 
 #include <unistd.h>
 
