@@ -26,7 +26,7 @@
 //   SlicedRun run(SlicedRun::Options{});
 //   run.SetOrigin(CatalogTraceFiles(files).start_unix_ns);
 //   TraceFollower follower(files[0]);       // in `iotap top`, a RunFollower
-//   follower.ReadNew(&run, &issues);
+//   if (absl::Status s = follower.ReadNew(&run, &issues); !s.ok()) return s;
 //   run.Seal(now_unix_ns - 2'000'000'000);  // slices no event will reach now
 //   absl::StatusOr<report::Report> r =
 //       run.Report(run.sealed_until() - 10'000'000'000, run.sealed_until());

@@ -57,7 +57,9 @@ TEST(HeaderExamplesTest, MarkerSteps) {
   std::vector<ReadIssue> issues;
   // marker_steps.h
   MarkerCollector markers;
-  for (const std::string& file : trace_files) ReadTraceFile(file, &markers, &issues);
+  for (const std::string& file : trace_files) {
+    ASSERT_TRUE(ReadTraceFile(file, &markers, &issues).ok());  // the header returns the status
+  }
   std::vector<StepLog> logs = markers.TakeLogs();
 
   ASSERT_EQ(logs.size(), 1u);

@@ -27,7 +27,9 @@
 // methods from another visitor while it reads:
 //
 //   MarkerCollector markers;
-//   for (const std::string& file : trace_files) ReadTraceFile(file, &markers, &issues);
+//   for (const std::string& file : trace_files) {
+//     if (absl::Status s = ReadTraceFile(file, &markers, &issues); !s.ok()) return s;
+//   }
 //   std::vector<StepLog> logs = markers.TakeLogs();
 //
 // It keeps only marker events (a few per step), and reads one file at a
