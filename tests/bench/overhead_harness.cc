@@ -1,7 +1,7 @@
 // Traced against untraced, in one invocation.
 //
-//   overhead_harness --shim build/lib/libiotap.so --worker build/bin/io_worker \
-//       --mode pread1 --calls 1000000 --threads 1 --pairs 15 --file DATA
+//   overhead_harness --shim build/lib/libiotap.so --worker build/bin/io_worker
+//       --mode pread1 --calls 1000000 --threads 1 --pairs 15 --file DATA   (one line)
 //
 // --threads N has the worker create N threads that each run the loop;
 // --threads main runs it on the worker's main thread, with no other thread

@@ -523,7 +523,9 @@ TEST_F(ExamplesTest, DdpRanksOnTwoHostsArePutOnOneClock) {
     std::cout << "fitted " << c.offset_s() << " s +- " << c.uncertainty_s() << " s, drift "
               << c.drift_ppm() << " ppm, error " << (c.offset_s() - kShiftS) * 1e6 << " us\n";
     for (const report::Process& p : r.processes()) {
-      if (p.role() == report::TRAINER) EXPECT_EQ(p.host() == "iotap-test-node1", p.rank() == 1);
+      if (p.role() == report::TRAINER) {
+        EXPECT_EQ(p.host() == "iotap-test-node1", p.rank() == 1);
+      }
     }
     // Rank 1's step ends against rank 0's, step by step: the median gap.
     std::map<double, double> end_of_rank0;

@@ -209,7 +209,9 @@ TEST_P(EndTest, EndRecordSaysHowAndWithWhatCode) {
   ASSERT_TRUE(p.end.has_value());
   EXPECT_EQ(p.end->reason(), c.reason);
   EXPECT_EQ(p.end->exit_code_known(), c.code_known);
-  if (c.code_known) EXPECT_EQ(p.end->exit_code(), c.code);
+  if (c.code_known) {
+    EXPECT_EQ(p.end->exit_code(), c.code);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -82,7 +82,9 @@ TEST_F(PassthroughTest, IotapRunForwardsSignalsItReceives) {
     // Only this test's `iotap run`: tests running beside it have their own.
     RunProgram({"pkill", "-TERM", "-f", "^" + IotapBinary() + " run -o " + trace + " -- sleep 30$"});
   });
-  RunResult r = RunTraced({"sleep", "30"}, trace, RunOptions{.timeout_seconds = 20});
+  RunOptions options;
+  options.timeout_seconds = 20;
+  RunResult r = RunTraced({"sleep", "30"}, trace, options);
   killer.join();
   EXPECT_EQ(r.signal, SIGTERM);
 }

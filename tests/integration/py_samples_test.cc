@@ -232,7 +232,9 @@ TEST(PySamplesTest, EachThreadWhereItSpentItsCpu) {
   // A thread started by C code has no Python caller: its stack starts at the
   // callback.
   for (const Sample& s : p.samples) {
-    if (s.tid == spent["c_thread_work"].tid) EXPECT_EQ(s.functions.front(), "c_thread_work");
+    if (s.tid == spent["c_thread_work"].tid) {
+      EXPECT_EQ(s.functions.front(), "c_thread_work");
+    }
   }
   // Time in C code (hashlib, the GIL released) is charged to the Python
   // function that called it, the innermost frame.

@@ -49,9 +49,11 @@ const double* Find(const ParsedMetrics& m, const std::string& name, const std::s
 
 TEST(TopTest, ABottleneckThatChangesHalfWayShowsWithinThreeRefreshes) {
   TempDir dir;
+  RunOptions options;
+  options.timeout_seconds = 240;
   RunResult r = RunProgram(
       {Python(), SourcePath("tests/integration/programs/top_watch.py"), IotapBinary(), dir.path()},
-      RunOptions{.timeout_seconds = 240});
+      options);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   google::protobuf::Struct out;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &out).ok()) << r.out;
