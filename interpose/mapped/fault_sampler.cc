@@ -266,6 +266,11 @@ void WatchFaults() {
     }
   }
   pthread_mutex_unlock(&g_sampler.lock);
+  // Only the writer empties the buffers and samples the counters. It starts
+  // with a thread's first event, which a process that only touches its
+  // mappings may never record (a forked worker reading the parent's
+  // mapping): every fault after the buffer's first 1,024 would be lost.
+  StartWriterThread();
   if (g_sampler.mode.load(std::memory_order_acquire) == kCounters) CountFaultsNow();
 }
 
@@ -312,8 +317,9 @@ void DrainFaults(bool final) {
         pthread_mutex_unlock(&g_sampler.lock);
       }
     }
-    g_fast_poll.store(fullest >= kFastFill || g_sampler.lost.load(std::memory_order_relaxed) != lost,
-                      std::memory_order_relaxed);
+    g_fast_poll.store(
+        fullest >= kFastFill || g_sampler.lost.load(std::memory_order_relaxed) != lost,
+        std::memory_order_relaxed);
     if (now - g_sampler.last_mapped_ns.load(std::memory_order_relaxed) >= kLingerNs) {
       CloseAllIfUnmapped(now);
     }
@@ -373,6 +379,7 @@ void UnlockFaultsAfterFork(bool child) {
 void FaultsAfterForkChild() {
   if (g_sampler.mode.load(std::memory_order_relaxed) == kCounters) {
     g_sampler.status_due.store(true, std::memory_order_release);
+    if (LiveDataMappings() > 0) StartWriterThread();  // it samples the counters
     return;
   }
   if (LiveDataMappings() > 0) WatchFaults();

@@ -62,7 +62,9 @@ uint64_t FaultPollIntervalNs();
 // Fork handlers (interpose/shim.cc). The sampler's lock is a leaf, held
 // across fork. The child has none of the parent's buffers (the kernel does
 // not copy them); FaultsAfterForkChild, once the child traces, watches its
-// thread if it inherited data mappings.
+// thread if it inherited data mappings, and starts the child's writer
+// thread, which drains the buffers, at once: the child may touch its
+// mappings without making any call the shim records.
 void LockFaultsForFork();
 void UnlockFaultsAfterFork(bool child);
 void FaultsAfterForkChild();

@@ -192,9 +192,10 @@ void CheckMemmapPass(int pause_every) {
   EXPECT_TRUE(Says(report.text, "seen by perf samples in 1 process)")) << report.text;
   EXPECT_TRUE(Says(report.text, "  MAPPED          128 faults mapping ")) << report.text;
   EXPECT_TRUE(Says(report.text, absl::StrCat("128 faults, ", p.major, " major ("))) << report.text;
-  EXPECT_TRUE(Says(report.text, "re-reads of pages already mapped and the kernel's own access to "
-                                "a mapping (a write() from mapped memory) cause no page fault: "
-                                "they are not seen"))
+  EXPECT_TRUE(Says(report.text,
+                   "re-reads of pages already mapped and the kernel's own access to "
+                   "a mapping (a write() from mapped memory) cause no page fault: "
+                   "they are not seen"))
       << report.text;
 }
 
@@ -333,7 +334,8 @@ TEST(MappedReadsTest, WithoutPerfTheThreadCountersCoverThePass) {
   EXPECT_EQ(m.processes_counted(), 1);
   EXPECT_EQ(m.faults(), 0);
   EXPECT_EQ(m.files_size(), 0);
-  EXPECT_GE(m.counted_major_faults(), static_cast<double>(last.major_faults() - first.major_faults()));
+  EXPECT_GE(m.counted_major_faults(),
+            static_cast<double>(last.major_faults() - first.major_faults()));
   EXPECT_GE(m.counted_minor_faults() + m.counted_major_faults(), kFileBytes / kWindow);
   ASSERT_EQ(m.notes_size(), 1);
   EXPECT_TRUE(Says(m.notes(0), "perf_event_open refused")) << m.notes(0);
@@ -434,8 +436,8 @@ TEST(UringTest, LiburingRequestsAreRecordedAsIssued) {
   EXPECT_EQ(layer->unit(), "requests");
   EXPECT_EQ(layer->reads(), 21);
   EXPECT_EQ(layer->read_bytes(), static_cast<double>(read_bytes));
-  EXPECT_TRUE(Says(report.text, absl::StrCat("io_uring requests (24, in ", enters,
-                                             " calls into the kernel)")))
+  EXPECT_TRUE(Says(report.text,
+                   absl::StrCat("io_uring requests (24, in ", enters, " calls into the kernel)")))
       << report.text;
   EXPECT_TRUE(Says(report.text, "  URING            24 requests,        21 reads")) << report.text;
   EXPECT_TRUE(Says(report.text, "0 without a completion seen")) << report.text;
@@ -465,10 +467,48 @@ TEST(MappedReadsTest, DescriptorNumbersAreThoseOfAnUntracedRun) {
   LoadedRun run = LoadRun(trace);
   ASSERT_EQ(run.processes.size(), 2u);
   std::map<std::pair<int, uint32_t>, int> faults;  // (pid, tid) -> mapped reads
+  std::string seen;  // what each process's sampler said, should one be missing
   for (const LoadedProcess& p : run.processes) {
     for (const LoadedEvent* e : p.On(data, OP_MAPPED_READ)) ++faults[{p.header.pid(), e->tid}];
+    for (const Packet& packet : p.packets) {
+      if (!packet.has_fault_sampling()) continue;
+      const FaultSampling& f = packet.fault_sampling();
+      absl::StrAppend(&seen, "pid ", p.header.pid(), ": mode ", f.source(), " threads ",
+                      f.threads_sampled(), " lost ", f.lost_faults(), " ", f.note(), "\n");
+    }
   }
-  EXPECT_EQ(faults.size(), 3u);
+  for (const auto& [who, n] : faults) {
+    absl::StrAppend(&seen, "pid ", who.first, " tid ", who.second, ": ", n, " faults\n");
+  }
+  EXPECT_EQ(faults.size(), 3u) << seen << traced.err;
+}
+
+// A forked child that reads the mapping it inherited, after a storm of
+// copy-on-write faults that fills its sample buffer many times over, and
+// records no call before: its writer thread must be draining the buffers
+// already (started with the child's events, not with its first recorded
+// call, which comes after the reads). Every window once, in the child.
+TEST(MappedReadsTest, ForkedChildReadingOnlyThroughItsMappingHasEveryFault) {
+  TempDir dir;
+  std::string data = ColdFile(dir);
+  std::string trace = dir.Sub("trace");
+  RunResult r = RunPreloaded({TestProgram("mapped_child"), data}, trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseReader(r.out).sum, ExpectedSum()) << r.out;
+  EXPECT_NE(r.out.find("child status 0\n"), std::string::npos) << r.out;
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 2u);
+  std::map<uint64_t, int> by_offset;
+  for (const LoadedProcess& p : run.processes) {
+    std::vector<const LoadedEvent*> faults = p.On(data, OP_MAPPED_READ);
+    if (run.ByPid(p.header.ppid()) != nullptr) {  // the child
+      for (const LoadedEvent* e : faults) ++by_offset[e->aux];
+    } else {
+      EXPECT_TRUE(faults.empty()) << "the parent read nothing";
+    }
+  }
+  EXPECT_EQ(by_offset.size(), static_cast<size_t>(kFileBytes / kWindow));
+  for (int i = 0; i < kFileBytes; i += kWindow) EXPECT_EQ(by_offset[i], 1) << "offset " << i;
 }
 
 // A file mapped, read page by page and unmapped, round after round: the
@@ -594,11 +634,13 @@ TEST(FioTest, IoUringEngineRequestsAreCountedAsTheRingGoes) {
   EXPECT_EQ(u.read_bytes(), 0);
   EXPECT_EQ(u.files_size(), 0);
   ASSERT_EQ(u.caveats_size(), 1);
-  EXPECT_TRUE(Says(u.caveats(0), "256 requests were submitted by system calls the tracer cannot "
-                                 "see"))
+  EXPECT_TRUE(Says(u.caveats(0),
+                   "256 requests were submitted by system calls the tracer cannot "
+                   "see"))
       << u.caveats(0);
-  EXPECT_TRUE(Says(report.text, "  - 256 requests were submitted by system calls the tracer "
-                                "cannot see"))
+  EXPECT_TRUE(Says(report.text,
+                   "  - 256 requests were submitted by system calls the tracer "
+                   "cannot see"))
       << report.text;
 }
 
