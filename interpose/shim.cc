@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "interpose/core/config.h"
+#include "interpose/core/direct_io.h"
 #include "interpose/core/fd_table.h"
 #include "interpose/core/real.h"
 #include "interpose/core/recorder.h"
@@ -72,6 +73,7 @@ void ForkChild() {
   UnlockFaultsAfterFork(true);
   UnlockRingsTableAfterFork(true);
   UnlockWriterAfterFork(true);
+  DirectIoAfterForkChild();
   TfRecordAfterForkChild();
   Hdf5AfterForkChild();
   ResolveAfterForkChild();
@@ -125,6 +127,7 @@ __attribute__((constructor)) void IotapInit(int argc, char** argv, char**) {
     tls_thread.busy = false;
     return;
   }
+  CheckDirectIo();
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   g_constructed = true;
   g_active_layers.store(g_config.layers, std::memory_order_release);

@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "interpose/core/direct_io.h"
 #include "interpose/core/io_event.h"
 #include "interpose/core/real.h"
 #include "interpose/core/trace_call.h"
@@ -79,7 +80,7 @@ IOTAP_HOT void RecordPwrite(TraceCall& call, int fd, size_t n, off64_t offset, s
 // Vector transfers; `offset` -1 means "at the current position" (readv, or
 // preadv2 with offset -1).
 IOTAP_HOT void RecordVector(TraceCall& call, Op op, int fd, const struct iovec* iov, int count,
-                  off64_t offset, ssize_t r, bool is_write) {
+                            off64_t offset, ssize_t r, bool is_write) {
   RawEvent* e = call.Finish(op, r < 0);
   if (e == nullptr) return;
   FdEntry* f = FdLookup(fd, offset == -1 ? r : 0);
@@ -132,7 +133,7 @@ using namespace iotap::interpose;
 
 IOTAP_EXPORT ssize_t read(int fd, void* buf, size_t n) {
   TraceCall call(kLayerPosix);
-  ssize_t r = real_read()(fd, buf, n);
+  ssize_t r = DirectIo() ? DirectRead(fd, buf, n) : real_read()(fd, buf, n);
   RecordRead(call, fd, buf, n, r);
   return r;
 }
@@ -146,14 +147,14 @@ IOTAP_EXPORT ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
 
 IOTAP_EXPORT ssize_t pread(int fd, void* buf, size_t n, off_t offset) {
   TraceCall call(kLayerPosix);
-  ssize_t r = real_pread()(fd, buf, n, offset);
+  ssize_t r = DirectIo() ? DirectPread(fd, buf, n, offset) : real_pread()(fd, buf, n, offset);
   RecordPread(call, fd, buf, n, offset, r);
   return r;
 }
 
 IOTAP_EXPORT ssize_t pread64(int fd, void* buf, size_t n, off64_t offset) {
   TraceCall call(kLayerPosix);
-  ssize_t r = real_pread64()(fd, buf, n, offset);
+  ssize_t r = DirectIo() ? DirectPread(fd, buf, n, offset) : real_pread64()(fd, buf, n, offset);
   RecordPread(call, fd, buf, n, offset, r);
   return r;
 }
@@ -165,8 +166,7 @@ IOTAP_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t offset, size
   return r;
 }
 
-IOTAP_EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t offset,
-                                   size_t buflen) {
+IOTAP_EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t offset, size_t buflen) {
   TraceCall call(kLayerPosix);
   ssize_t r = real___pread64_chk()(fd, buf, n, offset, buflen);
   RecordPread(call, fd, buf, n, offset, r);
@@ -194,8 +194,7 @@ IOTAP_EXPORT ssize_t preadv64(int fd, const struct iovec* iov, int count, off64_
   return r;
 }
 
-IOTAP_EXPORT ssize_t preadv2(int fd, const struct iovec* iov, int count, off_t offset,
-                             int flags) {
+IOTAP_EXPORT ssize_t preadv2(int fd, const struct iovec* iov, int count, off_t offset, int flags) {
   TraceCall call(kLayerPosix);
   ssize_t r = real_preadv2()(fd, iov, count, offset, flags);
   RecordVector(call, kOpPreadv2, fd, iov, count, offset, r, false);
@@ -212,21 +211,21 @@ IOTAP_EXPORT ssize_t preadv64v2(int fd, const struct iovec* iov, int count, off6
 
 IOTAP_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
   TraceCall call(kLayerPosix);
-  ssize_t r = real_write()(fd, buf, n);
+  ssize_t r = DirectIo() ? DirectWrite(fd, buf, n) : real_write()(fd, buf, n);
   if (RawEvent* e = call.Finish(kOpWrite, r < 0)) FillTrackedIo(e, FdLookup(fd, r), n, r, true);
   return r;
 }
 
 IOTAP_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t offset) {
   TraceCall call(kLayerPosix);
-  ssize_t r = real_pwrite()(fd, buf, n, offset);
+  ssize_t r = DirectIo() ? DirectPwrite(fd, buf, n, offset) : real_pwrite()(fd, buf, n, offset);
   RecordPwrite(call, fd, n, offset, r);
   return r;
 }
 
 IOTAP_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t offset) {
   TraceCall call(kLayerPosix);
-  ssize_t r = real_pwrite64()(fd, buf, n, offset);
+  ssize_t r = DirectIo() ? DirectPwrite(fd, buf, n, offset) : real_pwrite64()(fd, buf, n, offset);
   RecordPwrite(call, fd, n, offset, r);
   return r;
 }
@@ -252,8 +251,7 @@ IOTAP_EXPORT ssize_t pwritev64(int fd, const struct iovec* iov, int count, off64
   return r;
 }
 
-IOTAP_EXPORT ssize_t pwritev2(int fd, const struct iovec* iov, int count, off_t offset,
-                              int flags) {
+IOTAP_EXPORT ssize_t pwritev2(int fd, const struct iovec* iov, int count, off_t offset, int flags) {
   TraceCall call(kLayerPosix);
   ssize_t r = real_pwritev2()(fd, iov, count, offset, flags);
   RecordVector(call, kOpPwritev2, fd, iov, count, offset, r, true);
@@ -268,12 +266,12 @@ IOTAP_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int count, off
   return r;
 }
 
-IOTAP_EXPORT ssize_t copy_file_range(int in_fd, off64_t* in_offset, int out_fd,
-                                     off64_t* out_offset, size_t n, unsigned int flags) {
+IOTAP_EXPORT ssize_t copy_file_range(int in_fd, off64_t* in_offset, int out_fd, off64_t* out_offset,
+                                     size_t n, unsigned int flags) {
   TraceCall call(kLayerPosix);
   ssize_t r = real_copy_file_range()(in_fd, in_offset, out_fd, out_offset, n, flags);
-  RecordCopy(call, kOpCopyFileRangeIn, kOpCopyFileRangeOut, in_fd, in_offset, out_fd,
-             out_offset, n, r);
+  RecordCopy(call, kOpCopyFileRangeIn, kOpCopyFileRangeOut, in_fd, in_offset, out_fd, out_offset, n,
+             r);
   return r;
 }
 

@@ -1,4 +1,6 @@
-// Threads: pthread_create starts each new thread through a trampoline, so
+// Threads: pthread_create and pthread_cancel tell the POSIX wrappers that
+// glibc's cancellation points are needed (core/direct_io.h). pthread_create
+// starts each new thread through a trampoline, so
 // that a thread that never makes an I/O call still has its page faults
 // sampled (mapped/fault_sampler.h) from its first instruction on, while the
 // process has data mappings. Nothing is recorded for the call itself.
@@ -15,6 +17,7 @@
 #include <atomic>
 
 #include "interpose/core/config.h"
+#include "interpose/core/direct_io.h"
 #include "interpose/core/io_event.h"
 #include "interpose/core/real.h"
 #include "interpose/core/recorder.h"
@@ -24,6 +27,7 @@ namespace iotap::interpose {
 namespace {
 
 IOTAP_REAL(pthread_create);
+IOTAP_REAL(pthread_cancel);
 
 constexpr int kTrampolines = 256;
 
@@ -61,10 +65,12 @@ using namespace iotap::interpose;
 
 IOTAP_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                                 void* (*start)(void*), void* arg) noexcept {
+  // The program's thread may cancel another, or be cancelled: glibc's
+  // cancellation points from now on (core/direct_io.h).
+  if (!tls_thread.busy) BlockDirectIo(kDirectThreads);
   // The shim's own threads (the writer) start as they are.
   Trampoline* t = nullptr;
-  if ((g_active_layers.load(std::memory_order_relaxed) & kLayerMapped) != 0 &&
-      !tls_thread.busy) {
+  if ((g_active_layers.load(std::memory_order_relaxed) & kLayerMapped) != 0 && !tls_thread.busy) {
     t = TakeTrampoline();
   }
   if (t == nullptr) return real_pthread_create()(thread, attr, start, arg);
@@ -73,4 +79,9 @@ IOTAP_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
   int r = real_pthread_create()(thread, attr, ThreadStart, t);
   if (r != 0) t->used.store(false, std::memory_order_release);
   return r;
+}
+
+IOTAP_EXPORT int pthread_cancel(pthread_t thread) noexcept {
+  BlockDirectIo(kDirectCancel);
+  return real_pthread_cancel()(thread);
 }

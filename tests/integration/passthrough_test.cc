@@ -58,6 +58,31 @@ TEST_F(PassthroughTest, FailingCallsReturnAndSetErrnoAsUntraced) {
   EXPECT_EQ(interrupted, 1);
 }
 
+// A program with no thread of its own gets its reads and writes made by the
+// wrappers themselves (interpose/core/direct_io.h): results and errno are
+// glibc's. Once it has threads, read() is a cancellation point again: a
+// thread that cancels itself is cancelled there, and a thread blocked in it
+// is cancelled by another.
+TEST_F(PassthroughTest, ReadsAndWritesStayCancellationPointsWhereTheyWereOnes) {
+  RunOptions options;
+  options.timeout_seconds = 30;  // a thread never cancelled hangs the join
+  for (const char* mode : {"plain", "self", "blocked"}) {
+    RunResult plain = RunProgram({TestProgram("cancel_points"), mode}, options);
+    RunResult traced = RunPreloaded({TestProgram("cancel_points"), mode},
+                                    dir_.Sub(std::string("trace-") + mode), options);
+    EXPECT_EQ(traced.exit_code, plain.exit_code) << mode;
+    EXPECT_EQ(traced.out, plain.out) << mode;
+  }
+  RunResult self = RunProgram({TestProgram("cancel_points"), "self"});
+  EXPECT_EQ(self.out, "before read 16\njoined, cancelled 1\n");
+  RunResult blocked = RunProgram({TestProgram("cancel_points"), "blocked"});
+  EXPECT_EQ(blocked.out, "joined, cancelled 1\n");
+  RunResult plain = RunProgram({TestProgram("cancel_points"), "plain"});
+  EXPECT_EQ(plain.out,
+            "write 8\npwrite 8\nread 0\npread /dev/null 0 errno 0\nread -1: -1 errno 9\n"
+            "pwrite at -5: -1 errno 22\nwrite from a bad address: -1 errno 14\n");
+}
+
 TEST_F(PassthroughTest, IotapRunPassesExitCodes) {
   EXPECT_EQ(RunTraced({"sh", "-c", "exit 42"}, dir_.Sub("t1")).exit_code, 42);
   EXPECT_EQ(RunTraced({"true"}, dir_.Sub("t2")).exit_code, 0);
@@ -80,7 +105,8 @@ TEST_F(PassthroughTest, IotapRunForwardsSignalsItReceives) {
   std::thread killer([&trace] {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
     // Only this test's `iotap run`: tests running beside it have their own.
-    RunProgram({"pkill", "-TERM", "-f", "^" + IotapBinary() + " run -o " + trace + " -- sleep 30$"});
+    RunProgram(
+        {"pkill", "-TERM", "-f", "^" + IotapBinary() + " run -o " + trace + " -- sleep 30$"});
   });
   RunOptions options;
   options.timeout_seconds = 20;
@@ -115,8 +141,8 @@ TEST_F(PassthroughTest, IotapRunWaitsForProcessesTheCommandLeftRunning) {
 TEST_F(PassthroughTest, IotapRunStopsWaitingForOrphansAfterTheLimit) {
   std::string trace = dir_.Sub("trace");
   auto start = std::chrono::steady_clock::now();
-  RunResult r = RunProgram({IotapBinary(), "run", "--wait-orphans", "0.2", "-o", trace, "--",
-                            "sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!"});
+  RunResult r = RunProgram({IotapBinary(), "run", "--wait-orphans", "0.2", "-o", trace, "--", "sh",
+                            "-c", "sleep 30 >/dev/null 2>&1 & echo $!"});
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int orphan = 0;
   ASSERT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &orphan)) << r.out;
@@ -160,8 +186,7 @@ TEST_F(PassthroughTest, OutputPathIsAFile) {
 TEST_F(PassthroughTest, FullOutputFileSystem) {
   // A file-size limit of 8 KiB: the trace cannot grow, and the SIGXFSZ its
   // writes raise must not kill the job. The job writes nothing itself.
-  std::vector<std::string> argv = {"sh", "-c",
-                                   "ulimit -f 16; exec \"$0\" threads \"$1\" 4 20000",
+  std::vector<std::string> argv = {"sh", "-c", "ulimit -f 16; exec \"$0\" threads \"$1\" 4 20000",
                                    Program(), data_};
   for (int i = 0; i < 4; ++i) {
     WriteFile(data_ + "/t" + std::to_string(i) + ".bin", std::string(20000 * 100, 'x'));
@@ -197,8 +222,8 @@ TEST_F(PassthroughTest, OutputDirectoryDeletedMidRun) {
 
 TEST_F(PassthroughTest, LargeThreadLocalStorageStillGetsAWriterThread) {
   // 1 MiB of __thread data does not fit the writer thread's usual stack.
-  RunResult r = RunPreloaded({TestProgram("big_tls"), data_ + "/a.bin", "20000"},
-                             dir_.Sub("trace"));
+  RunResult r =
+      RunPreloaded({TestProgram("big_tls"), data_ + "/a.bin", "20000"}, dir_.Sub("trace"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");  // no "cannot start the writer thread"
   EXPECT_EQ(r.out, "97\n");

@@ -122,6 +122,7 @@ void AddProcessSpecs(SpecTable* specs) {
       {kBefore, kTried, {"spawn", {}}}, 0, 0, Spawns("no-such-program-iotap", "symbol_caller")};
 
   s["pthread_create"].cases = {{"ok", {}}};
+  s["pthread_cancel"].cases = {{"ok", {}}};
   // io_uring's system calls through syscall(): SETUP requested = entries,
   // result = the ring's descriptor; ENTER requested = requests submitted,
   // aux = completions waited for; REGISTER aux = the opcode.
@@ -153,11 +154,11 @@ const SpecTable& AllSpecs() {
     // The Python sampler's: interning records no event; a sample names its
     // stack (the bytes interned), thread (aux) and CPU time (requested).
     (*s)["iotap_py_intern"].cases = {{"ok", {}}};
-    (*s)["iotap_py_sample"].cases = {
-        {"ok", {E(OP_PY_SAMPLE, std::string("\x05\x0b", 2))
-                    .Aux(4242)
-                    .Req(1500000)
-                    .Flags(FLAG_EXPLICIT_TIMES)}}};
+    (*s)["iotap_py_sample"].cases = {{"ok",
+                                      {E(OP_PY_SAMPLE, std::string("\x05\x0b", 2))
+                                           .Aux(4242)
+                                           .Req(1500000)
+                                           .Flags(FLAG_EXPLICIT_TIMES)}}};
     (*s)["iotap_py_sampler"].cases = {{"ok", {E(OP_PY_SAMPLER, "CPython 3.11").Res(1).Aux(100)}}};
     (*s)["iotap_py_stacks"].cases = {{"outside-python", {}}};
     return s;

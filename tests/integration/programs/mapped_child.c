@@ -5,7 +5,7 @@
 //   mapped_child FILE
 //       maps FILE (8 MiB) and dirties 64 MiB of heap, then forks; the child
 //       writes one byte of every heap page (16,384 copy-on-write faults,
-//       far more than a sample buffer holds), waits 0.2 s, reads one byte
+//       far more than a sample buffer holds), waits 0.5 s, reads one byte
 //       per 64 KiB window of the mapping and prints their sum; the parent
 //       waits for it and prints its status.
 
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   pid_t child = fork();
   if (child == 0) {
     for (size_t at = 0; at < kHeapBytes; at += 4096) heap[at] = 2;
-    struct timespec pause = {0, 200000000};
+    struct timespec pause = {0, 500000000};
     nanosleep(&pause, NULL);
     long sum = 0;
     for (size_t at = 0; at < kFileBytes; at += kWindow) sum += p[at];

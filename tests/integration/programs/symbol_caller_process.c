@@ -111,6 +111,26 @@ static void run_pthread_create(const char* name, void* fn) {
   note("joined %ld", (long)joined);
 }
 
+static void* cancelled_main(void* arg) {
+  (void)arg;
+  for (;;) pause(); /* a cancellation point: only pthread_cancel ends it */
+  return NULL;
+}
+
+/* pthread_cancel makes read() and the rest glibc's cancellation points again
+ * (interpose/core/direct_io.h): nothing is recorded, the thread is cancelled
+ * as it would be untraced. */
+static void run_pthread_cancel(const char* name, void* fn) {
+  pthread_t thread;
+  void* joined = NULL;
+  if (pthread_create(&thread, NULL, cancelled_main, NULL) != 0) return;
+  begin("ok");
+  int r = pthread_cancel(thread);
+  end(r, errno);
+  pthread_join(thread, &joined);
+  note("cancelled %d", joined == PTHREAD_CANCELED);
+}
+
 /* syscall(): io_uring's system calls are recorded, every other number
  * passes through untouched, errno included. */
 static void run_syscall(const char* name, void* fn) {
@@ -149,6 +169,7 @@ const struct symbol_case kProcessCases[] = {
     {"execle", run_exec, NULL},
     {"posix_spawn", run_spawn, NULL},
     {"posix_spawnp", run_spawn, NULL},
+    {"pthread_cancel", run_pthread_cancel, NULL},
     {"pthread_create", run_pthread_create, NULL},
     {"syscall", run_syscall, NULL},
     {NULL, NULL, NULL},
