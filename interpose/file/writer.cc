@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "interpose/core/clock.h"
+#include "interpose/core/real.h"
 #include "interpose/core/recorder.h"
 #include "interpose/core/strings.h"
 #include "interpose/file/compress.h"
@@ -330,6 +331,20 @@ int OpenTrace(bool forked) {
 
 // --- The recorder's hooks -----------------------------------------------------------
 
+// glibc ends a process when its last thread ends, by calling exit(0) in that
+// thread (atexit handlers run, stdio is flushed), and counts the threads in
+// __nptl_nthreads (GLIBC_PRIVATE, glibc 2.34 and later in libc itself). The
+// writer, which never ends, must not count: a program whose main thread ends
+// with pthread_exit (the idiom that lets its threads finish) or is cancelled
+// would otherwise never exit. Where the counter cannot be found the writer
+// counts as before.
+namespace {
+void UncountWriterThread() {
+  auto* threads = static_cast<unsigned int*>(ResolveGlobal("__nptl_nthreads"));
+  if (threads != nullptr) __atomic_fetch_sub(threads, 1u, __ATOMIC_SEQ_CST);
+}
+}  // namespace
+
 void StartWriterThread() {
   if (g_writer_started.exchange(true, std::memory_order_acq_rel)) return;
   uint64_t now = MonotonicNs();
@@ -357,7 +372,9 @@ void StartWriterThread() {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (err != 0) {
     WarnOnce("cannot start the writer thread; events are written when buffers fill", err);
+    return;
   }
+  UncountWriterThread();
 }
 
 void DrainFullRing(Ring* ring, uint64_t head) {

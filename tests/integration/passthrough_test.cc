@@ -66,7 +66,7 @@ TEST_F(PassthroughTest, FailingCallsReturnAndSetErrnoAsUntraced) {
 TEST_F(PassthroughTest, ReadsAndWritesStayCancellationPointsWhereTheyWereOnes) {
   RunOptions options;
   options.timeout_seconds = 30;  // a thread never cancelled hangs the join
-  for (const char* mode : {"plain", "self", "blocked"}) {
+  for (const char* mode : {"plain", "self", "blocked", "main-exit", "main-cancel"}) {
     RunResult plain = RunProgram({TestProgram("cancel_points"), mode}, options);
     RunResult traced = RunPreloaded({TestProgram("cancel_points"), mode},
                                     dir_.Sub(std::string("trace-") + mode), options);
@@ -75,6 +75,13 @@ TEST_F(PassthroughTest, ReadsAndWritesStayCancellationPointsWhereTheyWereOnes) {
   }
   RunResult self = RunProgram({TestProgram("cancel_points"), "self"});
   EXPECT_EQ(self.out, "before read 16\njoined, cancelled 1\n");
+  // The writer thread does not keep a process alive whose threads all ended.
+  RunResult main_exit = RunProgram({TestProgram("cancel_points"), "main-exit"});
+  EXPECT_EQ(main_exit.exit_code, 0);
+  EXPECT_EQ(main_exit.out, "main exits\nworker done\n");
+  RunResult main_cancel = RunProgram({TestProgram("cancel_points"), "main-cancel"});
+  EXPECT_EQ(main_cancel.exit_code, 0);
+  EXPECT_EQ(main_cancel.out, "before read 16\n");
   RunResult blocked = RunProgram({TestProgram("cancel_points"), "blocked"});
   EXPECT_EQ(blocked.out, "joined, cancelled 1\n");
   RunResult plain = RunProgram({TestProgram("cancel_points"), "plain"});

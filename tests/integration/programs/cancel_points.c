@@ -8,6 +8,11 @@
 //   cancel_points blocked  a thread blocks in read() on an empty pipe; the
 //                          main thread cancels it, and the join says it was
 //                          cancelled
+//   cancel_points main-exit  the main thread ends with pthread_exit while
+//                          a thread it started still works: the process
+//                          exits 0 once that thread is done, stdout flushed
+//   cancel_points main-cancel  the one thread cancels itself and reads: it
+//                          ends at read(), and with it the process, exit 0
 //   cancel_points plain    reads and writes with no thread: results and errno
 
 #define _GNU_SOURCE
@@ -27,6 +32,13 @@ static void* Blocked(void* arg) {
   ssize_t r = read(g_pipe[0], &c, 1);  // no one writes: only a cancellation ends it
   printf("read returned %zd\n", r);
   return NULL;
+}
+
+static void* LateWorker(void* arg) {
+  struct timespec pause = {0, 100000000};
+  nanosleep(&pause, NULL);
+  printf("worker done\n");
+  return arg;
 }
 
 static void* SelfCancelled(void* arg) {
@@ -50,6 +62,22 @@ int main(int argc, char** argv) {
     pthread_join(t, &result);
     printf("joined, cancelled %d\n", result == PTHREAD_CANCELED);
     return 0;
+  }
+  if (strcmp(argv[1], "main-exit") == 0) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, LateWorker, NULL) != 0) return 2;
+    printf("main exits\n");
+    pthread_exit(NULL);
+  }
+  if (strcmp(argv[1], "main-cancel") == 0) {
+    setvbuf(stdout, NULL, _IOFBF, 4096);  // flushed by exit(0), which glibc calls
+    int fd = open("/dev/zero", O_RDONLY);
+    char buf[16];
+    printf("before read %zd\n", read(fd, buf, sizeof(buf)));
+    pthread_cancel(pthread_self());
+    ssize_t r = read(fd, buf, sizeof(buf));
+    printf("after read %zd\n", r);
+    return 3;
   }
   if (strcmp(argv[1], "blocked") == 0) {
     if (pipe(g_pipe) != 0) return 2;
@@ -76,11 +104,12 @@ int main(int argc, char** argv) {
     r = read(-1, buf, 1);
     printf("read -1: %zd errno %d\n", r, errno);
     errno = 0;
-    r = pwrite(fd, NULL, 1, -5);
+    r = pwrite(fd, buf, 1, -5);
     printf("pwrite at -5: %zd errno %d\n", r, errno);
     errno = 0;
     if (pipe(g_pipe) != 0) return 2;
-    r = write(g_pipe[1], (const void*)1, 1);
+    const void* volatile bad = (const void*)1;  // no page there
+    r = write(g_pipe[1], bad, 1);
     printf("write from a bad address: %zd errno %d\n", r, errno);
     return 0;
   }
