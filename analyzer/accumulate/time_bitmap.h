@@ -16,7 +16,7 @@
 // Compact() keeps each chunk of few runs of set slots (at most kMaxRuns) as
 // its runs instead, 4 bytes a run: busy time that a process wrote down is
 // mostly long runs with long gaps between, so a run's state merged from many
-// processes (analyzer/analysis/shared_run.h) takes a fraction of the words.
+// processes (analyzer/merge/shared_run.h) takes a fraction of the words.
 // Every query answers the same in either form; a Set into a chunk of runs
 // turns it back into words.
 
