@@ -191,6 +191,20 @@ void CheckMemmapPass(int pause_every) {
   EXPECT_LE(layer->busy_s(), layer->time_s() + 2e-6 * majors);
   EXPECT_TRUE(Says(report.text, "seen by perf samples in 1 process)")) << report.text;
   EXPECT_TRUE(Says(report.text, "  MAPPED          128 faults mapping ")) << report.text;
+  // The file's row counts its reads as faults (numpy.memmap made no read
+  // call), in the JSON and the text.
+  const report::File* row = nullptr;
+  for (const report::File& f : report.json.files()) {
+    if (f.path() == data) row = &f;
+  }
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->reads(), kFileBytes / kWindow);
+  EXPECT_EQ(row->mapped_faults(), kFileBytes / kWindow);
+  EXPECT_EQ(row->uring_reads(), 0);
+  EXPECT_TRUE(Says(report.text, absl::StrCat(" read in     128 faults,        0 B written,      1 "
+                                             "opens  ",
+                                             data, "\n")))
+      << report.text;
   EXPECT_TRUE(Says(report.text, absl::StrCat("128 faults, ", p.major, " major ("))) << report.text;
   EXPECT_TRUE(Says(report.text,
                    "re-reads of pages already mapped and the kernel's own access to "
@@ -431,6 +445,18 @@ TEST(UringTest, LiburingRequestsAreRecordedAsIssued) {
   EXPECT_EQ(u.unseen_requests(), 0);
   EXPECT_EQ(u.caveats_size(), 0);
   EXPECT_EQ(u.file_count(), 2);
+  // The files' rows split their reads and writes by unit.
+  for (const report::File& f : report.json.files()) {
+    if (f.path() == data) {
+      EXPECT_EQ(f.uring_reads(), 21);
+      EXPECT_EQ(f.mapped_faults(), 0);
+      EXPECT_TRUE(Says(report.text, absl::StrCat(static_cast<int64_t>(f.reads()) - 21,
+                                                 " calls, 21 requests,")) ||
+                  (f.reads() == 21 && Says(report.text, " read in      21 requests,")))
+          << report.text;
+    }
+    if (f.path() == out) EXPECT_EQ(f.uring_writes(), 1);
+  }
   const report::Layer* layer = LayerNamed(report.json, "URING");
   ASSERT_NE(layer, nullptr);
   EXPECT_EQ(layer->unit(), "requests");
@@ -510,6 +536,38 @@ TEST(MappedReadsTest, ForkedChildReadingOnlyThroughItsMappingHasEveryFault) {
   EXPECT_EQ(by_offset.size(), static_cast<size_t>(kFileBytes / kWindow));
   for (int i = 0; i < kFileBytes; i += kWindow) EXPECT_EQ(by_offset[i], 1) << "offset " << i;
 }
+
+// A data file mapped by a raw mmap system call, which no wrapper sees,
+// while a mapping made through libc keeps sampling on: its faults miss the
+// shim's table, and the writer finds the mapping from the kernel, by asking
+// about the one address (PROCMAP_QUERY) or, as on a kernel before 6.11, by
+// reading the whole of /proc/self/maps. Either way every window is one
+// fault of that file, at its offset.
+class RawMappingTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RawMappingTest, FaultsOfAMappingNoWrapperSawAreItsFiles) {
+  TempDir dir;
+  std::string raw = ColdFile(dir);
+  std::string seen = dir.Sub("seen.bin");
+  WriteFile(seen, std::string(4096, 's'));
+  std::string trace = dir.Sub("trace");
+  RunOptions options;
+  if (!GetParam()) options.env["IOTAP_TEST_NO_MAPS_QUERY"] = "1";
+  RunResult r = RunPreloaded({TestProgram("mapped_raw"), seen, raw}, trace, options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseReader(r.out).sum, ExpectedSum()) << r.out;
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 1u);
+  std::map<uint64_t, int> by_offset;
+  for (const LoadedEvent* e : run.processes[0].On(raw, OP_MAPPED_READ)) ++by_offset[e->aux];
+  EXPECT_EQ(by_offset.size(), static_cast<size_t>(kFileBytes / kWindow));
+  for (int i = 0; i < kFileBytes; i += kWindow) EXPECT_EQ(by_offset[i], 1) << "offset " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Lookups, RawMappingTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "AskingTheKernel" : "ReadingProcMaps";
+                         });
 
 // A file mapped, read page by page and unmapped, round after round: the
 // mappings come and go at the same addresses while their faults wait to be
