@@ -247,7 +247,7 @@ class AdaptiveSeries {
   // Keeps the bins as runs of equal bins, if that takes less memory, until
   // the series next changes: a CPU series sampled every 100 ms in bins of
   // 4 ms is runs of about 25. Every answer stays the same. What a run's
-  // state merged from many processes keeps (analyzer/analysis/shared_run.h).
+  // state merged from many processes keeps (analyzer/merge/shared_run.h).
   void Compact();
   // `bins` sums of [origin + k * width, ...) for the requested width (a
   // multiple of the current bin width, or coarser by proportion).

@@ -16,7 +16,7 @@
 // Compact() keeps each chunk of few runs of set slots (at most kMaxRuns) as
 // its runs instead, 4 bytes a run: busy time that a process wrote down is
 // mostly long runs with long gaps between, so a run's state merged from many
-// processes (analyzer/analysis/shared_run.h) takes a fraction of the words.
+// processes (analyzer/merge/shared_run.h) takes a fraction of the words.
 // Every query answers the same in either form; a Set into a chunk of runs
 // turns it back into words.
 
@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
+
 namespace iotap::analyzer {
 
 class TimeBitmap {
@@ -36,6 +38,9 @@ class TimeBitmap {
   TimeBitmap(int64_t origin_ns, int64_t resolution_ns);
 
   void Set(int64_t start_ns, int64_t end_ns);
+  // Set of each interval [first, second), in order; cheapest when
+  // consecutive ones mostly fall in one chunk, as a process's do.
+  void SetAll(const std::vector<std::pair<int64_t, int64_t>>& intervals);
   // Busy time in [start_ns, end_ns), in ns (slots x resolution).
   int64_t Count(int64_t start_ns, int64_t end_ns) const;
   // Busy time in [start_ns, end_ns) where `other` is busy too.
@@ -49,8 +54,6 @@ class TimeBitmap {
   // Sets in `into` (any origin and resolution) the instants set here: Or()
   // where both agree, slot by slot otherwise.
   void SetInto(TimeBitmap* into) const;
-  // A hint that the slot of instant `t` is about to be Set.
-  void Prefetch(int64_t t) const;
 
   int64_t resolution_ns() const { return resolution_ns_; }
   int64_t origin_ns() const { return origin_ns_; }
@@ -129,7 +132,8 @@ class TimeSpans {
   TimeSpans(int64_t origin_ns, int64_t resolution_ns)
       : origin_ns_(origin_ns), resolution_ns_(resolution_ns) {}
 
-  void Add(int64_t start_ns, int64_t end_ns) {
+  // Inline: every call of a process's analysis adds one.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Add(int64_t start_ns, int64_t end_ns) {
     if (end_ns <= start_ns) return;
     // An interval that starts less than a slot after the last one ends sets
     // no other slots when joined to it: no whole slot fits in the gap. The

@@ -1,6 +1,7 @@
 #include "analyzer/accumulate/time_bitmap.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -104,6 +105,61 @@ void SetLoaderLike(TimeBitmap* b, uint64_t seed, int64_t gap_ns = 3'000'000) {
     b->Set(t, t + length);
     t += length + 100'000 + static_cast<int64_t>((r >> 24) % static_cast<uint64_t>(gap_ns));
   }
+}
+
+// Every slot of `a` and `b` alike (same origin and resolution).
+void ExpectSameSlots(const TimeBitmap& a, const TimeBitmap& b) {
+  ASSERT_EQ(a.chunk_count(), b.chunk_count());
+  for (size_t k = 0; k < a.chunk_count(); ++k) {
+    ASSERT_EQ(a.chunk(k) == nullptr, b.chunk(k) == nullptr) << "chunk " << k;
+    if (a.chunk(k) == nullptr) continue;
+    for (size_t w = 0; w < TimeBitmap::kChunkWords; ++w) {
+      ASSERT_EQ(a.chunk(k)[w], b.chunk(k)[w]) << "chunk " << k << " word " << w;
+    }
+  }
+}
+
+TEST(TimeBitmapTest, SetAllSetsWhatEachSetWould) {
+  // Loader-like intervals over ~3 s (46 chunks), then the odd ones: out of
+  // order, across chunks, before the origin, empty, inverted, and past the
+  // longest run; SetAll takes a fast path for intervals inside one chunk.
+  const int64_t origin = 1'000'000'000;
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  int64_t t = origin + 777;
+  for (uint64_t i = 0; t < origin + 3'000'000'000; ++i) {
+    uint64_t r = Mix(i);
+    int64_t length = 500 + static_cast<int64_t>(r % 200'000);
+    intervals.push_back({t, t + length});
+    t += length + 2'000 + static_cast<int64_t>((r >> 24) % 3'000'000);
+  }
+  intervals.push_back({origin + 100'000'000, origin + 100'004'500});
+  intervals.push_back({origin + 65'535'500, origin + 65'537'000});  // chunks 0 and 1
+  intervals.push_back({origin + 2'900'000'000, origin + 3'600'000'000});
+  intervals.push_back({origin - 5'000, origin + 2'500});
+  intervals.push_back({origin + 7'000, origin + 7'000});
+  intervals.push_back({origin + 9'000, origin + 8'000});
+  intervals.push_back({origin + (int64_t{1} << 50), origin + (int64_t{1} << 50) + 5'000});
+  TimeBitmap one_by_one(origin, 1000), all(origin, 1000);
+  for (const auto& [start, end] : intervals) one_by_one.Set(start, end);
+  all.SetAll(intervals);
+  EXPECT_GT(one_by_one.Total(), 0);
+  EXPECT_EQ(all.Total(), one_by_one.Total());
+  ExpectSameSlots(all, one_by_one);
+}
+
+TEST(TimeSpansTest, SetIntoSetsWhatTheAddsCoverAlsoOnceSpilled) {
+  // Past kMaxIntervals (2^18) intervals the first ones spill into a bitmap.
+  const int64_t origin = 1'000'000'000;
+  TimeSpans spans(origin, 1000);
+  TimeBitmap expected(origin, 1000);
+  for (int64_t i = 0; i < 300'000; ++i) {
+    spans.Add(origin + i * 9'000, origin + i * 9'000 + 10);
+    expected.Set(origin + i * 9'000, origin + i * 9'000 + 10);
+  }
+  TimeBitmap into(origin, 1000);
+  spans.SetInto(&into);
+  EXPECT_EQ(into.Total(), 300'000 * 1000);
+  ExpectSameSlots(into, expected);
 }
 
 TEST(TimeBitmapRunsTest, CompactKeepsAFewRunsAsRunsOfTheUnion) {

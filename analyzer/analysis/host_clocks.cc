@@ -27,7 +27,7 @@
 #include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer::run_state {
 
 namespace {
 
@@ -150,4 +150,4 @@ void CheckClocks(const RunState& s, report::Report* r) {
   HostClocks(s, r);
 }
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer::run_state

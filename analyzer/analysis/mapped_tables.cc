@@ -12,7 +12,7 @@
 #include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer::run_state {
 
 namespace {
 
@@ -142,4 +142,4 @@ void BuildMappedTables(const RunState& s, int top_files, report::Report* r) {
   }
 }
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer::run_state

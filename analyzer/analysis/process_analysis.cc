@@ -354,10 +354,6 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
     result_.end_unix_ns = process.ToRealtimeNs(static_cast<int64_t>(process.end()->monotonic_ns()));
   }
   result_.waits = waits_.Finish();
-  for (int i = 0; i < kLayerCount; ++i) {
-    if (busy_[i].start != INT64_MAX) result_.layer_busy[i].Add(busy_[i].start, busy_[i].end);
-    busy_[i] = BusyRun{};
-  }
   io_union_->Finish();
   result_.io_busy_ns = io_union_->total_ns();
   result_.late_clipped_ns = io_union_->late_clipped_ns();

@@ -22,7 +22,6 @@
 #ifndef IOTAP_ANALYZER_ANALYSIS_PROCESS_ANALYSIS_H_
 #define IOTAP_ANALYZER_ANALYSIS_PROCESS_ANALYSIS_H_
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -225,23 +224,11 @@ class ProcessAnalyzer : public TraceVisitor {
   uint32_t ChannelOf(const InternedName& name);
   void OnResources(const ResourceSample& sample, const ProcessTrace& process);
 
-  // A layer's busy intervals on their way to result_.layer_busy: the latest,
-  // extended while calls start within a resolution of its end (most do), so
-  // that a call costs a comparison; handed on when one starts further on,
-  // and at OnFileEnd.
-  struct BusyRun {
-    int64_t start = INT64_MAX;  // INT64_MAX: none yet
-    int64_t end = 0;
-  };
+  // A call's busy interval into its layer's (TimeSpans::Add, inline: a call
+  // that starts within a resolution of the layer's latest end, as most do,
+  // costs a comparison).
   void Busy(Layer layer, int64_t start, int64_t end) {
-    if (end <= start) return;
-    BusyRun& b = busy_[static_cast<int>(layer)];
-    if (start >= b.start && start - b.end < resolution_ns_) {
-      b.end = std::max(b.end, end);
-      return;
-    }
-    if (b.start != INT64_MAX) result_.layer_busy[static_cast<int>(layer)].Add(b.start, b.end);
-    b = BusyRun{start, end};
+    result_.layer_busy[static_cast<int>(layer)].Add(start, end);
   }
 
   const bool full_;
@@ -256,7 +243,6 @@ class ProcessAnalyzer : public TraceVisitor {
   // FileSlot::tracker points into it.
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
   std::unique_ptr<IntervalUnion> io_union_;
-  std::array<BusyRun, kLayerCount> busy_;
   MarkerCollector markers_;
   PySampleCollector py_;  // kFull only
   WaitCollector waits_;  // kFull only

@@ -14,7 +14,7 @@
 #include "analyzer/analysis/py_profile.h"
 #include "analyzer/analysis/run_state.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer::run_state {
 
 namespace {
 
@@ -284,4 +284,4 @@ void BuildPyProfiles(RunState& s, report::Report* r) {
   }
 }
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer::run_state

@@ -18,10 +18,10 @@
 
 namespace iotap::analyzer {
 
-using internal::GroupOf;
-using internal::ProcessSummary;
-using internal::RunState;
-using internal::TrainerGroup;
+using run_state::GroupOf;
+using run_state::ProcessSummary;
+using run_state::RunState;
+using run_state::TrainerGroup;
 
 namespace {
 
@@ -122,7 +122,7 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
 
 }  // namespace
 
-namespace internal {
+namespace run_state {
 
 void MergeProcess(RunState& s, int index, ProcessResult r) {
   if (s.scope == AnalysisScope::kFull) MergeTimes(s, index, r);
@@ -316,22 +316,22 @@ RunCounts BuildCounts(const RunState& s) {
   return out;
 }
 
-}  // namespace internal
+}  // namespace run_state
 
 absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>& files,
                                                  const AnalysisOptions& options) {
   RunState s;
-  absl::Status prepared = internal::PrepareRun(files, options, s);
+  absl::Status prepared = run_state::PrepareRun(files, options, s);
   if (!prepared.ok()) return prepared;
-  internal::ReadAll(s, options.threads, options.progress);
-  return internal::BuildReport(s, options);
+  run_state::ReadAll(s, options.threads, options.progress);
+  return run_state::BuildReport(s, options);
 }
 
 RunCounts CountTraceFiles(const std::vector<std::string>& files, const AnalysisOptions& options) {
   RunState s;
-  internal::PrepareCounts(files, s);
-  internal::ReadAll(s, options.threads, options.progress);
-  return internal::BuildCounts(s);
+  run_state::PrepareCounts(files, s);
+  run_state::ReadAll(s, options.threads, options.progress);
+  return run_state::BuildCounts(s);
 }
 
 absl::StatusOr<report::Report> AnalyzeRun(const std::string& path,

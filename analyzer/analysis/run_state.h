@@ -1,6 +1,7 @@
-// Internal to the run analysis: what is kept for the whole run while trace
-// files are read, and the pieces that turn it into a report. Not part of the
-// analyzer's interface (see run_analysis.h).
+// The run analysis's state (namespace run_state): what is kept for the whole
+// run while trace files are read, and the stages that turn it into a report.
+// Only the analysis and the stage that merges a run read in shares
+// (analyzer/merge/) use it; outputs and commands go through run_analysis.h.
 
 #ifndef IOTAP_ANALYZER_ANALYSIS_RUN_STATE_H_
 #define IOTAP_ANALYZER_ANALYSIS_RUN_STATE_H_
@@ -28,7 +29,7 @@
 #include "iotap/report.pb.h"
 #include "iotap/stats.pb.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer::run_state {
 
 // What InferWaits learned about one step of a trainer.
 struct StepWaits {
@@ -141,7 +142,7 @@ struct RunState {
 // cooperating processes (analyzer/cluster/) takes one by one:
 //   PrepareRun (or PrepareCounts)   every process alike
 //   ReadFiles                       each process its share of the files
-//   (the shares' states merged into one: partial_run.h)
+//   (the shares' states merged into one: analyzer/merge/partial_run.h)
 //   FinishReading, BuildReport (or BuildCounts)   once
 // A run analysed slice by slice (sliced_run.h) uses the parts of
 // PrepareRun (SetUpProcesses, SetUpGroups) and merges each slice's
@@ -221,6 +222,6 @@ void AlignClocks(const AnalysisOptions& options, RunState& state);
 // the hosts' clocks (host_clocks.cc; after BuildSteps and FillProcesses).
 void CheckClocks(const RunState& state, report::Report* report);
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer::run_state
 
 #endif  // IOTAP_ANALYZER_ANALYSIS_RUN_STATE_H_

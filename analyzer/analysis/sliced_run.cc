@@ -11,7 +11,7 @@
 
 namespace iotap::analyzer {
 
-using internal::RunState;
+using run_state::RunState;
 
 namespace {
 
@@ -327,7 +327,7 @@ absl::StatusOr<report::Report> SlicedRun::Report(int64_t from_unix_ns, int64_t t
   s.end_ns = std::max(s.origin_ns, s.catalog.end_unix_ns);
   s.range_start_ns = from_unix_ns;
   s.range_end_ns = to_unix_ns;
-  internal::SetUpProcesses(s, paths);
+  run_state::SetUpProcesses(s, paths);
   s.py_samples.resize(s.catalog.entries.size());
   s.all_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
   s.series_origin_ns = from_unix_ns;
@@ -335,7 +335,7 @@ absl::StatusOr<report::Report> SlicedRun::Report(int64_t from_unix_ns, int64_t t
     s.layer_read_bytes.emplace_back(s.series_origin_ns, kInitialBinNs);
     s.layer_busy.emplace_back(s.origin_ns, s.resolution_ns);
   }
-  internal::SetUpGroups(s);
+  run_state::SetUpGroups(s);
   for (int i = 0; i < static_cast<int>(s.catalog.entries.size()); ++i) {
     const File& f = *files_.at(s.catalog.entries[i].path);
     // An empty result of the process, as the report's analyzer starts, and
@@ -363,13 +363,13 @@ absl::StatusOr<report::Report> SlicedRun::Report(int64_t from_unix_ns, int64_t t
     MarkerCollector markers = f.markers;
     markers.OnFileEnd(*f.process);
     r.steps = markers.TakeLogs();
-    internal::MergeProcess(s, i, std::move(r));
+    run_state::MergeProcess(s, i, std::move(r));
   }
-  internal::FinishReading(s);
+  run_state::FinishReading(s);
   AnalysisOptions options;
   options.top_files = options_.top_files;
   options.rules = options_.rules;
-  return internal::BuildReport(s, options);
+  return run_state::BuildReport(s, options);
 }
 
 }  // namespace iotap::analyzer

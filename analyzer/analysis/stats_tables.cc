@@ -11,7 +11,7 @@
 #include "analyzer/analysis/run_state.h"
 #include "analyzer/base/numbers.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer::run_state {
 
 namespace {
 
@@ -306,4 +306,4 @@ void BuildStats(const RunState& s, stats::Stats* out) {
   }
 }
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer::run_state

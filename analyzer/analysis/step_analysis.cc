@@ -10,7 +10,7 @@
 #include "analyzer/analysis/time_range.h"
 #include "analyzer/base/numbers.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer::run_state {
 
 namespace {
 
@@ -465,4 +465,4 @@ void BuildSteps(RunState& s, report::Report* r) {
   }
 }
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer::run_state

@@ -7,7 +7,7 @@
 #include "analyzer/analysis/run_state.h"
 #include "analyzer/base/numbers.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer::run_state {
 
 namespace {
 
@@ -118,4 +118,4 @@ void InferWaits(RunState& s, report::StepStatistics* st) {
   }
 }
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer::run_state

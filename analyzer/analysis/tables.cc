@@ -12,7 +12,7 @@
 #include "analyzer/base/numbers.h"
 #include "analyzer/base/text.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer::run_state {
 
 namespace {
 
@@ -382,4 +382,4 @@ void BuildNotes(RunState& s, report::Report* r) {
   }
 }
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer::run_state

@@ -6,7 +6,7 @@
 #include "analyzer/analysis/run_state.h"
 #include "analyzer/base/numbers.h"
 
-namespace iotap::analyzer::internal {
+namespace iotap::analyzer::run_state {
 
 namespace {
 
@@ -122,4 +122,4 @@ void BuildTimeline(RunState& s, int bins, report::Report* r) {
   }
 }
 
-}  // namespace iotap::analyzer::internal
+}  // namespace iotap::analyzer::run_state

@@ -15,8 +15,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "analyzer/analysis/partial_wire.h"
-#include "analyzer/analysis/shared_run.h"
+#include "analyzer/merge/partial_wire.h"
+#include "analyzer/merge/shared_run.h"
 #include "analyzer/cluster/shares.h"
 #include "analyzer/read/trace_set.h"
 

@@ -17,7 +17,7 @@
 //    its threads (AnalysisOptions::threads per node, split among the node's
 //    ranks).
 // 4. The partial states meet in a binomial tree (shares.h; the partials:
-//    analysis/shared_run.h), streamed in pieces of 4 MiB and merged as they
+//    merge/shared_run.h), streamed in pieces of 4 MiB and merged as they
 //    come: ceil(log2 N) rounds to rank 0. A rank holds its own state, what
 //    it merged from the ranks below it, and one piece in flight.
 // 5. Rank 0 finishes the analysis and writes the outputs.

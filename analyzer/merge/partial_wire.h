@@ -19,8 +19,8 @@
 // Words(x) writes a struct of 64-bit (or 32-bit) integer fields word by
 // word, so a field added to such a struct travels without more code.
 
-#ifndef IOTAP_ANALYZER_ANALYSIS_PARTIAL_WIRE_H_
-#define IOTAP_ANALYZER_ANALYSIS_PARTIAL_WIRE_H_
+#ifndef IOTAP_ANALYZER_MERGE_PARTIAL_WIRE_H_
+#define IOTAP_ANALYZER_MERGE_PARTIAL_WIRE_H_
 
 #include <cstdint>
 #include <cstring>
@@ -148,4 +148,4 @@ class WireReader {
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_ANALYSIS_PARTIAL_WIRE_H_
+#endif  // IOTAP_ANALYZER_MERGE_PARTIAL_WIRE_H_

@@ -7,7 +7,7 @@
 // added to the run's state but not to its partial fails here, on a run
 // that uses it.
 
-#include "analyzer/analysis/shared_run.h"
+#include "analyzer/merge/shared_run.h"
 
 #include <filesystem>
 #include <fstream>

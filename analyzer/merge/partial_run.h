@@ -1,4 +1,4 @@
-// Internal to the analysis (shared_run.h is the interface): a run's
+// Internal to the merge (shared_run.h is its interface): a run's
 // analysis shared among processes (ranks), each reading its share of the
 // trace files into a RunState prepared alike on every rank (PrepareRun or
 // PrepareCounts, then ReadFiles); the states then meet two by two, each
@@ -23,25 +23,25 @@
 // What the rest of the run's state holds (catalog, clocks, step logs) every
 // rank worked out alike and is not sent.
 
-#ifndef IOTAP_ANALYZER_ANALYSIS_PARTIAL_RUN_H_
-#define IOTAP_ANALYZER_ANALYSIS_PARTIAL_RUN_H_
+#ifndef IOTAP_ANALYZER_MERGE_PARTIAL_RUN_H_
+#define IOTAP_ANALYZER_MERGE_PARTIAL_RUN_H_
 
 #include "absl/status/status.h"
 #include "analyzer/analysis/run_state.h"
-#include "analyzer/analysis/partial_wire.h"
+#include "analyzer/merge/partial_wire.h"
 
 namespace iotap::analyzer::internal {
 
 // Writes what ReadFiles (and MergePartial) added to `s`; before
 // FinishReading.
 // With `sizes`, adds there what went to what.
-void WritePartial(const RunState& s, WireWriter& out, PartialSizes* sizes = nullptr);
+void WritePartial(const run_state::RunState& s, WireWriter& out, PartialSizes* sizes = nullptr);
 
 // Adds a partial, written from a state prepared as `s` was, into `s`.
 // Fails if the stream is damaged or from a run prepared otherwise; `s` is
 // then unusable.
-absl::Status MergePartial(WireReader& in, RunState& s);
+absl::Status MergePartial(WireReader& in, run_state::RunState& s);
 
 }  // namespace iotap::analyzer::internal
 
-#endif  // IOTAP_ANALYZER_ANALYSIS_PARTIAL_RUN_H_
+#endif  // IOTAP_ANALYZER_MERGE_PARTIAL_RUN_H_

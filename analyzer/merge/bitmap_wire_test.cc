@@ -1,4 +1,4 @@
-#include "analyzer/analysis/bitmap_wire.h"
+#include "analyzer/merge/bitmap_wire.h"
 
 #include <algorithm>
 #include <cstdint>

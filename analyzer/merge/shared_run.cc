@@ -1,8 +1,8 @@
-#include "analyzer/analysis/shared_run.h"
+#include "analyzer/merge/shared_run.h"
 
 #include <string_view>
 
-#include "analyzer/analysis/partial_run.h"
+#include "analyzer/merge/partial_run.h"
 #include "analyzer/analysis/run_state.h"
 
 namespace iotap::analyzer {
@@ -24,16 +24,16 @@ class Hash {
 
 }  // namespace
 
-SharedRun::SharedRun() : state_(std::make_unique<internal::RunState>()) {}
+SharedRun::SharedRun() : state_(std::make_unique<run_state::RunState>()) {}
 SharedRun::~SharedRun() = default;
 
 absl::Status SharedRun::Prepare(const std::vector<std::string>& files,
                                 const AnalysisOptions& options) {
-  return internal::PrepareRun(files, options, *state_);
+  return run_state::PrepareRun(files, options, *state_);
 }
 
 void SharedRun::PrepareCounts(const std::vector<std::string>& files) {
-  internal::PrepareCounts(files, *state_);
+  run_state::PrepareCounts(files, *state_);
 }
 
 size_t SharedRun::file_count() const { return state_->catalog.entries.size(); }
@@ -44,11 +44,11 @@ const std::string& SharedRun::file(size_t index) const {
 
 int SharedRun::group(size_t index) const {
   if (state_->scope != AnalysisScope::kFull) return -1;
-  return internal::GroupOf(*state_, static_cast<int>(index));
+  return run_state::GroupOf(*state_, static_cast<int>(index));
 }
 
 uint64_t SharedRun::Fingerprint() const {
-  const internal::RunState& s = *state_;
+  const run_state::RunState& s = *state_;
   Hash h;
   h.Add(static_cast<int64_t>(s.scope));
   h.Add(static_cast<int64_t>(s.catalog.entries.size()));
@@ -69,10 +69,10 @@ uint64_t SharedRun::Fingerprint() const {
 
 void SharedRun::Read(const std::vector<int>& indices, int threads,
                      const std::function<void(size_t, size_t)>& progress) {
-  internal::ReadFiles(*state_, indices, threads, progress);
+  run_state::ReadFiles(*state_, indices, threads, progress);
   // Busy time as runs where it is sparse: what the partial carries, and
   // what the process that merges it keeps.
-  internal::RunState& s = *state_;
+  run_state::RunState& s = *state_;
   if (s.all_io) s.all_io->Compact();
   for (TimeBitmap& layer : s.layer_busy) layer.Compact();
   for (auto& [index, group] : s.groups) {
@@ -91,7 +91,7 @@ void SharedRun::Read(const std::vector<int>& indices, int threads,
 }
 
 SharedRun::SummaryBytes SharedRun::summary_bytes() const {
-  const internal::RunState& s = *state_;
+  const run_state::RunState& s = *state_;
   SummaryBytes b;
   if (s.all_io) b.bitmaps += s.all_io->memory_bytes();
   for (const TimeBitmap& layer : s.layer_busy) b.bitmaps += layer.memory_bytes();
@@ -117,13 +117,13 @@ void SharedRun::WritePartial(WireWriter& out, PartialSizes* sizes) const {
 absl::Status SharedRun::MergePartial(WireReader& in) { return internal::MergePartial(in, *state_); }
 
 absl::StatusOr<report::Report> SharedRun::FinishReport(const AnalysisOptions& options) {
-  internal::FinishReading(*state_);
-  return internal::BuildReport(*state_, options);
+  run_state::FinishReading(*state_);
+  return run_state::BuildReport(*state_, options);
 }
 
 RunCounts SharedRun::FinishCounts() {
-  internal::FinishReading(*state_);
-  return internal::BuildCounts(*state_);
+  run_state::FinishReading(*state_);
+  return run_state::BuildCounts(*state_);
 }
 
 }  // namespace iotap::analyzer

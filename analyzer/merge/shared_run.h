@@ -15,8 +15,8 @@
 // into it, and the run's sums over them; merging gives the one-process
 // state whatever the order, so reports are byte for byte the same.
 
-#ifndef IOTAP_ANALYZER_ANALYSIS_SHARED_RUN_H_
-#define IOTAP_ANALYZER_ANALYSIS_SHARED_RUN_H_
+#ifndef IOTAP_ANALYZER_MERGE_SHARED_RUN_H_
+#define IOTAP_ANALYZER_MERGE_SHARED_RUN_H_
 
 #include <cstdint>
 #include <functional>
@@ -26,15 +26,15 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "analyzer/analysis/partial_wire.h"
+#include "analyzer/merge/partial_wire.h"
 #include "analyzer/analysis/run_analysis.h"
 #include "iotap/report.pb.h"
 
 namespace iotap::analyzer {
 
-namespace internal {
+namespace run_state {
 struct RunState;
-}  // namespace internal
+}  // namespace run_state
 
 class SharedRun {
  public:
@@ -83,9 +83,9 @@ class SharedRun {
   RunCounts FinishCounts();
 
  private:
-  std::unique_ptr<internal::RunState> state_;
+  std::unique_ptr<run_state::RunState> state_;
 };
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_ANALYSIS_SHARED_RUN_H_
+#endif  // IOTAP_ANALYZER_MERGE_SHARED_RUN_H_

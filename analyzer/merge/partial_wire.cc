@@ -1,4 +1,4 @@
-#include "analyzer/analysis/partial_wire.h"
+#include "analyzer/merge/partial_wire.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 // so that writing and reading cannot drift apart; split by struct, the
 // lists would sit far from the RunState they must match.
 
-#include "analyzer/analysis/partial_run.h"
+#include "analyzer/merge/partial_run.h"
 
 #include <algorithm>
 #include <map>
@@ -14,11 +14,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/analysis/bitmap_wire.h"
+#include "analyzer/merge/bitmap_wire.h"
 #include "analyzer/base/numbers.h"
 #include "google/protobuf/message_lite.h"
 
 namespace iotap::analyzer::internal {
+
+using run_state::ProcessSummary;
+using run_state::RunState;
+using run_state::TrainerGroup;
 
 namespace {
 
@@ -44,7 +48,7 @@ constexpr uint64_t kVersion = 2;  // 2: bitmaps' chunks as runs
 // say how it merges if it is not a sum (MergeInto), then update the size.
 #define IOTAP_FIELDS_OF(T, size)                                                          \
   static_assert(sizeof(T) == (size), #T " has changed: name its new fields in Fields()" \
-                                       " (analyzer/analysis/partial_run.cc) and update this size")
+                                       " (analyzer/merge/partial_run.cc) and update this size")
 
 IOTAP_FIELDS_OF(TimeWindow, 16);
 template <typename F>

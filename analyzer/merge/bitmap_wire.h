@@ -11,12 +11,12 @@
 // longest run, out of order, a run past its chunk's end or not apart from
 // the one before), never a huge allocation or a write out of bounds.
 
-#ifndef IOTAP_ANALYZER_ANALYSIS_BITMAP_WIRE_H_
-#define IOTAP_ANALYZER_ANALYSIS_BITMAP_WIRE_H_
+#ifndef IOTAP_ANALYZER_MERGE_BITMAP_WIRE_H_
+#define IOTAP_ANALYZER_MERGE_BITMAP_WIRE_H_
 
 #include "absl/status/status.h"
 #include "analyzer/accumulate/time_bitmap.h"
-#include "analyzer/analysis/partial_wire.h"
+#include "analyzer/merge/partial_wire.h"
 
 namespace iotap::analyzer {
 
@@ -27,4 +27,4 @@ absl::Status MergeBitmap(WireReader& r, TimeBitmap* into);
 
 }  // namespace iotap::analyzer
 
-#endif  // IOTAP_ANALYZER_ANALYSIS_BITMAP_WIRE_H_
+#endif  // IOTAP_ANALYZER_MERGE_BITMAP_WIRE_H_
