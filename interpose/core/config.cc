@@ -82,10 +82,8 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
     strncpy(config->session, session, sizeof(config->session) - 1);
     config->session[sizeof(config->session) - 1] = '\0';
   }
-  config->flush_interval_ms =
-      ParseNumber(getenv("IOTAP_FLUSH_INTERVAL_MS"), 10, 3600000, 1000);
-  config->sample_interval_ms =
-      ParseNumber(getenv("IOTAP_SAMPLE_INTERVAL_MS"), 10, 3600000, 100);
+  config->flush_interval_ms = ParseNumber(getenv("IOTAP_FLUSH_INTERVAL_MS"), 10, 3600000, 1000);
+  config->sample_interval_ms = ParseNumber(getenv("IOTAP_SAMPLE_INTERVAL_MS"), 10, 3600000, 100);
   uint32_t events = ParseNumber(getenv("IOTAP_BUFFER_EVENTS"), 256, 1u << 16, 4096);
   config->buffer_events = (events & (events - 1)) == 0 ? events : 4096;
   config->layers = ParseLayers(getenv("IOTAP_LAYERS"));
@@ -98,6 +96,7 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
   config->cupti = IsOne(getenv("IOTAP_CUPTI"));
   config->py_sample_hz = ParseNumber(getenv("IOTAP_PY_SAMPLES"), 0, 10000, 0);
   config->no_perf = IsOne(getenv("IOTAP_TEST_NO_PERF"));
+  config->no_maps_query = IsOne(getenv("IOTAP_TEST_NO_MAPS_QUERY"));
   const char* offset = getenv("IOTAP_TEST_CLOCK_OFFSET_NS");
   config->test_clock_offset_ns = offset != nullptr ? strtoll(offset, nullptr, 10) : 0;
   const char* host = getenv("IOTAP_TEST_HOSTNAME");

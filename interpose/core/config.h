@@ -61,6 +61,8 @@ struct Config {
   bool cupti = false;
   uint32_t py_sample_hz = 0;
   bool no_perf = false;  // IOTAP_TEST_NO_PERF
+  // IOTAP_TEST_NO_MAPS_QUERY: as on a kernel without PROCMAP_QUERY.
+  bool no_maps_query = false;
   // Test-only (above): 0 and empty unless set, and then read only where the
   // writer reads the wall clock or the host name, never on a call's path.
   int64_t test_clock_offset_ns = 0;

@@ -34,6 +34,12 @@ constexpr uint64_t kResolveWindowNs = 2 * kHoldNs;
 // Page-table regions looked up in /proc/self/pagemap per drain at most; the
 // faults of any others get the nominal span.
 constexpr int kMaxPagemapReads = 64;
+// Questions to the kernel about mappings the table lacks, per drain
+// (proc_maps.h). Nearly all are about anonymous memory, each answer good for
+// a 2 MiB region for a second; a drain that would ask more (the first after
+// a fork, copy-on-write faults all over the address space) leaves its other
+// misses unplaced.
+constexpr int kMaxMapsQueries = 32;
 // Sequence numbers of sampled events start here (trace.proto, OP_MAPPED_READ).
 constexpr uint64_t kFirstSampledSeq = uint64_t{1} << 39;
 // Page-table regions whose credited pages (fault_spans.h) are remembered:
@@ -326,8 +332,8 @@ void WriteFaults(uint32_t tid, size_t n) {
           pending[pending_k++] = static_cast<uint32_t>(s.pending[p] - first_page);
         }
       }
-      ShareSpans(s.present[r.look], CreditsOf(r.window_start, placed_at(r.first).mapping),
-                 r.pages, fault_pages, r.end - r.first, pending, pending_k, spans);
+      ShareSpans(s.present[r.look], CreditsOf(r.window_start, placed_at(r.first).mapping), r.pages,
+                 fault_pages, r.end - r.first, pending, pending_k, spans);
     }
     for (size_t k = r.first; k < r.end; ++k) {
       size_t idx = s.order[k] & 0xffff;
@@ -358,15 +364,12 @@ size_t DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
   if (DataMappingsVersion() != s.snapshot_version || s.snapshot_size == 0) TakeSnapshot(now_ns);
 
   size_t placed = 0;
-  bool missed = false;
+  int queries = kMaxMapsQueries;
   auto place = [&](uint64_t addr, uint64_t begin_ns, uint64_t end_ns, bool major) {
     const DataMapping* m = Place(addr, begin_ns);
-    if (m == nullptr && !missed) {
-      missed = true;
-      if (LearnMappings(now_ns)) {
-        TakeSnapshot(now_ns);
-        m = Place(addr, begin_ns);
-      }
+    if (m == nullptr && LearnMappingAt(addr, now_ns, &queries)) {
+      TakeSnapshot(now_ns);
+      m = Place(addr, begin_ns);
     }
     if (m != nullptr) s.placed[placed++] = Placed{addr, begin_ns, end_ns, *m, major};
   };
@@ -416,6 +419,7 @@ void WriteStatus() {
 
 void ResetDrainInChild() {
   g_scratch.pagemap.Close();
+  ForgetProcMapsInChild();
   // The child's faults are its own: pages the parent's faults were given are
   // not the child's (fork copies no page table of a mapping of a file alone,
   // so the child faults them in again).

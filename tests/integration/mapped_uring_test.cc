@@ -511,6 +511,38 @@ TEST(MappedReadsTest, ForkedChildReadingOnlyThroughItsMappingHasEveryFault) {
   for (int i = 0; i < kFileBytes; i += kWindow) EXPECT_EQ(by_offset[i], 1) << "offset " << i;
 }
 
+// A data file mapped by a raw mmap system call, which no wrapper sees,
+// while a mapping made through libc keeps sampling on: its faults miss the
+// shim's table, and the writer finds the mapping from the kernel, by asking
+// about the one address (PROCMAP_QUERY) or, as on a kernel before 6.11, by
+// reading the whole of /proc/self/maps. Either way every window is one
+// fault of that file, at its offset.
+class RawMappingTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RawMappingTest, FaultsOfAMappingNoWrapperSawAreItsFiles) {
+  TempDir dir;
+  std::string raw = ColdFile(dir);
+  std::string seen = dir.Sub("seen.bin");
+  WriteFile(seen, std::string(4096, 's'));
+  std::string trace = dir.Sub("trace");
+  RunOptions options;
+  if (!GetParam()) options.env["IOTAP_TEST_NO_MAPS_QUERY"] = "1";
+  RunResult r = RunPreloaded({TestProgram("mapped_raw"), seen, raw}, trace, options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseReader(r.out).sum, ExpectedSum()) << r.out;
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 1u);
+  std::map<uint64_t, int> by_offset;
+  for (const LoadedEvent* e : run.processes[0].On(raw, OP_MAPPED_READ)) ++by_offset[e->aux];
+  EXPECT_EQ(by_offset.size(), static_cast<size_t>(kFileBytes / kWindow));
+  for (int i = 0; i < kFileBytes; i += kWindow) EXPECT_EQ(by_offset[i], 1) << "offset " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Lookups, RawMappingTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "AskingTheKernel" : "ReadingProcMaps";
+                         });
+
 // A file mapped, read page by page and unmapped, round after round: the
 // mappings come and go at the same addresses while their faults wait to be
 // written, and a drain may learn a new mapping in the middle of placing its
