@@ -125,6 +125,16 @@ void MappedAccumulator::Absorb(MappedAccumulator&& other, int rank) {
   AddTo(&totals_.counted_read_bytes, o.counted_read_bytes);
 }
 
+uint64_t MappedAccumulator::FaultsOf(const std::string& path) const {
+  auto it = mapped_.find(path);
+  return it == mapped_.end() ? 0 : it->second.faults;
+}
+
+UringFileStats MappedAccumulator::UringOf(const std::string& path) const {
+  auto it = uring_.find(path);
+  return it == uring_.end() ? UringFileStats() : it->second;
+}
+
 MappedTotals MappedAccumulator::Totals() const {
   MappedTotals r = totals_;
   for (const auto& [path, f] : mapped_) {

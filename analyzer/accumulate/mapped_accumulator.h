@@ -43,8 +43,8 @@ struct MappedFileStats {
   std::string path;
   uint64_t faults = 0;
   uint64_t major_faults = 0;
-  uint64_t span_bytes = 0;     // pages the faults mapped
-  uint64_t touched_bytes = 0;  // one page per fault: what the program certainly touched
+  uint64_t span_bytes = 0;       // pages the faults mapped
+  uint64_t touched_bytes = 0;    // one page per fault: what the program certainly touched
   uint64_t estimated_spans = 0;  // faults whose span is the nominal window (FLAG_INCOMPLETE)
   int64_t major_ns = 0;
 };
@@ -55,7 +55,7 @@ struct UringFileStats {
   uint64_t read_bytes = 0;
   uint64_t writes = 0;
   uint64_t write_bytes = 0;
-  uint64_t other = 0;       // openat, close, statx
+  uint64_t other = 0;  // openat, close, statx
   uint64_t failed = 0;
   uint64_t incomplete = 0;  // no completion seen
   int64_t read_ns = 0;      // submit to completion seen, summed
@@ -68,8 +68,8 @@ struct MappedTotals {
   // Requests the kernel took without a call the shim saw (OP_URING_ENTER
   // with FLAG_INCOMPLETE at a ring's teardown): counted, files unknown.
   uint64_t uring_unseen_requests = 0;
-  uint64_t processes_sampled = 0;       // SOURCE_PERF_SAMPLES
-  uint64_t processes_counted = 0;       // SOURCE_THREAD_COUNTERS
+  uint64_t processes_sampled = 0;  // SOURCE_PERF_SAMPLES
+  uint64_t processes_counted = 0;  // SOURCE_THREAD_COUNTERS
   uint64_t lost_faults = 0;
   // Why faults were only counted, once each, in the order of the trace files.
   std::vector<std::string> notes;
@@ -96,6 +96,12 @@ class MappedAccumulator {
   void Absorb(MappedAccumulator&& other, int rank);
 
   MappedTotals Totals() const;
+
+  // One file's figures (zeros for a file without mapped reads or io_uring
+  // requests), for the file tables' split of reads into calls, faults and
+  // requests.
+  uint64_t FaultsOf(const std::string& path) const;
+  UringFileStats UringOf(const std::string& path) const;
 
   // Calls f on each member that a run's accumulator carries (files, notes
   // with their ranks, counts), for copying it between processes

@@ -2,8 +2,8 @@
 // glance, and its notes.
 
 #include <algorithm>
-#include <set>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -30,8 +30,27 @@ double FileBytes(const FileAccumulator& f) {
   return size > 0 ? size : static_cast<double>(f.counts.read_bytes);
 }
 
-void FillFile(const std::string& path, const FileAccumulator& f, report::File* out) {
+// How many of a file's reads were page faults and io_uring requests, and of
+// its writes io_uring requests (report.proto, File.mapped_faults).
+struct ReadUnits {
+  uint64_t faults = 0, uring_reads = 0, uring_writes = 0;
+};
+
+ReadUnits UnitsOf(const RunState& s, const std::string& path) {
+  UringFileStats u = s.mapped.UringOf(path);
+  return ReadUnits{s.mapped.FaultsOf(path), u.reads, u.writes};
+}
+
+void AddUnits(report::File* out, const ReadUnits& u) {
+  out->set_mapped_faults(out->mapped_faults() + static_cast<double>(u.faults));
+  out->set_uring_reads(out->uring_reads() + static_cast<double>(u.uring_reads));
+  out->set_uring_writes(out->uring_writes() + static_cast<double>(u.uring_writes));
+}
+
+void FillFile(const std::string& path, const FileAccumulator& f, const ReadUnits& units,
+              report::File* out) {
   const FileCounts& c = f.counts;
+  AddUnits(out, units);
   out->set_path(ValidUtf8(path));
   out->set_kind(FileKindName(f.kind));
   out->set_category(f.category);
@@ -54,8 +73,9 @@ void FillFile(const std::string& path, const FileAccumulator& f, report::File* o
 }
 
 // Sums a file into a total row (other files, a directory).
-void AddInto(report::File* total, const FileAccumulator& f) {
+void AddInto(report::File* total, const FileAccumulator& f, const ReadUnits& units) {
   const FileCounts& c = f.counts;
+  AddUnits(total, units);
   total->set_files(total->files() + 1);
   total->set_opens(total->opens() + static_cast<double>(c.opens));
   total->set_reads(total->reads() + static_cast<double>(c.reads()));
@@ -72,9 +92,12 @@ void AddInto(report::File* total, const FileAccumulator& f) {
 // What one of a layer's ops, reads and writes is (report.proto, Layer.unit).
 const char* LayerUnit(Layer layer) {
   switch (layer) {
-    case Layer::kMapped: return "faults";
-    case Layer::kUring: return "requests";
-    default: return "calls";
+    case Layer::kMapped:
+      return "faults";
+    case Layer::kUring:
+      return "requests";
+    default:
+      return "calls";
   }
 }
 
@@ -110,7 +133,7 @@ void DataFileSummary(const RunState& s, report::Report* r) {
     size_t slash = path.rfind('/');
     std::string dir = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
     report::File& into = dirs[dir];
-    AddInto(&into, f);
+    AddInto(&into, f, UnitsOf(s, path));
   }
   d->set_mean_read_latency_s(Ratio(d->read_time_s(), d->reads()));
   if (!per_file.empty()) {
@@ -152,9 +175,9 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
   other->set_path("(other files)");
   for (size_t i = 0; i < order.size(); ++i) {
     if (i < listed) {
-      FillFile(order[i]->first, order[i]->second, r->add_files());
+      FillFile(order[i]->first, order[i]->second, UnitsOf(s, order[i]->first), r->add_files());
     } else {
-      AddInto(other, order[i]->second);
+      AddInto(other, order[i]->second, UnitsOf(s, order[i]->first));
     }
   }
   for (int i = 0; i < kLayerCount; ++i) {
@@ -354,7 +377,8 @@ void BuildNotes(RunState& s, report::Report* r) {
     note(report::Note::INFO,
          absl::StrFormat("%d `iotap run` sessions wrote here%s (one per rank, as under srun or "
                          "mpirun); they are analysed as one job",
-                         sessions.size(), jobs.empty() ? "" : absl::StrCat(" for job ", *jobs.begin())));
+                         sessions.size(),
+                         jobs.empty() ? "" : absl::StrCat(" for job ", *jobs.begin())));
   }
 }
 

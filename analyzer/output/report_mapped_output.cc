@@ -1,5 +1,6 @@
 #include "analyzer/output/report_mapped_output.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -20,7 +21,8 @@ int64_t N(double v) { return static_cast<int64_t>(v); }
 // its calls.
 std::string LayerCount(const Report& r, const report::Layer& l) {
   if (l.unit() == "faults") {
-    return absl::StrFormat("%d faults (%d major)", N(l.reads()), N(r.mapped_reads().major_faults()));
+    return absl::StrFormat("%d faults (%d major)", N(l.reads()),
+                           N(r.mapped_reads().major_faults()));
   }
   if (l.unit() == "requests") {
     return absl::StrFormat("%d requests in %d calls", N(r.io_uring().requests()),
@@ -37,8 +39,7 @@ std::string Source(const report::MappedReads& m) {
   std::string out;
   if (m.processes_sampled() > 0) out = in("perf samples", m.processes_sampled());
   if (m.processes_counted() > 0) {
-    absl::StrAppend(&out, out.empty() ? "" : " and ",
-                    in("thread counters", m.processes_counted()));
+    absl::StrAppend(&out, out.empty() ? "" : " and ", in("thread counters", m.processes_counted()));
   }
   return out.empty() ? m.source() : out;
 }
@@ -53,24 +54,26 @@ std::string LayersToText(const Report& r) {
   std::string out = "\nLayers\n";
   for (const report::Layer& l : r.layers()) {
     if (l.unit() == "faults") {
-      absl::StrAppendFormat(&out, "  %-8s %10d faults mapping %s (%d major), %s in major faults, "
+      absl::StrAppendFormat(&out,
+                            "  %-8s %10d faults mapping %s (%d major), %s in major faults, "
                             "busy %s\n",
                             DisplayName(l.name()), N(l.reads()), HumanBytes(l.read_bytes()),
                             N(r.mapped_reads().major_faults()), HumanDuration(l.time_s()),
                             HumanDuration(l.busy_s()));
     } else if (l.unit() == "requests") {
-      absl::StrAppendFormat(&out, "  %-8s %10d requests, %9d reads (%s), %9d writes (%s), in %d "
+      absl::StrAppendFormat(&out,
+                            "  %-8s %10d requests, %9d reads (%s), %9d writes (%s), in %d "
                             "calls, busy %s\n",
                             DisplayName(l.name()), N(r.io_uring().requests()), N(l.reads()),
                             HumanBytes(l.read_bytes()), N(l.writes()), HumanBytes(l.write_bytes()),
                             N(r.io_uring().calls()), HumanDuration(l.busy_s()));
     } else {
-      absl::StrAppendFormat(&out, "  %-8s %10d calls, %9d reads (%s), %9d writes (%s), %s in "
+      absl::StrAppendFormat(&out,
+                            "  %-8s %10d calls, %9d reads (%s), %9d writes (%s), %s in "
                             "calls, busy %s\n",
                             DisplayName(l.name()), N(l.ops()), N(l.reads()),
-                            HumanBytes(l.read_bytes()),
-                            N(l.writes()), HumanBytes(l.write_bytes()), HumanDuration(l.time_s()),
-                            HumanDuration(l.busy_s()));
+                            HumanBytes(l.read_bytes()), N(l.writes()), HumanBytes(l.write_bytes()),
+                            HumanDuration(l.time_s()), HumanDuration(l.busy_s()));
     }
   }
   return out;
@@ -81,10 +84,10 @@ std::string LayersToMarkdown(const Report& r) {
       "\n### Layers\n\n| layer | count | reads | read | writes | written | time in them | busy |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const report::Layer& l : r.layers()) {
-    absl::StrAppendFormat(&out, "| %s | %s | %d | %s | %d | %s | %s | %s |\n", MarkdownText(l.name()),
-                          LayerCount(r, l), N(l.reads()), HumanBytes(l.read_bytes()),
-                          N(l.writes()), HumanBytes(l.write_bytes()), HumanDuration(l.time_s()),
-                          HumanDuration(l.busy_s()));
+    absl::StrAppendFormat(&out, "| %s | %s | %d | %s | %d | %s | %s | %s |\n",
+                          MarkdownText(l.name()), LayerCount(r, l), N(l.reads()),
+                          HumanBytes(l.read_bytes()), N(l.writes()), HumanBytes(l.write_bytes()),
+                          HumanDuration(l.time_s()), HumanDuration(l.busy_s()));
   }
   return out;
 }
@@ -97,7 +100,8 @@ std::string MappedReadsToText(const Report& r) {
                           DisplayName(Source(m)));
     if (m.faults() > 0 || m.processes_sampled() > 0) {
       absl::StrAppendFormat(
-          &out, "  %d faults, %d major (%s waiting for storage), mapped %s, of which the "
+          &out,
+          "  %d faults, %d major (%s waiting for storage), mapped %s, of which the "
           "program touched at least %s\n",
           N(m.faults()), N(m.major_faults()), HumanDuration(m.major_s()),
           HumanBytes(m.span_bytes()), HumanBytes(m.touched_bytes()));
@@ -112,11 +116,10 @@ std::string MappedReadsToText(const Report& r) {
       absl::StrAppend(&out, "      faults      major  major time       span    touched  file\n");
     }
     for (const report::MappedFile& f : m.files()) {
-      absl::StrAppendFormat(&out, "  %10d %10d %11s %10s %10s  %s%s\n", N(f.faults()),
-                            N(f.major_faults()), HumanDuration(f.major_s()),
-                            HumanBytes(f.span_bytes()), HumanBytes(f.touched_bytes()),
-                            DisplayName(f.path()),
-                            f.estimated_spans() > 0 ? " (some spans estimated)" : "");
+      absl::StrAppendFormat(
+          &out, "  %10d %10d %11s %10s %10s  %s%s\n", N(f.faults()), N(f.major_faults()),
+          HumanDuration(f.major_s()), HumanBytes(f.span_bytes()), HumanBytes(f.touched_bytes()),
+          DisplayName(f.path()), f.estimated_spans() > 0 ? " (some spans estimated)" : "");
     }
     if (std::string more = MoreFiles(m.files_size(), m.file_count()); !more.empty()) {
       absl::StrAppend(&out, "  (", more, ")\n");
@@ -127,14 +130,15 @@ std::string MappedReadsToText(const Report& r) {
     absl::StrAppendFormat(&out, "\nio_uring requests (%d, in %d calls into the kernel)\n",
                           N(u.requests()), N(u.calls()));
     absl::StrAppendFormat(
-        &out, "  %d reads (%s, %s submit to completion), %d writes (%s), %d other, %d failed, "
+        &out,
+        "  %d reads (%s, %s submit to completion), %d writes (%s), %d other, %d failed, "
         "%d without a completion seen\n",
         N(u.reads()), HumanBytes(u.read_bytes()), HumanDuration(u.read_seconds()), N(u.writes()),
         HumanBytes(u.write_bytes()), N(u.other()), N(u.failed()), N(u.incomplete()));
     for (const std::string& c : u.caveats()) absl::StrAppend(&out, "  - ", DisplayName(c), "\n");
     if (u.files_size() > 0) {
-      absl::StrAppend(&out,
-                      "       reads         read     writes      written  other incomplete  file\n");
+      absl::StrAppend(
+          &out, "       reads         read     writes      written  other incomplete  file\n");
     }
     for (const report::UringFile& f : u.files()) {
       absl::StrAppendFormat(&out, "  %10d %12s %10d %12s %6d %10d  %s\n", N(f.reads()),
@@ -156,7 +160,8 @@ std::string MappedReadsToMarkdown(const Report& r) {
                           MarkdownText(Source(m)));
     if (m.faults() > 0 || m.processes_sampled() > 0) {
       absl::StrAppendFormat(
-          &out, " %d faults, %d major (%s waiting for storage), mapped %s, of which the program "
+          &out,
+          " %d faults, %d major (%s waiting for storage), mapped %s, of which the program "
           "touched at least %s.",
           N(m.faults()), N(m.major_faults()), HumanDuration(m.major_s()),
           HumanBytes(m.span_bytes()), HumanBytes(m.touched_bytes()));
@@ -169,23 +174,28 @@ std::string MappedReadsToMarkdown(const Report& r) {
     absl::StrAppend(&out, "\n\n");
     for (const std::string& c : m.caveats()) absl::StrAppend(&out, "- ", MarkdownText(c), "\n");
     if (m.files_size() > 0) {
-      absl::StrAppend(&out, "\n| file | faults | major | major time | span | touched |\n"
-                            "|---|---:|---:|---:|---:|---:|\n");
+      absl::StrAppend(&out,
+                      "\n| file | faults | major | major time | span | touched |\n"
+                      "|---|---:|---:|---:|---:|---:|\n");
     }
+    int rows = std::min(m.files_size(), kMarkdownFileRows);
     for (const report::MappedFile& f : m.files()) {
+      if (rows-- == 0) break;
       absl::StrAppendFormat(&out, "| %s%s | %d | %d | %s | %s | %s |\n", MarkdownText(f.path()),
-                            f.estimated_spans() > 0 ? " (some spans estimated)" : "",
-                            N(f.faults()), N(f.major_faults()), HumanDuration(f.major_s()),
+                            f.estimated_spans() > 0 ? " (some spans estimated)" : "", N(f.faults()),
+                            N(f.major_faults()), HumanDuration(f.major_s()),
                             HumanBytes(f.span_bytes()), HumanBytes(f.touched_bytes()));
     }
-    if (std::string more = MoreFiles(m.files_size(), m.file_count()); !more.empty()) {
+    if (std::string more = MoreFiles(std::min(m.files_size(), kMarkdownFileRows), m.file_count());
+        !more.empty()) {
       absl::StrAppend(&out, "\n", more, ".\n");
     }
   }
   if (r.has_io_uring()) {
     const report::UringRequests& u = r.io_uring();
     absl::StrAppendFormat(
-        &out, "\n### io_uring requests\n\n%d requests in %d calls into the kernel: %d reads (%s, "
+        &out,
+        "\n### io_uring requests\n\n%d requests in %d calls into the kernel: %d reads (%s, "
         "%s submit to completion), %d writes (%s), %d other, %d failed, %d without a completion "
         "seen.\n\n",
         N(u.requests()), N(u.calls()), N(u.reads()), HumanBytes(u.read_bytes()),
@@ -193,15 +203,19 @@ std::string MappedReadsToMarkdown(const Report& r) {
         N(u.failed()), N(u.incomplete()));
     for (const std::string& c : u.caveats()) absl::StrAppend(&out, "- ", MarkdownText(c), "\n");
     if (u.files_size() > 0) {
-      absl::StrAppend(&out, "\n| file | reads | read | writes | written | other | incomplete |\n"
-                            "|---|---:|---:|---:|---:|---:|---:|\n");
+      absl::StrAppend(&out,
+                      "\n| file | reads | read | writes | written | other | incomplete |\n"
+                      "|---|---:|---:|---:|---:|---:|---:|\n");
     }
+    int rows = std::min(u.files_size(), kMarkdownFileRows);
     for (const report::UringFile& f : u.files()) {
+      if (rows-- == 0) break;
       absl::StrAppendFormat(&out, "| %s | %d | %s | %d | %s | %d | %d |\n", MarkdownText(f.path()),
                             N(f.reads()), HumanBytes(f.read_bytes()), N(f.writes()),
                             HumanBytes(f.write_bytes()), N(f.other()), N(f.incomplete()));
     }
-    if (std::string more = MoreFiles(u.files_size(), u.file_count()); !more.empty()) {
+    if (std::string more = MoreFiles(std::min(u.files_size(), kMarkdownFileRows), u.file_count());
+        !more.empty()) {
       absl::StrAppend(&out, "\n", more, ".\n");
     }
   }

@@ -18,8 +18,12 @@ namespace iotap::analyzer {
 std::string LayersToText(const report::Report& report);
 std::string LayersToMarkdown(const report::Report& report);
 
+// Rows of a file table in Markdown (a ticket's length), whatever --top
+// kept: the report's top files, mapped files and io_uring files alike.
+inline constexpr int kMarkdownFileRows = 20;
+
 // The "Mapped reads" and "io_uring requests" sections; "" for a run with
-// neither.
+// neither. The Markdown tables stop at kMarkdownFileRows rows.
 std::string MappedReadsToText(const report::Report& report);
 std::string MappedReadsToMarkdown(const report::Report& report);
 

@@ -2,9 +2,10 @@
 // Markdown (report_mapped_output.cc), from a hand-filled report whose paths
 // and notes come from a hostile system.
 
+#include "analyzer/output/report_mapped_output.h"
+
 #include <string>
 
-#include "analyzer/output/report_mapped_output.h"
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
@@ -159,6 +160,29 @@ Page faults in file mappings, seen by perf samples in 2 processes and thread cou
 |---|---:|---:|---:|---:|---:|---:|
 | /d/\*u\*.bin | 22 | 168.0 KiB | 1 | 1000 B | 2 | 1 |
 )txt");
+}
+
+// A ticket's tables stop at 20 rows, whatever --top kept, and say how many
+// files are left out.
+TEST(ReportMappedOutputTest, MarkdownTablesStopAtTwentyRows) {
+  report::Report r;
+  report::MappedReads* m = r.mutable_mapped_reads();
+  report::UringRequests* u = r.mutable_io_uring();
+  for (int i = 0; i < 25; ++i) {
+    m->add_files()->set_path("/m/" + std::to_string(i));
+    u->add_files()->set_path("/u/" + std::to_string(i));
+  }
+  m->set_file_count(30);
+  u->set_file_count(25);
+  std::string md = MappedReadsToMarkdown(r);
+  for (const char* dir : {"/m/", "/u/"}) {
+    EXPECT_NE(md.find(std::string("| ") + dir + "19 |"), std::string::npos) << md;
+    EXPECT_EQ(md.find(std::string("| ") + dir + "20 |"), std::string::npos) << md;
+  }
+  EXPECT_NE(md.find("10 more files, in the sums above."), std::string::npos) << md;
+  EXPECT_NE(md.find("5 more files, in the sums above."), std::string::npos) << md;
+  // The text keeps every row --top kept.
+  EXPECT_NE(MappedReadsToText(r).find("/m/24\n"), std::string::npos);
 }
 
 TEST(ReportMappedOutputTest, ARunWithNeitherPrintsNothing) {

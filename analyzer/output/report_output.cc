@@ -22,18 +22,25 @@ using report::Report;
 
 const char* SeverityName(report::Finding::Severity s) {
   switch (s) {
-    case report::Finding::CRITICAL: return "CRITICAL";
-    case report::Finding::WARNING: return "WARNING";
-    default: return "INFO";
+    case report::Finding::CRITICAL:
+      return "CRITICAL";
+    case report::Finding::WARNING:
+      return "WARNING";
+    default:
+      return "INFO";
   }
 }
 
 const char* RoleName(report::Role r) {
   switch (r) {
-    case report::TRAINER: return "trainer";
-    case report::LOADER: return "loader";
-    case report::HELPER: return "helper";
-    default: return "?";
+    case report::TRAINER:
+      return "trainer";
+    case report::LOADER:
+      return "loader";
+    case report::HELPER:
+      return "helper";
+    default:
+      return "?";
   }
 }
 
@@ -108,23 +115,22 @@ std::vector<std::string> Glance(const Report& r) {
       run.hosts_size() == 1 ? "" : "s", c.trainers, c.trainers == 1 ? "" : "s", c.loaders,
       c.loaders == 1 ? "" : "s", c.helpers, c.helpers == 1 ? "" : "s"));
   if (run.has_range_to_s()) {
-    lines.push_back(absl::StrFormat("figures for %s to %s after the run's start only (--from, --to)",
-                                    HumanDuration(run.range_from_s()),
-                                    HumanDuration(run.range_to_s())));
+    lines.push_back(
+        absl::StrFormat("figures for %s to %s after the run's start only (--from, --to)",
+                        HumanDuration(run.range_from_s()), HumanDuration(run.range_to_s())));
   }
-  lines.push_back(absl::StrFormat("read %s (%s over the run), wrote %s",
-                                  HumanBytes(run.bytes_read()),
-                                  HumanRate(run.read_throughput_bytes_per_s()),
-                                  HumanBytes(run.bytes_written())));
+  lines.push_back(absl::StrFormat(
+      "read %s (%s over the run), wrote %s", HumanBytes(run.bytes_read()),
+      HumanRate(run.read_throughput_bytes_per_s()), HumanBytes(run.bytes_written())));
   lines.push_back(absl::StrFormat("I/O busy %s (union of every process's data-file I/O)",
                                   HumanDuration(run.io_busy_s())));
   const report::StepStatistics& st = r.step_statistics();
   if (run.steps() > 0) {
-    lines.push_back(absl::StrFormat("%d steps, median %s, p90 %s (first step of each trainer "
-                                    "left out of statistics: %d)",
-                                    static_cast<int>(run.steps()), HumanDuration(st.median_step_s()),
-                                    HumanDuration(st.p90_step_s()),
-                                    static_cast<int>(st.warmup_steps_skipped())));
+    lines.push_back(absl::StrFormat(
+        "%d steps, median %s, p90 %s (first step of each trainer "
+        "left out of statistics: %d)",
+        static_cast<int>(run.steps()), HumanDuration(st.median_step_s()),
+        HumanDuration(st.p90_step_s()), static_cast<int>(st.warmup_steps_skipped())));
   }
   const report::BetweenSteps& between = st.between_steps();
   if (run.data_stall_share() >= 0) {
@@ -153,11 +159,26 @@ std::vector<std::string> Glance(const Report& r) {
         static_cast<int64_t>(between.gaps()), Percent(between.fetch_share()),
         Percent(between.prep_share()), Percent(between.other_share())));
   }
-  lines.push_back(absl::StrFormat("%d events traced, %d dropped, %d trace files",
-                                  static_cast<int64_t>(run.events()),
-                                  static_cast<int64_t>(run.dropped_events()),
-                                  static_cast<int64_t>(run.trace_files())));
+  lines.push_back(absl::StrFormat(
+      "%d events traced, %d dropped, %d trace files", static_cast<int64_t>(run.events()),
+      static_cast<int64_t>(run.dropped_events()), static_cast<int64_t>(run.trace_files())));
   return lines;
+}
+
+// A file's (or a directory's) reads in their units: "    90 calls" as
+// always, "   128 faults" for one read only through mappings, "3 calls, 128
+// faults, 24 requests" for a mix.
+std::string ReadCount(const report::File& f) {
+  int64_t faults = static_cast<int64_t>(f.mapped_faults());
+  int64_t requests = static_cast<int64_t>(f.uring_reads());
+  int64_t calls = static_cast<int64_t>(f.reads()) - faults - requests;
+  if (faults == 0 && requests == 0) return absl::StrFormat("%7d calls", calls);
+  std::vector<std::string> parts;
+  if (calls != 0) parts.push_back(absl::StrCat(calls, " calls"));
+  if (faults != 0) parts.push_back(absl::StrCat(faults, " faults"));
+  if (requests != 0) parts.push_back(absl::StrCat(requests, " requests"));
+  std::string joined = absl::StrJoin(parts, ", ");
+  return parts.size() == 1 ? absl::StrFormat("%*s", 7 + (faults != 0 ? 7 : 9), joined) : joined;
 }
 
 }  // namespace
@@ -181,11 +202,11 @@ std::string ReportToText(const Report& r) {
     }
     if (!f.objects().empty()) {
       std::vector<std::string> shown;
-      for (int k = 0; k < f.objects_size() && k < 5; ++k) shown.push_back(DisplayName(f.objects(k)));
-      absl::StrAppendFormat(&out, "     concerns: %s%s\n", absl::StrJoin(shown, ", "),
-                            f.objects_size() > 5 ? absl::StrCat(" and ", f.objects_size() - 5,
-                                                                " more")
-                                                 : "");
+      for (int k = 0; k < f.objects_size() && k < 5; ++k)
+        shown.push_back(DisplayName(f.objects(k)));
+      absl::StrAppendFormat(
+          &out, "     concerns: %s%s\n", absl::StrJoin(shown, ", "),
+          f.objects_size() > 5 ? absl::StrCat(" and ", f.objects_size() - 5, " more") : "");
     }
     if (!f.recommendation().empty()) {
       absl::StrAppend(&out, "     what to do: ", DisplayName(f.recommendation()), "\n");
@@ -199,24 +220,22 @@ std::string ReportToText(const Report& r) {
           &out, "  %s:%s (%s): %d reads of %s each became %.1f POSIX reads of %s (%.2fx bytes)\n",
           DisplayName(d.file()), DisplayName(d.name()), d.layout(), static_cast<int64_t>(d.reads()),
           HumanBytes(Ratio(d.logical_bytes(), d.reads())), d.reads_per_call(),
-          HumanBytes(Ratio(d.posix_bytes(), d.posix_reads())),
-          d.byte_amplification());
+          HumanBytes(Ratio(d.posix_bytes(), d.posix_reads())), d.byte_amplification());
     }
   }
   if (r.tfrecord_files_size() > 0) {
     absl::StrAppend(&out, "\nTFRecord files\n");
     for (const report::TfRecordFile& t : r.tfrecord_files()) {
       if (!t.note().empty()) {
-        absl::StrAppendFormat(&out, "  %s (%s): records not attributed: %s\n", DisplayName(t.path()),
-                              t.compression(), DisplayName(t.note()));
+        absl::StrAppendFormat(&out, "  %s (%s): records not attributed: %s\n",
+                              DisplayName(t.path()), t.compression(), DisplayName(t.note()));
         continue;
       }
       absl::StrAppendFormat(
           &out, "  %s: %d records of %s (mean) in %d reads, %.2f records per read, %s\n",
           DisplayName(t.path()), static_cast<int64_t>(t.records()),
-          HumanBytes(Ratio(t.record_bytes(), t.records())),
-          static_cast<int64_t>(t.posix_reads()), t.records_per_read(),
-          t.order().empty() ? "order unknown" : t.order());
+          HumanBytes(Ratio(t.record_bytes(), t.records())), static_cast<int64_t>(t.posix_reads()),
+          t.records_per_read(), t.order().empty() ? "order unknown" : t.order());
     }
   }
   // Many data files: the directories tell more than a list of look-alike
@@ -227,8 +246,8 @@ std::string ReportToText(const Report& r) {
                           static_cast<int64_t>(r.data_files().files()));
     for (int i = 0; i < r.directories_size() && i < 10; ++i) {
       const report::File& d = r.directories(i);
-      absl::StrAppendFormat(&out, "  %10s read in %7d calls from %6d files, %7d metadata calls  %s/\n",
-                            HumanBytes(d.read_bytes()), static_cast<int64_t>(d.reads()),
+      absl::StrAppendFormat(&out, "  %10s read in %s from %6d files, %7d metadata calls  %s/\n",
+                            HumanBytes(d.read_bytes()), ReadCount(d),
                             static_cast<int64_t>(d.files()), static_cast<int64_t>(d.metadata_ops()),
                             DisplayName(d.path()));
     }
@@ -241,6 +260,8 @@ std::string ReportToText(const Report& r) {
   auto add = [](report::File* into, const report::File& f) {
     into->set_files(into->files() + (f.files() > 0 ? f.files() : 1));
     into->set_reads(into->reads() + f.reads());
+    into->set_mapped_faults(into->mapped_faults() + f.mapped_faults());
+    into->set_uring_reads(into->uring_reads() + f.uring_reads());
     into->set_read_bytes(into->read_bytes() + f.read_bytes());
     into->set_writes(into->writes() + f.writes());
     into->set_write_bytes(into->write_bytes() + f.write_bytes());
@@ -253,21 +274,21 @@ std::string ReportToText(const Report& r) {
       continue;
     }
     ++rows;
-    absl::StrAppendFormat(&out, "  %10s read in %7d calls, %10s written, %6d opens  %s\n",
-                          HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
-                          HumanBytes(f.write_bytes()), static_cast<int64_t>(f.opens()),
-                          DisplayName(f.path()));
+    absl::StrAppendFormat(&out, "  %10s read in %s, %10s written, %6d opens  %s\n",
+                          HumanBytes(f.read_bytes()), ReadCount(f), HumanBytes(f.write_bytes()),
+                          static_cast<int64_t>(f.opens()), DisplayName(f.path()));
   }
   if (r.other_files().files() > 0) add(&sums["files beyond the report's --top"], r.other_files());
   if (rows == 0) absl::StrAppend(&out, "  (none read or written)\n");
-  for (const char* name : {"other data files", "runtime", "system", "files beyond the report's --top"}) {
+  for (const char* name :
+       {"other data files", "runtime", "system", "files beyond the report's --top"}) {
     auto it = sums.find(name);
     if (it == sums.end()) continue;
     const report::File& f = it->second;
-    absl::StrAppendFormat(&out, "  %10s read in %7d calls, %10s written  (%d %s%s)\n",
-                          HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
-                          HumanBytes(f.write_bytes()), static_cast<int64_t>(f.files()), name,
-                          std::string_view(name) == "runtime" ? " files: Python, libraries"
+    absl::StrAppendFormat(&out, "  %10s read in %s, %10s written  (%d %s%s)\n",
+                          HumanBytes(f.read_bytes()), ReadCount(f), HumanBytes(f.write_bytes()),
+                          static_cast<int64_t>(f.files()), name,
+                          std::string_view(name) == "runtime"  ? " files: Python, libraries"
                           : std::string_view(name) == "system" ? " files: /proc, /sys, /dev, IPC"
                                                                : "");
   }
@@ -278,17 +299,18 @@ std::string ReportToText(const Report& r) {
     // Who it is: its role, its rank, the trainer a loader serves, the host.
     std::string who = RoleName(p.role());
     if (p.rank() >= 0) absl::StrAppend(&who, " rank ", p.rank());
-    if (p.role() == report::LOADER && p.trainer_pid() > 0) absl::StrAppend(&who, " of ", p.trainer_pid());
+    if (p.role() == report::LOADER && p.trainer_pid() > 0)
+      absl::StrAppend(&who, " of ", p.trainer_pid());
     if (hosts) who = absl::StrCat(DisplayName(p.host()), " ", who);
-    absl::StrAppendFormat(&out, "  %7d %-18s %9s read, busy %9s, cpu %8s  %s  %s\n", p.pid(),
-                          who, HumanBytes(p.read_bytes()),
-                          HumanDuration(p.io_busy_s()),
+    absl::StrAppendFormat(&out, "  %7d %-18s %9s read, busy %9s, cpu %8s  %s  %s\n", p.pid(), who,
+                          HumanBytes(p.read_bytes()), HumanDuration(p.io_busy_s()),
                           HumanDuration(p.cpu_user_s() + p.cpu_system_s()), p.end(),
                           Prefix(DisplayName(absl::StrJoin(p.argv(), " ")), 60));
   }
   if (r.notes_size() > 0) {
     absl::StrAppend(&out, "\nNotes\n");
-    for (const report::Note& n : r.notes()) absl::StrAppend(&out, "  - ", DisplayName(n.message()), "\n");
+    for (const report::Note& n : r.notes())
+      absl::StrAppend(&out, "  - ", DisplayName(n.message()), "\n");
   }
   return out;
 }
@@ -312,43 +334,47 @@ std::string ReportToMarkdown(const Report& r) {
   }
   absl::StrAppend(&out, LayersToMarkdown(r), MappedReadsToMarkdown(r));
   if (r.datasets_size() > 0) {
-    absl::StrAppend(&out, "\n### HDF5 datasets\n\n| dataset | layout | chunk | H5Dread calls | "
-                          "bytes per call | POSIX reads per call | bytes read per byte asked |\n"
-                          "|---|---|---:|---:|---:|---:|---:|\n");
+    absl::StrAppend(&out,
+                    "\n### HDF5 datasets\n\n| dataset | layout | chunk | H5Dread calls | "
+                    "bytes per call | POSIX reads per call | bytes read per byte asked |\n"
+                    "|---|---|---:|---:|---:|---:|---:|\n");
     for (const report::Dataset& d : r.datasets()) {
-      absl::StrAppendFormat(&out, "| %s | %s | %s | %d | %s | %.1f | %.2f |\n",
-                            MarkdownText(absl::StrCat(d.file(), ":", d.name())), MarkdownText(d.layout()),
-                            d.chunk_bytes() > 0 ? HumanBytes(d.chunk_bytes()) : "",
-                            static_cast<int64_t>(d.reads()),
-                            HumanBytes(Ratio(d.logical_bytes(), d.reads())),
-                            d.reads_per_call(), d.byte_amplification());
+      absl::StrAppendFormat(
+          &out, "| %s | %s | %s | %d | %s | %.1f | %.2f |\n",
+          MarkdownText(absl::StrCat(d.file(), ":", d.name())), MarkdownText(d.layout()),
+          d.chunk_bytes() > 0 ? HumanBytes(d.chunk_bytes()) : "", static_cast<int64_t>(d.reads()),
+          HumanBytes(Ratio(d.logical_bytes(), d.reads())), d.reads_per_call(),
+          d.byte_amplification());
     }
   }
   if (r.tfrecord_files_size() > 0) {
-    absl::StrAppend(&out, "\n### TFRecord files\n\n| file | compression | records | mean record | "
-                          "reads | records per read | order |\n"
-                          "|---|---|---:|---:|---:|---:|---|\n");
+    absl::StrAppend(&out,
+                    "\n### TFRecord files\n\n| file | compression | records | mean record | "
+                    "reads | records per read | order |\n"
+                    "|---|---|---:|---:|---:|---:|---|\n");
     for (const report::TfRecordFile& t : r.tfrecord_files()) {
-      absl::StrAppendFormat(&out, "| %s | %s | %d | %s | %d | %.2f | %s |\n", MarkdownText(t.path()),
-                            MarkdownText(t.compression()), static_cast<int64_t>(t.records()),
-                            HumanBytes(Ratio(t.record_bytes(), t.records())),
-                            static_cast<int64_t>(t.posix_reads()), t.records_per_read(),
-                            MarkdownText(t.note().empty() ? t.order() : t.note()));
+      absl::StrAppendFormat(
+          &out, "| %s | %s | %d | %s | %d | %.2f | %s |\n", MarkdownText(t.path()),
+          MarkdownText(t.compression()), static_cast<int64_t>(t.records()),
+          HumanBytes(Ratio(t.record_bytes(), t.records())), static_cast<int64_t>(t.posix_reads()),
+          t.records_per_read(), MarkdownText(t.note().empty() ? t.order() : t.note()));
     }
   }
-  absl::StrAppend(&out, "\n### Top files\n\n| file | category | read | reads | written | opens |\n"
-                        "|---|---|---:|---:|---:|---:|\n");
+  absl::StrAppend(&out,
+                  "\n### Top files\n\n| file | category | read | reads | written | opens |\n"
+                  "|---|---|---:|---:|---:|---:|\n");
   int shown = 0;
   for (const report::File& f : r.files()) {
-    if (shown++ == 20) break;
+    if (shown++ == kMarkdownFileRows) break;
     absl::StrAppendFormat(&out, "| %s | %s | %s | %d | %s | %d |\n", MarkdownText(f.path()),
-                          f.category(),
-                          HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
+                          f.category(), HumanBytes(f.read_bytes()), static_cast<int64_t>(f.reads()),
                           HumanBytes(f.write_bytes()), static_cast<int64_t>(f.opens()));
   }
   absl::StrAppend(&out, PyProfilesToMarkdown(r));
-  absl::StrAppend(&out, "\n### Processes\n\n| pid | host | role | rank | serves | read | I/O busy | CPU | end |\n"
-                        "|---:|---|---|---:|---:|---:|---:|---:|---|\n");
+  absl::StrAppend(
+      &out,
+      "\n### Processes\n\n| pid | host | role | rank | serves | read | I/O busy | CPU | end |\n"
+      "|---:|---|---|---:|---:|---:|---:|---:|---|\n");
   int listed = 0;
   for (const report::Process& p : r.processes()) {
     if (listed++ == 30) {
@@ -364,9 +390,11 @@ std::string ReportToMarkdown(const Report& r) {
   }
   if (r.notes_size() > 0) {
     absl::StrAppend(&out, "\n### Notes\n\n");
-    for (const report::Note& n : r.notes()) absl::StrAppend(&out, "- ", MarkdownText(n.message()), "\n");
+    for (const report::Note& n : r.notes())
+      absl::StrAppend(&out, "- ", MarkdownText(n.message()), "\n");
   }
-  absl::StrAppend(&out, "\n<sub>iotap ", r.schema_version(), "; full details: `iotap report --format json`</sub>\n");
+  absl::StrAppend(&out, "\n<sub>iotap ", r.schema_version(),
+                  "; full details: `iotap report --format json`</sub>\n");
   return out;
 }
 

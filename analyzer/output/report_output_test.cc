@@ -48,7 +48,8 @@ report::Process* AddProcess(Report* r, int pid, report::Role role, int rank, int
 Report SmallReport() {
   Report r;
   r.set_schema_version(1);
-  for (const char* a : {"python3", "train.py", "--data", "/d/*x*|y"}) r.mutable_run()->add_command(a);
+  for (const char* a : {"python3", "train.py", "--data", "/d/*x*|y"})
+    r.mutable_run()->add_command(a);
   report::Run* run = r.mutable_run();
   run->set_duration_s(12.5);
   run->set_processes(3);
@@ -160,6 +161,46 @@ Report SmallReport() {
 
   r.add_notes()->set_message("1 trace file was cut short\n(killed)");
   return r;
+}
+
+// A file read through a mapping or io_uring says so: its reads are page
+// faults and requests, not calls; a mix names each.
+TEST(ReportOutputTest, FileReadsAreCountedInTheirUnits) {
+  report::Report r;
+  auto add = [&](const char* path, double reads, double faults, double requests) {
+    report::File* f = r.add_files();
+    f->set_path(path);
+    f->set_category("data");
+    f->set_reads(reads);
+    f->set_read_bytes(reads * 4096);
+    f->set_mapped_faults(faults);
+    f->set_uring_reads(requests);
+    f->set_opens(1);
+  };
+  add("/d/calls.bin", 90, 0, 0);
+  add("/d/mapped.bin", 128, 128, 0);
+  add("/d/uring.bin", 24, 0, 24);
+  add("/d/mixed.bin", 10, 4, 3);
+  report::File* dir = r.add_directories();
+  dir->set_path("/d");
+  dir->set_reads(252);
+  dir->set_mapped_faults(132);
+  dir->set_uring_reads(27);
+  dir->set_read_bytes(252 * 4096);
+  dir->set_files(4);
+  r.add_directories()->set_path("/e");
+  std::string text = ReportToText(r);
+  for (const char* line :
+       {"  360.0 KiB read in      90 calls,        0 B written,      1 opens  /d/calls.bin\n",
+        "  512.0 KiB read in     128 faults,        0 B written,      1 opens  /d/mapped.bin\n",
+        "   96.0 KiB read in      24 requests,        0 B written,      1 opens  /d/uring.bin\n",
+        "   40.0 KiB read in 3 calls, 4 faults, 3 requests,        0 B written,      1 opens  "
+        "/d/mixed.bin\n",
+        "  1008.0 KiB read in 93 calls, 132 faults, 27 requests from      4 files,       0 "
+        "metadata "
+        "calls  /d/\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
 }
 
 TEST(ReportOutputTest, Text) {

@@ -191,6 +191,20 @@ void CheckMemmapPass(int pause_every) {
   EXPECT_LE(layer->busy_s(), layer->time_s() + 2e-6 * majors);
   EXPECT_TRUE(Says(report.text, "seen by perf samples in 1 process)")) << report.text;
   EXPECT_TRUE(Says(report.text, "  MAPPED          128 faults mapping ")) << report.text;
+  // The file's row counts its reads as faults (numpy.memmap made no read
+  // call), in the JSON and the text.
+  const report::File* row = nullptr;
+  for (const report::File& f : report.json.files()) {
+    if (f.path() == data) row = &f;
+  }
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->reads(), kFileBytes / kWindow);
+  EXPECT_EQ(row->mapped_faults(), kFileBytes / kWindow);
+  EXPECT_EQ(row->uring_reads(), 0);
+  EXPECT_TRUE(Says(report.text, absl::StrCat(" read in     128 faults,        0 B written,      1 "
+                                             "opens  ",
+                                             data, "\n")))
+      << report.text;
   EXPECT_TRUE(Says(report.text, absl::StrCat("128 faults, ", p.major, " major ("))) << report.text;
   EXPECT_TRUE(Says(report.text,
                    "re-reads of pages already mapped and the kernel's own access to "
@@ -431,6 +445,18 @@ TEST(UringTest, LiburingRequestsAreRecordedAsIssued) {
   EXPECT_EQ(u.unseen_requests(), 0);
   EXPECT_EQ(u.caveats_size(), 0);
   EXPECT_EQ(u.file_count(), 2);
+  // The files' rows split their reads and writes by unit.
+  for (const report::File& f : report.json.files()) {
+    if (f.path() == data) {
+      EXPECT_EQ(f.uring_reads(), 21);
+      EXPECT_EQ(f.mapped_faults(), 0);
+      EXPECT_TRUE(Says(report.text, absl::StrCat(static_cast<int64_t>(f.reads()) - 21,
+                                                 " calls, 21 requests,")) ||
+                  (f.reads() == 21 && Says(report.text, " read in      21 requests,")))
+          << report.text;
+    }
+    if (f.path() == out) EXPECT_EQ(f.uring_writes(), 1);
+  }
   const report::Layer* layer = LayerNamed(report.json, "URING");
   ASSERT_NE(layer, nullptr);
   EXPECT_EQ(layer->unit(), "requests");
