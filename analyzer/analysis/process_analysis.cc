@@ -202,7 +202,7 @@ uint32_t ProcessAnalyzer::ChannelOf(const InternedName& name) {
   if (name.kind != InternedString::KIND_PIPE && name.kind != InternedString::KIND_SOCKET) {
     return WaitCollector::kNoChannel;
   }
-  return waits_.Channel(name.value);
+  return waits_.Channel(std::string(name.value));
 }
 
 void ProcessAnalyzer::OnWait(const ProcessTrace& process, const Event& e, int64_t offset) {

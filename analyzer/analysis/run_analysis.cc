@@ -70,8 +70,10 @@ void MergeTimes(RunState& s, int index, ProcessResult& r) {
 void MergeCounts(RunState& s, int index, ProcessResult& r) {
   const int rank = s.rank[index];
   const bool full = !r.file_details.empty();
-  for (size_t i = 0; i < r.files.size(); ++i) {
-    const FileRef& ref = r.file_refs[i];
+  // The deques walked with iterators: indexing one divides per element.
+  auto counts = r.files.begin();
+  auto detail = r.file_details.begin();
+  for (const FileRef& ref : r.file_refs) {
     if (ref.path_id >= s.files_by_id.size()) s.files_by_id.resize(ref.path_id + 1);
     FileAccumulator& f = s.files_by_id[ref.path_id];
     // A process may name one path under two string ids: it counts once.
@@ -84,8 +86,8 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
       f.kind_rank = rank;
     }
     f.category = ref.category;
-    f.counts.Merge(r.files[i]);
-    if (full) f.detail.Merge(r.file_details[i]);
+    f.counts.Merge(*counts++);
+    if (full) f.detail.Merge(*detail++);
   }
   for (const auto& [kind, c] : r.ipc) {
     FileAccumulator& into = s.ipc[kind];
@@ -326,6 +328,21 @@ absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>&
   run_state::ReadAll(s, options.threads, options.progress);
   return run_state::BuildReport(s, options);
 }
+
+namespace {
+
+google::protobuf::ArenaOptions CountsArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 4 << 10;
+  options.max_block_size = 256 << 10;  // a run names up to millions of files
+  return options;
+}
+
+}  // namespace
+
+RunCounts::RunCounts()
+    : arena(std::make_unique<google::protobuf::Arena>(CountsArenaOptions())),
+      stats(*google::protobuf::Arena::CreateMessage<stats::Stats>(arena.get())) {}
 
 RunCounts CountTraceFiles(const std::vector<std::string>& files, const AnalysisOptions& options) {
   RunState s;

@@ -31,12 +31,14 @@
 #define IOTAP_ANALYZER_ANALYSIS_RUN_ANALYSIS_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "analyzer/analysis/time_range.h"
 #include "analyzer/clocks/clock_alignment.h"
+#include "google/protobuf/arena.h"
 #include "iotap/report.pb.h"
 #include "iotap/rules.pb.h"
 #include "iotap/stats.pb.h"
@@ -70,10 +72,18 @@ absl::StatusOr<report::Report> AnalyzeRun(const std::string& path,
 absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>& files,
                                                  const AnalysisOptions& options);
 
-// What `iotap stats` prints, and how many files could be read.
+// What `iotap stats` prints, and how many files could be read. The stats
+// live on an arena the counts own: a DataLoader worker's trace names a new
+// file every few dozen events, and each file's message and strings, one by
+// one on the heap, cost as much to allocate and free as to count its events.
+// Moved, never assigned (the stats stay where the arena put them).
 struct RunCounts {
-  stats::Stats stats;  // with every issue met while reading, in file order
-  int files_read = 0;  // files that yielded a process
+  RunCounts();
+  RunCounts(RunCounts&&) = default;
+
+  std::unique_ptr<google::protobuf::Arena> arena;
+  stats::Stats& stats;  // with every issue met while reading, in file order
+  int files_read = 0;   // files that yielded a process
 };
 
 // Counts the trace files (AnalysisScope::kCounts): every file is read that

@@ -7,7 +7,6 @@
 #define IOTAP_ANALYZER_ANALYSIS_RUN_STATE_H_
 
 #include <array>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -105,7 +104,9 @@ struct RunState {
   // (paths only traces that could not be read interned are left out). The
   // counts (kCounts) keep files_by_id: they need no order by path.
   PathTable paths;
-  std::deque<FileAccumulator> files_by_id;  // a deque: growing moves nothing
+  // A vector, not a deque: a FileAccumulator fills a deque's node on its own,
+  // one allocation per file, where a vector grows a few times in all.
+  std::vector<FileAccumulator> files_by_id;
   std::map<std::string, FileAccumulator> files;
   std::map<int, FileAccumulator> ipc;       // pipes, sockets, ...: by InternedString::Kind
   SizeHistogram data_read_sizes;

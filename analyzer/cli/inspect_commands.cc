@@ -73,7 +73,7 @@ int StatsCommand(int argc, char** argv) {
     std::fprintf(stderr, "iotap stats: %s\n", std::string(files.status().message()).c_str());
     return kExitNoInput;
   }
-  analyzer::RunCounts counts;
+  std::optional<analyzer::RunCounts> counted;  // RunCounts are moved, not assigned
 #ifdef IOTAP_WITH_MPI
   // Under an MPI launcher, the ranks of the job count the files; rank 0
   // prints.
@@ -85,13 +85,14 @@ int StatsCommand(int argc, char** argv) {
       return kExitNoInput;
     }
     if (!on_ranks->has_value()) return kExitOk;
-    counts = std::move(**on_ranks);
+    counted.emplace(std::move(**on_ranks));
   } else {
-    counts = analyzer::CountTraceFiles(*files, analyzer::AnalysisOptions());
+    counted.emplace(analyzer::CountTraceFiles(*files, analyzer::AnalysisOptions()));
   }
 #else
-  counts = analyzer::CountTraceFiles(*files, analyzer::AnalysisOptions());
+  counted.emplace(analyzer::CountTraceFiles(*files, analyzer::AnalysisOptions()));
 #endif
+  const analyzer::RunCounts& counts = *counted;
   for (const stats::Issue& i : counts.stats.issues()) {
     std::fprintf(stderr, "iotap: warning: %s\n", analyzer::DisplayName(i.text()).c_str());
   }

@@ -264,7 +264,7 @@ absl::StatusOr<std::optional<RunCounts>> CountOnRanks(const std::vector<std::str
   }
   std::optional<RunCounts> out;
   if (ReadAndReduce(mpi, run, options)) {
-    out = run.FinishCounts();
+    out.emplace(run.FinishCounts());
     mpi.Mark("finish");
   }
   mpi.PrintTimes();

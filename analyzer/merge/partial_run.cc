@@ -334,7 +334,7 @@ IOTAP_FIELDS_OF(TrainerGroup, 480);
 
 // RunState itself: a new member must be sent and merged below (or, if every
 // rank works it out alike before reading, need not be: series_origin_ns).
-IOTAP_FIELDS_OF(RunState, 17184);
+IOTAP_FIELDS_OF(RunState, 17128);
 
 // Structs of integer fields only: sent word by word, whatever they hold.
 template <typename T>

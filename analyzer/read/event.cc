@@ -145,7 +145,8 @@ absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch)
     uint64_t start_units = end_units + v.gap;
     end_units = start_units + v.duration;
     e.seq = h.first_seq + static_cast<uint64_t>(i);
-    times_ok &= start_units <= max_units && end_units <= max_units && start_units <= end_units;
+    // (start <= end <= max: both in range.)
+    times_ok &= (end_units <= max_units) & (start_units <= end_units);
     e.start_ns = static_cast<int64_t>(start_units * static_cast<uint64_t>(unit));
     e.end_ns = static_cast<int64_t>(end_units * static_cast<uint64_t>(unit));
     uint32_t o = static_cast<uint32_t>(v.op);
@@ -335,16 +336,27 @@ std::optional<absl::Status> ChunkDecoder::Decode(const uint8_t* data, size_t siz
     one_byte[c] = count == static_cast<int64_t>(spans[c].size);  // absent: n zeros below
   }
   if (n > INT32_MAX) return std::nullopt;
-  // The columns side by side, each followed by zeros so that an 8-byte load
-  // at any varint stays inside; an absent column is `n` zeros, one-byte
+  // Each column where an 8-byte load at any of its varints stays inside the
+  // message: read in place (a varint ends inside its column, whatever bytes
+  // follow it). The others (the message's last field, absent columns) side
+  // by side, each followed by zeros; an absent column is `n` zeros, one-byte
   // varints of 0.
   constexpr size_t kPadding = 16;
+  auto in_place = [&](const Span& span) {
+    return span.size > 0 && static_cast<size_t>(end - (span.data + span.size)) >= kPadding;
+  };
   size_t total = 0;
-  for (const Span& span : spans) total += (span.size > 0 ? span.size : n) + kPadding;
+  for (const Span& span : spans) {
+    if (!in_place(span)) total += (span.size > 0 ? span.size : n) + kPadding;
+  }
   if (scratch_.size() < total) scratch_.resize(total);
   const uint8_t* column[kColumns];
   uint8_t* at = scratch_.data();
   for (int c = 0; c < kColumns; ++c) {
+    if (in_place(spans[c])) {
+      column[c] = spans[c].data;
+      continue;
+    }
     column[c] = at;
     if (spans[c].size > 0) {
       std::memcpy(at, spans[c].data, spans[c].size);

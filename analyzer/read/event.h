@@ -80,7 +80,7 @@ class ChunkDecoder {
 
  private:
   static constexpr int kColumns = 11;  // fields 10 to 20
-  std::vector<uint8_t> scratch_;      // the columns, padded
+  std::vector<uint8_t> scratch_;      // columns that cannot be read in place, padded
 };
 
 // The layer an op belongs to.

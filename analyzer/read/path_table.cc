@@ -65,11 +65,12 @@ const char* FileCategory(std::string_view path) {
 }
 
 PathTable::Entry PathTable::Intern(std::string_view path, bool categorize) {
-  Shard& shard = shards_[(Hash()(path) >> 7) % kShards];
+  const size_t hash = HashOf(path);
+  Shard& shard = shards_[(hash >> 7) % kShards];
   std::lock_guard<std::mutex> lock(shard.mu);
   // Found, or added in the same probe of the table: one hash of the path.
   bool added = false;
-  auto it = shard.entries.lazy_emplace(path, [&](const auto& construct) {
+  auto it = shard.entries.lazy_emplace(Key{path, hash}, [&](const auto& construct) {
     added = true;
     Entry e;
     if (categorize) e.category = FileCategory(path);
@@ -80,7 +81,7 @@ PathTable::Entry PathTable::Intern(std::string_view path, bool categorize) {
       key = Store(path);
       paths_.push_back(key);
     }
-    construct(key, e);
+    construct(Key{key, hash}, e);
   });
   if (!added && categorize && it->second.category == nullptr) {
     it->second.category = FileCategory(path);

@@ -59,16 +59,26 @@ class PathTable {
   // Shards by hash, so that threads interning different paths rarely wait
   // for each other; ids are handed out under `ids_mu_`, in interning order.
   static constexpr size_t kShards = 16;
-  // Abseil's own hash of the bytes: its std::string_view hash is the
-  // standard library's, several times slower.
-  struct Hash {
-    size_t operator()(std::string_view s) const {
-      return absl::HashOf(absl::string_view(s.data(), s.size()));
-    }
+  // A path with Abseil's own hash of its bytes (its std::string_view hash is
+  // the standard library's, several times slower), worked out once: a
+  // shard's table that grows takes each key's hash as it stands instead of
+  // hashing every path it holds again.
+  struct Key {
+    std::string_view path;
+    size_t hash;
+  };
+  static size_t HashOf(std::string_view s) {
+    return absl::HashOf(absl::string_view(s.data(), s.size()));
+  }
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return k.hash; }
+  };
+  struct KeyEq {
+    bool operator()(const Key& a, const Key& b) const { return a.path == b.path; }
   };
   struct Shard {
     std::mutex mu;
-    absl::flat_hash_map<std::string_view, Entry, Hash> entries;  // keys point into paths_
+    absl::flat_hash_map<Key, Entry, KeyHash, KeyEq> entries;  // keys point into paths_
   };
   std::array<Shard, kShards> shards_;
   // Copies `path` into blocks_ (under ids_mu_).

@@ -23,9 +23,23 @@ void ProcessTrace::AddString(uint32_t id, InternedString::Kind kind, std::string
   if (id == 0 || id > names_.size() + kMaxIdGap) return;
   if (id >= names_.size()) names_.resize(id + 1);
   InternedName& name = names_[id];
-  name.value.assign(value.data(), value.size());
+  name.value = Store(value);
   name.kind = kind;
   name.defined = true;
+}
+
+std::string_view ProcessTrace::Store(std::string_view text) {
+  constexpr size_t kBlockBytes = 16 << 10;
+  if (text.empty()) return {};
+  if (name_blocks_.empty() || text.size() > name_block_size_ - name_block_used_) {
+    name_block_size_ = std::max(kBlockBytes, text.size());
+    name_blocks_.push_back(std::make_unique<char[]>(name_block_size_));
+    name_block_used_ = 0;
+  }
+  char* at = name_blocks_.back().get() + name_block_used_;
+  std::copy(text.begin(), text.end(), at);
+  name_block_used_ += text.size();
+  return std::string_view(at, text.size());
 }
 
 void ProcessTrace::AddClock(const ClockSnapshot& clock) {

@@ -5,6 +5,7 @@
 #define IOTAP_ANALYZER_READ_PROCESS_TRACE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,7 +17,9 @@
 namespace iotap::analyzer {
 
 struct InternedName {
-  std::string value;
+  // The text, in the ProcessTrace's own storage: valid while it lives (copy
+  // it to keep it longer).
+  std::string_view value;
   InternedString::Kind kind = InternedString::KIND_UNSPECIFIED;
   bool defined = false;
 };
@@ -24,6 +27,11 @@ struct InternedName {
 class ProcessTrace {
  public:
   explicit ProcessTrace(std::string path) : path_(std::move(path)) {}
+  // Names point into the trace's own storage: moved with it, never copied.
+  ProcessTrace(ProcessTrace&&) = default;
+  ProcessTrace& operator=(ProcessTrace&&) = default;
+  ProcessTrace(const ProcessTrace&) = delete;
+  ProcessTrace& operator=(const ProcessTrace&) = delete;
 
   const std::string& path() const { return path_; }
   const ProcessHeader& header() const { return header_; }
@@ -83,6 +91,13 @@ class ProcessTrace {
   std::string path_;
   ProcessHeader header_;
   std::vector<InternedName> names_;
+  // The names' bytes, side by side in blocks that never move: a worker's
+  // trace defines a string or two per file it opens, one allocation each
+  // if every name were a std::string of its own.
+  std::string_view Store(std::string_view text);
+  std::vector<std::unique_ptr<char[]>> name_blocks_;
+  size_t name_block_size_ = 0;
+  size_t name_block_used_ = 0;
   std::vector<ClockSnapshot> clocks_;
   std::optional<EndOfTrace> end_;
   ClockCorrection correction_;

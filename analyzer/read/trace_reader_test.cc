@@ -116,9 +116,18 @@ std::string VarintField(uint32_t field, uint64_t v) { return Varint(field << 3) 
 class NameCollector : public TraceVisitor {
  public:
   void OnFileEnd(const ProcessTrace& p) override {
-    for (uint32_t id = 0; id < 40; ++id) names.push_back(p.Name(id));
+    for (uint32_t id = 0; id < 40; ++id) {
+      const InternedName& n = p.Name(id);
+      names.push_back({std::string(n.value), n.kind, n.defined});
+    }
   }
-  std::vector<InternedName> names;
+  // Copies: a name's text lives as long as its ProcessTrace.
+  struct Name {
+    std::string value;
+    InternedString::Kind kind;
+    bool defined;
+  };
+  std::vector<Name> names;
 };
 
 TEST(TraceReaderTest, StringTablesReadFromTheirBytesAsLibprotobufReadsThem) {
