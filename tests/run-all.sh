@@ -11,4 +11,9 @@ cd "$(dirname "$0")/.."
 (cd tests/viewer && npm ci --no-audit --no-fund --loglevel=error)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build
-ctest --test-dir build --output-on-failure --timeout 900 -j2 "$@"
+# A test that fails runs once more, and fails the suite only if it fails
+# again: a handful of end-to-end tests compare timings of real PyTorch jobs
+# (inferred against measured waits, clocks put in line across "hosts") and
+# can miss their bar on a loaded 2-core machine. ctest names every test
+# that needed a second run.
+ctest --test-dir build --output-on-failure --timeout 900 -j2 --repeat until-pass:2 "$@"
