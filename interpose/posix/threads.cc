@@ -81,7 +81,7 @@ IOTAP_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
   return r;
 }
 
-IOTAP_EXPORT int pthread_cancel(pthread_t thread) noexcept {
+IOTAP_EXPORT int pthread_cancel(pthread_t thread) {
   BlockDirectIo(kDirectCancel);
   return real_pthread_cancel()(thread);
 }
