@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
   int raw_fd = Open(argv[2]);
   if (seen_fd < 0 || raw_fd < 0) return 2;
   const unsigned char* seen = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, seen_fd, 0);
-  long raw = syscall(SYS_mmap, NULL, kFileBytes, PROT_READ, MAP_PRIVATE, raw_fd, 0);
+  /* syscall() reads each argument as a long: pass longs. */
+  long raw = syscall(SYS_mmap, 0L, (long)kFileBytes, (long)PROT_READ, (long)MAP_PRIVATE,
+                     (long)raw_fd, 0L);
   if (seen == MAP_FAILED || raw == -1) {
     perror("mmap");
     return 2;
