@@ -166,7 +166,7 @@ void Identify(int fd, FdEntry* e, int64_t moved) {
   bits |= BitsForFlags(flags < 0 ? -1 : static_cast<int>(flags));
   FilePosition* position = nullptr;
   if (bits & kFdSeekable) {
-    long offset = syscall(SYS_lseek, fd, 0, SEEK_CUR) - (moved > 0 ? moved : 0);
+    long offset = syscall(SYS_lseek, fd, 0L, SEEK_CUR) - (moved > 0 ? moved : 0);
     position = AllocatePosition(offset < 0 ? 0 : offset);
   }
   Install(e, InternString(name, static_cast<size_t>(n), kind), bits, position);

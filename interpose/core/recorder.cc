@@ -113,7 +113,7 @@ void WakeWriter(ThreadState* ts) {
   if (r->head.load(std::memory_order_relaxed) - r->tail_seen < r->capacity / 2) return;
   g_wake.fetch_add(1, std::memory_order_release);
   if (g_writer_sleeping.load(std::memory_order_seq_cst)) {
-    syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0L);
   }
 }
 
@@ -140,7 +140,7 @@ void WaitForWake(uint64_t timeout_ns) {
                         static_cast<long>(timeout_ns % 1000000000ull)};
   uint32_t seen = g_wake.load(std::memory_order_acquire);
   g_writer_sleeping.store(true, std::memory_order_seq_cst);
-  syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
+  syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0L);
   g_writer_sleeping.store(false, std::memory_order_relaxed);
 }
 

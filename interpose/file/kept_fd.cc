@@ -34,7 +34,7 @@ bool KeptFd::Adopt(int fd) {
   Close();
   int floor = ParkingFloor();
   int high = floor < 0 ? -1
-                       : static_cast<int>(syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor));
+                       : static_cast<int>(syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, long{floor}));
   struct stat st;
   if (high >= 0 && syscall(SYS_fstat, high, &st) != 0) {
     syscall(SYS_close, high);

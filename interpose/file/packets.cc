@@ -84,7 +84,7 @@ long ReadSchedstat(char* buf, size_t cap) {
     fd = g_schedstat.Get();
     if (fd < 0) return -1;
   }
-  return syscall(SYS_pread64, fd, buf, cap, 0);
+  return syscall(SYS_pread64, fd, buf, cap, 0L);
 }
 
 }  // namespace

@@ -94,7 +94,8 @@ OpenResult OpenBuffer(int tid, uint64_t config, size_t pages, Buffer* out) {
   int fd = PerfEventOpen(tid, config);
   if (fd < 0) return ResultOf(errno, false);
   size_t bytes = (1 + pages) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  long addr = syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  long addr = syscall(SYS_mmap, nullptr, bytes, long{PROT_READ | PROT_WRITE}, long{MAP_SHARED},
+                      long{fd}, 0L);
   int err = addr == -1 ? errno : 0;
   syscall(SYS_close, fd);
   if (err != 0) {

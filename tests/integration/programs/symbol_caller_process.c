@@ -143,9 +143,9 @@ static void run_syscall(const char* name, void* fn) {
   end(ring, errno);
   note("sq_entries %u", params.sq_entries);
   begin("uring_enter");
-  end(syscall(SYS_io_uring_enter, (int)ring, 0, 0, 0, NULL, 0), errno);
+  end(syscall(SYS_io_uring_enter, ring, 0L, 0L, 0L, NULL, 0L), errno);
   begin("uring_enter_ebadf");
-  end(syscall(SYS_io_uring_enter, 999, 0, 0, 0, NULL, 0), errno);
+  end(syscall(SYS_io_uring_enter, 999L, 0L, 0L, 0L, NULL, 0L), errno);
   begin("uring_register_ebadf");
   end(syscall(SYS_io_uring_register, 999, IORING_REGISTER_FILES, NULL, 0), errno);
   begin("close");
