@@ -75,21 +75,31 @@ std::string Ahead(double offset_s, const std::string& reference) {
 std::string FitText(const HostClockFit& h, const report::HostClock& c) {
   std::string drift = h.fit.drift_fitted ? absl::StrFormat(", drifting %+.2f ppm", c.drift_ppm())
                                          : "";
+  std::string from =
+      h.exchanges > 0
+          ? absl::StrCat(h.exchanges, " time exchanges with ", h.exchanged_with,
+                         "'s iotap run, fastest round trip ",
+                         HumanDuration(Seconds(h.round_trip_ns)))
+          : absl::StrCat(h.fit.anchors, " step ends of its rank", h.ranks.size() > 1 ? "s " : " ",
+                         Ranks(h.ranks));
   return absl::StrCat(Ahead(c.offset_s(), c.reference_host()), " at the run's start", drift,
-                      " (+-", HumanDuration(c.uncertainty_s()), ", from ", h.fit.anchors,
-                      " step ends of its rank", h.ranks.size() > 1 ? "s " : " ", Ranks(h.ranks),
-                      ")");
+                      " (+-", HumanDuration(c.uncertainty_s()), ", from ", from, ")");
 }
 
 void HostClocks(const RunState& s, report::Report* r) {
   const RunClocks& clocks = s.clocks;
+  for (const std::string& problem : clocks.problems) {
+    report::Note* n = r->add_notes();
+    n->set_level(report::Note::WARNING);
+    n->set_message(ValidUtf8(absl::StrCat("clock exchanges not used: ", problem)));
+  }
   for (const HostClockFit& h : clocks.hosts) {
     report::HostClock* c = r->mutable_run()->add_host_clocks();
     c->set_host(ValidUtf8(h.host));
     c->set_reference_host(ValidUtf8(clocks.reference_host));
-    c->set_steps(h.fit.anchors);
+    c->set_steps(h.steps);
     for (int rank : h.ranks) c->add_ranks(rank);
-    c->set_source(ValidUtf8(clocks.source));
+    c->set_source(ValidUtf8(h.source.empty() ? clocks.source : h.source));
     c->set_corrected(h.corrected);
     c->set_not_corrected(ValidUtf8(h.why_not));
     const bool fitted = h.fit.anchors >= kMinClockAnchors;

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,7 @@
 #include "analyzer/base/numbers.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/clocks/clock_exchanger.h"
 #include "analyzer/live/session_file.h"
 
 extern char** environ;
@@ -64,6 +67,14 @@ constexpr char kRunHelp[] =
     "                           function (on by default with --torch-steps)\n"
     "  --py-sample-rate HZ      stack samples per second of each thread's CPU time\n"
     "                           (default 100; 0: none, also with --torch-steps)\n"
+    "  --clock-sync HOST:PORT   put the nodes of a multi-node job on one clock: give\n"
+    "                           every node's iotap run the same address (the first\n"
+    "                           node's, a free port); the instance on HOST answers\n"
+    "                           on PORT, the others exchange time stamps with it at\n"
+    "                           the start, every minute or so, and at the end, and\n"
+    "                           the report puts every host on its clock from them\n"
+    "                           (after the job, the instance on HOST waits up to\n"
+    "                           10 s for the others' last exchanges)\n"
     "\n"
     "The same settings as environment variables, for LD_PRELOAD use without iotap run:\n"
     "  LD_PRELOAD=/path/to/libiotap.so IOTAP_DIR=DIR COMMAND\n"
@@ -261,6 +272,38 @@ int WaitForOrphans(double seconds) {
   std::_Exit(128 + sig);
 }
 
+// The host name the shim writes into traces (interpose/file/packets.h):
+// the test-only IOTAP_TEST_HOSTNAME, else the node name.
+std::string TraceHostname() {
+  if (const char* test = std::getenv("IOTAP_TEST_HOSTNAME"); test != nullptr && *test != '\0') {
+    return test;
+  }
+  struct utsname u;
+  return uname(&u) == 0 ? u.nodename : "unknown";
+}
+
+// --clock-sync: starts the time exchanges, or says why not (the job runs
+// either way).
+std::unique_ptr<analyzer::ClockExchanger> StartClockSync(const Args& args, const std::string& dir) {
+  if (!args.Has("--clock-sync")) return nullptr;
+  analyzer::ClockSyncOptions options;
+  options.address = args.Get("--clock-sync");
+  options.directory = dir;
+  options.host = TraceHostname();
+  // The test-only shift of the traces' wall clock applies to ours alike.
+  if (const char* offset = std::getenv("IOTAP_TEST_CLOCK_OFFSET_NS")) {
+    options.clock_offset_ns = std::strtoll(offset, nullptr, 10);
+  }
+  absl::StatusOr<std::unique_ptr<analyzer::ClockExchanger>> x =
+      analyzer::ClockExchanger::Start(options);
+  if (!x.ok()) {
+    std::fprintf(stderr, "iotap: %s; the hosts' clocks will be fitted from the steps alone\n",
+                 std::string(x.status().message()).c_str());
+    return nullptr;
+  }
+  return std::move(*x);
+}
+
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
@@ -276,7 +319,8 @@ int RunCommand(int argc, char** argv) {
                            {"", "--wait-orphans", true},
                            {"", "--torch-steps", false},
                            {"", "--py-samples", false},
-                           {"", "--py-sample-rate", true}},
+                           {"", "--py-sample-rate", true},
+                           {"", "--clock-sync", true}},
                           /*stop_at_first_positional=*/true);
   if (!args.ok() || args->positional().empty()) {
     std::fprintf(stderr, "iotap run: %s\n\n%s",
@@ -429,6 +473,7 @@ int RunCommand(int argc, char** argv) {
   for (size_t i = 0; i < sizeof(kForwarded) / sizeof(int); ++i) {
     sigaction(kForwarded[i], &forward, &saved[i]);
   }
+  std::unique_ptr<analyzer::ClockExchanger> clock_sync = StartClockSync(*args, dir);
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) {
@@ -436,6 +481,15 @@ int RunCommand(int argc, char** argv) {
                    std::strerror(errno));
       status = 0;
       break;
+    }
+  }
+  // The last exchanges right at the job's end (a serving instance waits for
+  // the others' up to 10 s).
+  if (clock_sync != nullptr) {
+    clock_sync->Finish(/*linger_s=*/10);
+    if (!clock_sync->serving() && clock_sync->exchanges() == 0) {
+      std::fprintf(stderr, "iotap: --clock-sync %s: no time exchange succeeded\n",
+                   args->Get("--clock-sync").c_str());
     }
   }
   // While waiting for what the command left running, a signal ends iotap as

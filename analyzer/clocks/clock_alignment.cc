@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzer/base/numbers.h"
+#include "analyzer/clocks/clock_exchanges.h"
 #include "analyzer/steps/marker_steps.h"
 
 namespace iotap::analyzer {
@@ -118,7 +122,9 @@ void Decide(const std::string& reference, const std::pair<int64_t, int64_t>& spa
                               "'s ranks (", kMinClockAnchors, " needed)");
     return;
   }
-  if (fit.wander > kMaxClockWander) {
+  // Exchanges are moments both clocks read by construction; only steps can
+  // turn out not to be.
+  if (h->exchanges == 0 && fit.wander > kMaxClockWander) {
     h->why_not = absl::StrFormat(
         "its step ends do not keep pace with %s's: the differences %d steps apart are %.1f "
         "times those of neighbouring steps (a synchronous job's stay near 1), as when ranks "
@@ -137,6 +143,111 @@ void Decide(const std::string& reference, const std::pair<int64_t, int64_t>& spa
   h->corrected = true;
 }
 
+
+// The time exchanges `iotap run --clock-sync` left beside the run's traces:
+// per asking host, the serving host and every exchange (an instance that
+// asked twice, or several instances on one host, add up).
+struct Exchanged {
+  std::string server;
+  std::vector<ClockExchange> exchanges;
+};
+
+std::map<std::string, Exchanged> ReadExchanges(const RunCatalog& catalog,
+                                               std::vector<std::string>* problems) {
+  namespace fs = std::filesystem;
+  std::set<std::string> dirs;
+  for (const CatalogEntry& e : catalog.entries) dirs.insert(fs::path(e.path).parent_path().string());
+  std::vector<std::string> paths;
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      std::error_code type_ec;
+      // Not a symbolic link: the trace directory holds files iotap wrote.
+      if (it->is_regular_file(type_ec) && !it->is_symlink(type_ec) &&
+          absl::EndsWith(it->path().filename().string(), kClockExchangeSuffix)) {
+        paths.push_back(it->path().string());
+      }
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  std::map<std::string, Exchanged> by_host;
+  for (const std::string& path : paths) {
+    absl::StatusOr<ClockExchangeFile> file = ReadClockExchanges(path);
+    if (!file.ok()) {
+      problems->push_back(std::string(file.status().message()));
+      continue;
+    }
+    Exchanged& x = by_host[file->host];
+    if (!x.server.empty() && x.server != file->reference) {
+      problems->push_back(absl::StrCat(path, ": exchanged with ", file->reference, ", where ",
+                                       file->host, "'s other files exchanged with ", x.server,
+                                       "; not used"));
+      continue;
+    }
+    x.server = file->reference;
+    x.exchanges.insert(x.exchanges.end(), file->exchanges.begin(), file->exchanges.end());
+  }
+  return by_host;
+}
+
+// `host`'s clock against `reference`'s from the exchanges: directly when one
+// asked the other, else through the server both asked. False when the
+// exchanges do not connect the two.
+bool ExchangeFit(const std::map<std::string, Exchanged>& exchanged, const std::string& host,
+                 const std::string& reference, const std::pair<int64_t, int64_t>& span,
+                 HostClockFit* h) {
+  auto mine = exchanged.find(host);
+  auto theirs = exchanged.find(reference);
+  std::vector<ClockAnchor> anchors;
+  double delay_ns = 0;  // the round trips' share of the uncertainty
+  int count = 0;
+  std::string server;
+  if (mine != exchanged.end() && mine->second.server == reference) {
+    ExchangeAnchors a = PickExchangeAnchors(mine->second.exchanges);
+    anchors = std::move(a.anchors);
+    delay_ns = a.median_delay_ns / 2;
+    h->round_trip_ns = a.best_delay_ns;
+    count = a.exchanges;
+    server = reference;
+  } else if (theirs != exchanged.end() && theirs->second.server == host) {
+    // The reference asked this host: the same moments, seen the other way.
+    ExchangeAnchors a = PickExchangeAnchors(theirs->second.exchanges);
+    for (const ClockAnchor& r : a.anchors) anchors.push_back({r.host_ns - r.offset_ns, -r.offset_ns});
+    delay_ns = a.median_delay_ns / 2;
+    h->round_trip_ns = a.best_delay_ns;
+    count = a.exchanges;
+    server = host;
+  } else if (mine != exchanged.end() && theirs != exchanged.end() &&
+             mine->second.server == theirs->second.server) {
+    // Both asked a third host: this host's offset from it, less the
+    // reference's at the same moment (its own line).
+    ExchangeAnchors a = PickExchangeAnchors(mine->second.exchanges);
+    ExchangeAnchors b = PickExchangeAnchors(theirs->second.exchanges);
+    if (static_cast<int>(b.anchors.size()) < kMinClockAnchors) return false;
+    ClockFit through = FitClockLine(b.anchors, span.first, span.second);
+    for (const ClockAnchor& m : a.anchors) {
+      const int64_t on_server = m.host_ns - m.offset_ns;
+      anchors.push_back(
+          {m.host_ns, m.offset_ns - std::llround(through.correction.OffsetAt(on_server))});
+    }
+    delay_ns = (a.median_delay_ns + b.median_delay_ns) / 2 + through.uncertainty_ns;
+    h->round_trip_ns = std::min(a.best_delay_ns, b.best_delay_ns);
+    count = a.exchanges + b.exchanges;
+    server = mine->second.server;
+  } else {
+    return false;
+  }
+  if (static_cast<int>(anchors.size()) < kMinClockAnchors) return false;
+  h->fit = FitClockLine(std::move(anchors), span.first, span.second);
+  // The line's own noise, plus what the network's asymmetry can hide: at
+  // most half a round trip.
+  h->fit.uncertainty_ns += delay_ns;
+  h->exchanges = count;
+  h->exchanged_with = server;
+  h->source = absl::StrCat("time exchanges of iotap run --clock-sync with ", server);
+  return true;
+}
 }  // namespace
 
 RunClocks FitRunClocks(const RunCatalog& catalog, const std::vector<StepLog>& step_logs,
@@ -162,6 +273,16 @@ RunClocks FitRunClocks(const RunCatalog& catalog, const std::vector<StepLog>& st
       break;
     }
   }
+  const std::map<std::string, Exchanged> exchanged = ReadExchanges(catalog, &clocks.problems);
+  if (clocks.reference_host.empty()) {
+    // No ranked steps: the host the others exchanged with, if it traced.
+    for (const auto& [host, x] : exchanged) {
+      if (std::find(catalog.hosts.begin(), catalog.hosts.end(), x.server) != catalog.hosts.end()) {
+        clocks.reference_host = x.server;
+        break;
+      }
+    }
+  }
   const auto by_host = EndsByHost(ends, hosts);
   const auto spans = SpanOfHosts(catalog);
   for (const std::string& host : catalog.hosts) {
@@ -170,19 +291,25 @@ RunClocks FitRunClocks(const RunCatalog& catalog, const std::vector<StepLog>& st
     h.host = host;
     h.ranks = ranks_of_host[host];
     auto mine = by_host.find(host);
-    if (clocks.reference_host.empty()) {
+    std::vector<ClockAnchor> step_anchors;
+    if (mine != by_host.end() && by_host.count(clocks.reference_host)) {
+      const std::map<int64_t, int64_t>& reference = by_host.at(clocks.reference_host);
+      for (const auto& [step, end] : mine->second) {
+        auto there = reference.find(step);
+        if (there != reference.end()) step_anchors.push_back({end, end - there->second});
+      }
+    }
+    h.steps = static_cast<int>(step_anchors.size());
+    const auto& span = spans.at(host);
+    if (!clocks.reference_host.empty() &&
+        ExchangeFit(exchanged, host, clocks.reference_host, span, &h)) {
+      Decide(clocks.reference_host, span, &h);
+    } else if (clocks.reference_host.empty()) {
       h.why_not = "no ranked trainer recorded steps: nothing tells how the hosts' clocks differ";
     } else if (mine == by_host.end()) {
       h.why_not = "no ranked trainer on it recorded steps";
     } else {
-      const std::map<int64_t, int64_t>& reference = by_host.at(clocks.reference_host);
-      std::vector<ClockAnchor> anchors;
-      for (const auto& [step, end] : mine->second) {
-        auto there = reference.find(step);
-        if (there != reference.end()) anchors.push_back({end, end - there->second});
-      }
-      const auto& span = spans.at(host);
-      h.fit = FitClockLine(std::move(anchors), span.first, span.second);
+      h.fit = FitClockLine(std::move(step_anchors), span.first, span.second);
       Decide(clocks.reference_host, span, &h);
     }
     if (h.corrected) clocks.corrections[host] = h.fit.correction;

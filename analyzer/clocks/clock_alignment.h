@@ -38,21 +38,33 @@ namespace iotap::analyzer {
 
 struct HostClockFit {
   std::string host;
-  std::vector<int> ranks;  // the host's ranks whose steps are its anchors
-  ClockFit fit;            // fit.anchors: steps both hosts ended
+  std::vector<int> ranks;  // the host's ranks whose steps were compared
+  int steps = 0;           // steps both hosts' ranks ended
+  ClockFit fit;            // fit.anchors: those steps, or the exchanges picked
+  // When the fit rests on time exchanges (clock_exchanges.h): how many, with
+  // which instance, and the fastest round trip.
+  int exchanges = 0;
+  std::string exchanged_with;
+  double round_trip_ns = 0;
+  std::string source;      // as RunClocks::source, for this host
   bool corrected = false;
   std::string why_not;     // when not corrected: "only 3 steps in common with node0's ranks"
 };
 
 struct RunClocks {
-  std::string reference_host;  // empty when no host has ranked steps
+  std::string reference_host;  // the lowest rank's host; else the exchanges' server
   std::string source;          // "the step ends of iotap markers", "the step ends in PATH"
   std::vector<HostClockFit> hosts;   // every host but the reference, by name
   HostClockCorrections corrections;  // the hosts corrected, by name
+  std::vector<std::string> problems;  // exchange files that could not be read, and why
 };
 
-// Fits every host's clock against the reference host's (see above). A run on
-// one host gets an empty RunClocks, and reads no file.
+// Fits every host's clock against the reference host's (see above). Where
+// `iotap run --clock-sync` left time exchanges beside the traces
+// (clock_exchanges.h), a host with enough of them is fitted from those
+// instead of the steps: they are moments both clocks read, a round trip
+// apart, whatever the job does. A run on one host gets an empty RunClocks,
+// and reads no file.
 RunClocks FitRunClocks(const RunCatalog& catalog, const std::vector<StepLog>& step_logs,
                        int threads);
 

@@ -6,8 +6,16 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
 #include "analyzer/clocks/clock_alignment.h"
+#include "analyzer/clocks/clock_exchanger.h"
+#include "analyzer/clocks/clock_exchanges.h"
 #include "analyzer/clocks/clock_fit.h"
+#include "analyzer/testing/test_files.h"
 #include "analyzer/read/trace_set.h"
 #include "analyzer/steps/marker_steps.h"
 #include "analyzer/testing/skewed_hosts.h"
@@ -62,6 +70,41 @@ TEST(HeaderExamplesTest, ClockAlignment) {
   ASSERT_FALSE(logs.empty());
   ASSERT_FALSE(logs[0].spans.empty());
   EXPECT_NEAR(static_cast<double>(logs[0].spans[0].end_ns - TrueStepEnd(job, 0)), 0, 2'000'000);
+}
+
+
+TEST(HeaderExamplesTest, ClockExchanges) {
+  // Two bursts of exchanges with a host 2 ms ahead, 50 us each way.
+  const int64_t from_ns = 1'700'000'000'000'000'000, to_ns = from_ns + 100 * kSecond;
+  std::string text = absl::StrCat(kClockExchangeMagic, "\nhost node7\nreference node1\n");
+  for (int64_t at : {from_ns, to_ns}) {
+    for (int i = 0; i < 8; ++i) {
+      const int64_t t = at + i * 1'000'000;
+      text += ClockExchangeLine({t + 2'000'000, t + 50'000, t + 60'000, t + 110'000 + 2'000'000});
+    }
+  }
+  const std::string path = testing::WriteTemp("header-example.iotap-clock", text);
+  // clock_exchanges.h
+  absl::StatusOr<ClockExchangeFile> f = ReadClockExchanges(path);
+  ExchangeAnchors a = PickExchangeAnchors(f->exchanges);
+  ClockFit fit = FitClockLine(a.anchors, from_ns, to_ns);
+
+  EXPECT_EQ(f->reference, "node1");
+  EXPECT_EQ(a.anchors.size(), 16u);
+  EXPECT_EQ(fit.correction.offset_ns, 2'000'000);
+}
+
+TEST(HeaderExamplesTest, ClockExchanger) {
+  const std::string dir = testing::TempDirectory(), host = "node07";
+  // A port of this host that nobody serves: the example's instance serves it.
+  const std::string address = absl::StrCat("127.0.0.1:", 20000 + getpid() % 20000);
+  // clock_exchanger.h
+  ClockSyncOptions o{.address = address, .directory = dir, .host = host};
+  absl::StatusOr<std::unique_ptr<ClockExchanger>> x = ClockExchanger::Start(o);
+  // ... the job runs ...
+  (*x)->Finish(/*linger_s=*/10);
+
+  EXPECT_EQ((*x)->exchanges(), 0);
 }
 
 }  // namespace

@@ -333,8 +333,9 @@ void Fields(std::pair<int, int>& x, F&& f) {
 IOTAP_FIELDS_OF(TrainerGroup, 480);
 
 // RunState itself: a new member must be sent and merged below (or, if every
-// rank works it out alike before reading, need not be: series_origin_ns).
-IOTAP_FIELDS_OF(RunState, 17128);
+// rank works it out alike before reading, need not be: series_origin_ns, and
+// the clocks, exchange files' problems included).
+IOTAP_FIELDS_OF(RunState, 17152);
 
 // Structs of integer fields only: sent word by word, whatever they hold.
 template <typename T>
