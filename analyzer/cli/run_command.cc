@@ -483,6 +483,13 @@ int RunCommand(int argc, char** argv) {
       break;
     }
   }
+  // While waiting for the last time exchanges and for what the command left
+  // running, a signal ends iotap as it would have ended before the command
+  // started.
+  g_child = -1;
+  for (size_t i = 0; i < sizeof(kForwarded) / sizeof(int); ++i) {
+    sigaction(kForwarded[i], &saved[i], nullptr);
+  }
   // The last exchanges right at the job's end (a serving instance waits for
   // the others' up to 10 s).
   if (clock_sync != nullptr) {
@@ -491,12 +498,6 @@ int RunCommand(int argc, char** argv) {
       std::fprintf(stderr, "iotap: --clock-sync %s: no time exchange succeeded\n",
                    args->Get("--clock-sync").c_str());
     }
-  }
-  // While waiting for what the command left running, a signal ends iotap as
-  // it would have ended before the command started.
-  g_child = -1;
-  for (size_t i = 0; i < sizeof(kForwarded) / sizeof(int); ++i) {
-    sigaction(kForwarded[i], &saved[i], nullptr);
   }
   int left = WaitForOrphans(orphan_wait);
   if (left > 0) {

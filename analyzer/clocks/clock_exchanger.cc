@@ -323,7 +323,7 @@ void ClockExchanger::Ask() {
   int fd = -1;
   std::string buf;
   bool named = false;  // the reference host is in the file
-  auto connect = [&]() {
+  auto reach = [&]() {
     for (const addrinfo* ai = found.list; ai != nullptr && fd < 0; ai = ai->ai_next) {
       fd = ConnectTo(ai);
       if (fd < 0) continue;
@@ -350,7 +350,7 @@ void ClockExchanger::Ask() {
   };
   auto burst = [&](int count) {
     for (int i = 0; i < count; ++i) {
-      if (fd < 0 && !connect()) return;
+      if (fd < 0 && !reach()) return;
       ClockExchange x;
       std::string line;
       x.t1 = Now();
@@ -377,7 +377,7 @@ void ClockExchanger::Ask() {
   // Reach the server: it may start after us.
   const int64_t give_up = MonotonicNs() + static_cast<int64_t>(options_.connect_timeout_s * 1e9);
   bool finishing = false;
-  while (!connect()) {
+  while (!reach()) {
     if (MonotonicNs() >= give_up || (finishing = wait(kRetryS))) break;
   }
   if (fd >= 0) {

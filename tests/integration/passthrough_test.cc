@@ -160,6 +160,21 @@ TEST_F(PassthroughTest, IotapRunStopsWaitingForOrphansAfterTheLimit) {
       << r.err;
 }
 
+// --clock-sync that cannot work (a malformed address, a server nobody runs)
+// costs the exchanges, never the job: its exit code and signal come through,
+// with a line on stderr saying why.
+TEST_F(PassthroughTest, IotapRunClockSyncThatCannotWorkLeavesTheJobAlone) {
+  RunResult bad = RunProgram({IotapBinary(), "run", "--clock-sync", "no-port", "-o",
+                              dir_.Sub("t1"), "--", "sh", "-c", "exit 3"});
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_TRUE(absl::StrContains(bad.err, "--clock-sync no-port: expected HOST:PORT")) << bad.err;
+  // 192.0.2.1 (TEST-NET-1) is nobody's: this instance asks, and nobody answers.
+  RunResult unreachable = RunProgram({IotapBinary(), "run", "--clock-sync", "192.0.2.1:29511",
+                                      "-o", dir_.Sub("t2"), "--", "sh", "-c", "kill -TERM $$"});
+  EXPECT_EQ(unreachable.signal, SIGTERM) << unreachable.err;
+  EXPECT_TRUE(absl::StrContains(unreachable.err, "no time exchange succeeded")) << unreachable.err;
+}
+
 // A job whose output directory cannot be used runs as it would untraced, and
 // says so once on stderr.
 void ExpectRunsNormallyWithOneWarning(const std::vector<std::string>& argv,
