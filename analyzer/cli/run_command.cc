@@ -69,12 +69,13 @@ constexpr char kRunHelp[] =
     "                           (default 100; 0: none, also with --torch-steps)\n"
     "  --clock-sync HOST:PORT   put the nodes of a multi-node job on one clock: give\n"
     "                           every node's iotap run the same address (the first\n"
-    "                           node's, a free port); the instance on HOST answers\n"
-    "                           on PORT, the others exchange time stamps with it at\n"
-    "                           the start, every minute or so, and at the end, and\n"
-    "                           the report puts every host on its clock from them\n"
-    "                           (after the job, the instance on HOST waits up to\n"
-    "                           10 s for the others' last exchanges)\n"
+    "                           node's, a free port; \"slurm\": the Slurm job's first\n"
+    "                           node, port 24000 + the job id's last 3 digits); the\n"
+    "                           instance on HOST answers on PORT, the others exchange\n"
+    "                           time stamps with it at the start, every minute or so\n"
+    "                           and at the end, and the report puts every host on its\n"
+    "                           clock from them (after the job, the instance on HOST\n"
+    "                           waits up to 10 s for the others' last exchanges)\n"
     "\n"
     "The same settings as environment variables, for LD_PRELOAD use without iotap run:\n"
     "  LD_PRELOAD=/path/to/libiotap.so IOTAP_DIR=DIR COMMAND\n"
@@ -288,6 +289,17 @@ std::unique_ptr<analyzer::ClockExchanger> StartClockSync(const Args& args, const
   if (!args.Has("--clock-sync")) return nullptr;
   analyzer::ClockSyncOptions options;
   options.address = args.Get("--clock-sync");
+  if (options.address == "slurm") {
+    const char* nodelist = std::getenv("SLURM_JOB_NODELIST");
+    absl::StatusOr<std::string> address = analyzer::SlurmClockSyncAddress(
+        nodelist != nullptr ? nodelist : std::getenv("SLURM_NODELIST"), std::getenv("SLURM_JOB_ID"));
+    if (!address.ok()) {
+      std::fprintf(stderr, "iotap: %s; the hosts' clocks will be fitted from the steps alone\n",
+                   std::string(address.status().message()).c_str());
+      return nullptr;
+    }
+    options.address = *address;
+  }
   options.directory = dir;
   options.host = TraceHostname();
   // The test-only shift of the traces' wall clock applies to ours alike.

@@ -151,6 +151,33 @@ int ConnectTo(const addrinfo* ai) {
 
 }  // namespace
 
+absl::StatusOr<std::string> SlurmClockSyncAddress(const char* nodelist, const char* job_id) {
+  uint64_t id = 0;
+  if (nodelist == nullptr || *nodelist == '\0' || job_id == nullptr ||
+      !absl::SimpleAtoi(job_id, &id)) {
+    return absl::FailedPreconditionError(
+        "--clock-sync slurm: not in a Slurm job (SLURM_JOB_NODELIST and SLURM_JOB_ID unset)");
+  }
+  // The first name of the list: its prefix, then the first number of its
+  // bracket, if any ("gpu[017-020,031]" -> "gpu017").
+  std::string list = nodelist;
+  size_t end = list.find_first_of(",[");
+  std::string first = list.substr(0, end);
+  if (end != std::string::npos && list[end] == '[') {
+    size_t stop = list.find_first_of("-,]", end + 1);
+    if (stop == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--clock-sync slurm: cannot read SLURM_JOB_NODELIST \"", list, "\""));
+    }
+    first += list.substr(end + 1, stop - end - 1);
+  }
+  if (first.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--clock-sync slurm: cannot read SLURM_JOB_NODELIST \"", list, "\""));
+  }
+  return absl::StrCat(first, ":", 24000 + id % 1000);
+}
+
 absl::StatusOr<std::unique_ptr<ClockExchanger>> ClockExchanger::Start(
     const ClockSyncOptions& options) {
   std::unique_ptr<ClockExchanger> x(new ClockExchanger(options));

@@ -42,6 +42,12 @@ struct ClockSyncOptions {
   double connect_timeout_s = 120;
 };
 
+// `--clock-sync slurm`: the first node of the Slurm job (SLURM_JOB_NODELIST,
+// "gpu[017-020,031],cpu4" names gpu017), port 24000 + SLURM_JOB_ID % 1000,
+// so that jobs sharing a node do not meet. An error says what is missing.
+//   SlurmClockSyncAddress("gpu[017-020]", "123456")  // "gpu017:24456"
+absl::StatusOr<std::string> SlurmClockSyncAddress(const char* nodelist, const char* job_id);
+
 class ClockExchanger {
  public:
   // Listens on `address` or, when another process already does or the

@@ -175,6 +175,15 @@ TEST(ClockExchangerTest, NoServerMeansNoExchanges) {
   EXPECT_FALSE(ClockExchanger::Start(Options("x:99999", dir.path(), "node1")).ok());
 }
 
+TEST(ClockExchangerTest, SlurmAddressIsTheFirstNode) {
+  EXPECT_EQ(*SlurmClockSyncAddress("gpu[017-020,031],cpu4", "123456"), "gpu017:24456");
+  EXPECT_EQ(*SlurmClockSyncAddress("node7,node8", "5"), "node7:24005");
+  EXPECT_EQ(*SlurmClockSyncAddress("a[3]", "1000"), "a3:24000");
+  EXPECT_FALSE(SlurmClockSyncAddress(nullptr, "5").ok());
+  EXPECT_FALSE(SlurmClockSyncAddress("node7", nullptr).ok());
+  EXPECT_FALSE(SlurmClockSyncAddress("node[7", "5").ok());
+}
+
 RunCatalog Catalog(const std::string& dir) {
   absl::StatusOr<std::vector<std::string>> files = ListTraceFiles(dir);
   EXPECT_TRUE(files.ok()) << files.status();

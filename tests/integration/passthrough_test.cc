@@ -168,6 +168,14 @@ TEST_F(PassthroughTest, IotapRunClockSyncThatCannotWorkLeavesTheJobAlone) {
                               dir_.Sub("t1"), "--", "sh", "-c", "exit 3"});
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_TRUE(absl::StrContains(bad.err, "--clock-sync no-port: expected HOST:PORT")) << bad.err;
+  RunOptions no_slurm;
+  no_slurm.unset_env = {"SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_JOB_ID"};
+  RunResult outside = RunProgram({IotapBinary(), "run", "--clock-sync", "slurm", "-o",
+                                  dir_.Sub("t0"), "--", "true"},
+                                 no_slurm);
+  EXPECT_EQ(outside.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(outside.err, "--clock-sync slurm: not in a Slurm job"))
+      << outside.err;
   // 192.0.2.1 (TEST-NET-1) is nobody's: this instance asks, and nobody answers.
   RunResult unreachable = RunProgram({IotapBinary(), "run", "--clock-sync", "192.0.2.1:29511",
                                       "-o", dir_.Sub("t2"), "--", "sh", "-c", "kill -TERM $$"});
