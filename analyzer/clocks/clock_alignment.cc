@@ -137,7 +137,8 @@ void Decide(const std::string& reference, const std::pair<int64_t, int64_t>& spa
   if (largest <= fit.uncertainty_ns) {
     h->why_not = absl::StrCat("its offset (at most ", Micros(largest), ") is within the fit's ",
                               "uncertainty (", Micros(fit.uncertainty_ns),
-                              "): the clocks agree as closely as the steps can tell");
+                              "): the clocks agree as closely as the ",
+                              h->exchanges > 0 ? "time exchanges" : "steps", " can tell");
     return;
   }
   h->corrected = true;

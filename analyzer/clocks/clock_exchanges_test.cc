@@ -271,6 +271,23 @@ TEST(ClockExchangesTest, AnyInstanceMayServe) {
   ExpectWithin50Us(job, by_server);
 }
 
+// Hosts on one clock (as two "hosts" of one machine): the exchanges find
+// no offset beyond their uncertainty, and nothing is corrected.
+TEST(ClockExchangesTest, ClocksThatAgreeAreLeftAlone) {
+  SkewedJob job;
+  job.hosts = {{0, 0}, {0, 0}};
+  job.duration_ns = 600 * kSecond;
+  const std::string dir = SkewedJobDirectory("exchanges-agree", job);
+  Write(dir + "/clock-node1-7.iotap-clock", Exchanges(job, 1, 0));
+  RunClocks clocks = FitRunClocks(Catalog(dir), {}, 1);
+  ASSERT_EQ(clocks.hosts.size(), 1u);
+  EXPECT_GT(clocks.hosts[0].exchanges, 0);
+  EXPECT_FALSE(clocks.hosts[0].corrected);
+  EXPECT_NE(clocks.hosts[0].why_not.find("as closely as the time exchanges can tell"),
+            std::string::npos)
+      << clocks.hosts[0].why_not;
+}
+
 TEST(ClockExchangesTest, AFileThatCannotBeReadIsSaid) {
   SkewedJob job;
   job.hosts = {{0, 0}, {30e6, 0}};
