@@ -80,8 +80,11 @@ std::string FitText(const HostClockFit& h, const report::HostClock& c) {
           ? absl::StrCat(h.exchanges, " time exchanges with ", h.exchanged_with,
                          "'s iotap run, fastest round trip ",
                          HumanDuration(Seconds(h.round_trip_ns)))
-          : absl::StrCat(h.fit.anchors, " step ends of its rank", h.ranks.size() > 1 ? "s " : " ",
-                         Ranks(h.ranks));
+          : absl::StrCat(h.collectives > 0
+                             ? absl::StrCat(h.steps, " step ends and ", h.collectives,
+                                            " collective ends")
+                             : absl::StrCat(h.fit.anchors, " step ends"),
+                         " of its rank", h.ranks.size() > 1 ? "s " : " ", Ranks(h.ranks));
   return absl::StrCat(Ahead(c.offset_s(), c.reference_host()), " at the run's start", drift,
                       " (+-", HumanDuration(c.uncertainty_s()), ", from ", from, ")");
 }

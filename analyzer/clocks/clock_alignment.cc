@@ -20,8 +20,14 @@ namespace iotap::analyzer {
 
 namespace {
 
-// Step ends by rank, then step number (wall clock of the rank's host).
+// Step ends by rank, then step number (wall clock of the rank's host); and
+// the ends of collectives (CollectiveEnd), keyed from kCollectiveKeys on by
+// step and index, so that the same collective of each rank meets the others'.
 using RankEnds = std::map<int, std::map<int64_t, int64_t>>;
+constexpr int64_t kCollectiveKeys = int64_t{1} << 52;
+constexpr int kMaxCollectivesPerStep = 4096;
+
+bool IsCollectiveKey(int64_t key) { return key >= kCollectiveKeys; }
 
 // The host of each ranked trainer.
 std::map<int, std::string> HostsOfRanks(const RunCatalog& catalog) {
@@ -45,6 +51,13 @@ RankEnds EndsInLogs(const std::vector<StepLog>& logs, const std::map<int, std::s
       if (span.rank < 0 || !hosts.count(span.rank)) continue;
       ends[span.rank].emplace(span.step, span.end_ns);
       any = true;
+    }
+    for (const CollectiveEnd& c : log.collectives) {
+      if (c.rank < 0 || !hosts.count(c.rank) || c.step < 0 || c.step >= kCollectiveKeys >> 13 ||
+          c.index >= kMaxCollectivesPerStep) {
+        continue;
+      }
+      ends[c.rank].emplace(kCollectiveKeys + c.step * kMaxCollectivesPerStep + c.index, c.end_ns);
     }
     if (any) used->push_back(log.path);
   }
@@ -262,7 +275,13 @@ RunClocks FitRunClocks(const RunCatalog& catalog, const std::vector<StepLog>& st
     ends = EndsOfMarkers(catalog, threads);
     clocks.source = "the step ends of iotap markers";
   } else {
-    clocks.source = absl::StrCat("the step ends in ", absl::StrJoin(logs_used, ", "));
+    bool collectives = false;
+    for (const auto& [rank, keys] : ends) {
+      collectives = collectives || (!keys.empty() && IsCollectiveKey(keys.rbegin()->first));
+    }
+    clocks.source = absl::StrCat(collectives ? "the step and collective ends in "
+                                             : "the step ends in ",
+                                 absl::StrJoin(logs_used, ", "));
   }
   std::map<std::string, std::vector<int>> ranks_of_host;
   for (const auto& [rank, steps] : ends) {
@@ -297,10 +316,11 @@ RunClocks FitRunClocks(const RunCatalog& catalog, const std::vector<StepLog>& st
       const std::map<int64_t, int64_t>& reference = by_host.at(clocks.reference_host);
       for (const auto& [step, end] : mine->second) {
         auto there = reference.find(step);
-        if (there != reference.end()) step_anchors.push_back({end, end - there->second});
+        if (there == reference.end()) continue;
+        step_anchors.push_back({end, end - there->second});
+        (IsCollectiveKey(step) ? h.collectives : h.steps)++;
       }
     }
-    h.steps = static_cast<int>(step_anchors.size());
     const auto& span = spans.at(host);
     if (!clocks.reference_host.empty() &&
         ExchangeFit(exchanged, host, clocks.reference_host, span, &h)) {

@@ -5,7 +5,8 @@
 // The ranks of a synchronous job (DDP, FSDP, Horovod: every step ends with
 // an all-reduce) end each step at the same moment, give or take what each
 // does after the collective. So a step's end on two hosts is one moment read
-// on two clocks: an anchor. The ends come from the step source the analysis
+// on two clocks: an anchor. So is the end of each collective that a profiler
+// trace records (gloo's, NCCL's kernels), matched by step and order. The ends come from the step source the analysis
 // uses: the step logs given (--steps) where their steps name ranks, else the
 // markers in the ranked trainers' traces (read here, before the analysis
 // reads every trace). Per host and step, the median end over the host's
@@ -40,6 +41,7 @@ struct HostClockFit {
   std::string host;
   std::vector<int> ranks;  // the host's ranks whose steps were compared
   int steps = 0;           // steps both hosts' ranks ended
+  int collectives = 0;     // collectives both ended (profiler traces: CollectiveEnd)
   ClockFit fit;            // fit.anchors: those steps, or the exchanges picked
   // When the fit rests on time exchanges (clock_exchanges.h): how many, with
   // which instance, and the fastest round trip.

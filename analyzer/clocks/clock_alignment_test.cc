@@ -6,6 +6,7 @@
 #include "analyzer/clocks/clock_alignment.h"
 
 #include <cmath>
+#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "analyzer/read/trace_set.h"
@@ -106,6 +107,49 @@ TEST(ClockAlignmentTest, StepsThatDoNotEndTogetherCorrectNothing) {
   ASSERT_EQ(synchronous.hosts.size(), 1u);
   EXPECT_LT(synchronous.hosts[0].fit.wander, kMaxClockWander);
   EXPECT_TRUE(synchronous.hosts[0].corrected) << synchronous.hosts[0].why_not;
+}
+
+// Profiler traces of two ranks whose step ends scatter by milliseconds (a
+// rank busy after the all-reduce) but whose two collectives per step end
+// together within 10 us: the collectives carry the fit to 50 us.
+TEST(ClockAlignmentTest, CollectiveEndsAreAnchorsBesideTheSteps) {
+  SkewedJob job;
+  job.hosts = {{0, 0}, {40e6, 30e-6}};
+  job.duration_ns = 600 * kSecond;
+  const std::string dir = SkewedJobDirectory("collectives", job);
+  std::mt19937_64 random(3);
+  std::uniform_real_distribution<double> late(0, 4e6), close(-10e3, 10e3);
+  std::vector<StepLog> logs(2);
+  for (int rank = 0; rank < 2; ++rank) {
+    StepLog& log = logs[rank];
+    log.source = StepSource::kProfiler;
+    log.path = absl::StrCat("rank", rank, ".pt.trace.json");
+    for (int64_t step = 0; step < 590; ++step) {
+      const int64_t end = TrueStepEnd(job, step);
+      StepSpan span;
+      span.step = step;
+      span.rank = rank;
+      span.start_ns = HostClockReading(job, rank, end - 900 * kMs);
+      span.end_ns = HostClockReading(job, rank, end + std::llround(late(random)));
+      log.spans.push_back(span);
+      for (int k = 0; k < 2; ++k) {
+        const int64_t at = end - (300 - 200 * k) * kMs + std::llround(close(random));
+        log.collectives.push_back({step, k, rank, HostClockReading(job, rank, at)});
+      }
+    }
+  }
+  RunClocks clocks = FitRunClocks(Catalog(dir), logs, 1);
+  ASSERT_EQ(clocks.hosts.size(), 1u);
+  const HostClockFit& fit = clocks.hosts[0];
+  EXPECT_EQ(clocks.source, "the step and collective ends in rank0.pt.trace.json, rank1.pt.trace.json");
+  EXPECT_EQ(fit.steps, 590);
+  EXPECT_EQ(fit.collectives, 2 * 590);
+  ASSERT_TRUE(fit.corrected) << fit.why_not;
+  for (int64_t t = job.start_ns; t <= job.start_ns + job.duration_ns; t += 60 * kSecond) {
+    const int64_t error =
+        clocks.corrections.at("node1").Apply(HostClockReading(job, 1, t)) - HostClockReading(job, 0, t);
+    EXPECT_LE(std::llabs(error), 50 * kUs) << (t - job.start_ns) / kSecond << " s";
+  }
 }
 
 TEST(ClockAlignmentTest, OneHostReadsNothing) {

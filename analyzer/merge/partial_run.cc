@@ -78,13 +78,23 @@ void Fields(StepMark& x, F&& f) {
   f(x.pid);
 }
 
-IOTAP_FIELDS_OF(StepLog, 176);
+IOTAP_FIELDS_OF(CollectiveEnd, 24);
+template <typename F>
+void Fields(CollectiveEnd& x, F&& f) {
+  f(x.step);
+  f(x.index);
+  f(x.rank);
+  f(x.end_ns);
+}
+
+IOTAP_FIELDS_OF(StepLog, 200);
 template <typename F>
 void Fields(StepLog& x, F&& f) {
   f(x.source);
   f(x.path);
   f(x.spans);
   f(x.marks);
+  f(x.collectives);
   f(x.wall_clock);
   f(x.notes);
   f(x.step_definition);

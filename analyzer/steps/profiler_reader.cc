@@ -1,6 +1,7 @@
 #include "analyzer/steps/profiler_reader.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,24 @@ namespace {
 
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
 constexpr std::string_view kWaitPrefix = "enumerate(DataLoader)#";
+
+// A collective that every rank completes together (CollectiveEnd). gloo runs
+// each on a thread of its own and records it there, to its completion. For
+// NCCL, the kernel on the GPU's timeline: the CPU-side "nccl:all_reduce"
+// only launches it.
+bool IsCollective(std::string_view name) {
+  for (std::string_view op :
+       {"gloo:all_reduce", "gloo:allreduce", "gloo:all_gather", "gloo:reduce_scatter"}) {
+    if (name == op) return true;
+  }
+  for (std::string_view prefix : {"ncclKernel_", "ncclDevKernel_"}) {
+    if (!name.starts_with(prefix)) continue;
+    std::string_view op = name.substr(prefix.size());
+    return op.starts_with("AllReduce") || op.starts_with("AllGather") ||
+           op.starts_with("ReduceScatter");
+  }
+  return false;
+}
 constexpr std::string_view kWaitSuffix = ".__next__";
 // Epoch microseconds after 2001-09-09 have 16 digits; smaller `ts` without a
 // base are relative to something else.
@@ -55,6 +74,7 @@ class TraceParser {
 
   std::vector<RawSpan> steps;
   std::vector<RawSpan> waits;
+  std::vector<RawSpan> collectives;
   std::optional<int64_t> base_ns;
   int rank = -1;
   bool cpu_functions = false;  // "pid": "CPU functions", PyTorch without Kineto
@@ -144,19 +164,20 @@ class TraceParser {
     if (ph_ != "X") return absl::OkStatus();
     bool is_step = name_.starts_with(kStepPrefix) && !cat_.starts_with("gpu_");
     bool is_wait = name_.starts_with(kWaitPrefix) && name_.ends_with(kWaitSuffix);
-    if (!is_step && !is_wait) return absl::OkStatus();
+    bool is_collective = !is_step && !is_wait && IsCollective(name_);
+    if (!is_step && !is_wait && !is_collective) return absl::OkStatus();
     RawSpan span;
     span.pid = pid;
     std::optional<int64_t> ts = ScaleDecimal(ts_, 3);
     std::optional<int64_t> dur = ScaleDecimal(dur_, 3);
     bool numbered = !is_step || absl::SimpleAtoi(name_.substr(kStepPrefix.size()), &span.step);
     if (!ts || !dur || *dur < 0 || !numbered) {
-      ++unusable;
+      if (!is_collective) ++unusable;
       return absl::OkStatus();
     }
     span.ts_ns = *ts;
     span.dur_ns = *dur;
-    (is_step ? steps : waits).push_back(span);
+    (is_step ? steps : is_wait ? waits : collectives).push_back(span);
     return absl::OkStatus();
   }
 
@@ -236,6 +257,22 @@ absl::StatusOr<StepLog> ReadProfilerTrace(const std::string& path) {
     span.has_data_wait = !waits.empty();
     internal::AddWaitsInside(windows, &cursor, &span);
     log.spans.push_back(std::move(span));
+  }
+  // Each collective in the step whose span holds its end, numbered there in
+  // the order they ended.
+  std::vector<RawSpan>& collectives = parser.collectives;
+  std::sort(collectives.begin(), collectives.end(), [](const RawSpan& a, const RawSpan& b) {
+    return a.ts_ns + a.dur_ns < b.ts_ns + b.dur_ns;
+  });
+  std::map<int64_t, int> in_step;
+  for (const RawSpan& c : collectives) {
+    const int64_t end = origin + c.ts_ns + c.dur_ns;
+    for (const StepSpan& span : log.spans) {
+      if (span.start_ns <= end && end <= span.end_ns) {
+        log.collectives.push_back({span.step, in_step[span.step]++, parser.rank, end});
+        break;
+      }
+    }
   }
   std::vector<TimeWindow> extents;
   for (const StepSpan& span : log.spans) extents.push_back({span.start_ns, span.end_ns});

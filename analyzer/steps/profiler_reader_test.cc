@@ -43,6 +43,17 @@ TEST(ProfilerReaderTest, CurrentKinetoWithBaseTime) {
   EXPECT_EQ(log->spans[0].pid, 1074);
   EXPECT_FALSE(log->spans[0].has_data_wait);
   EXPECT_THAT(log->notes, Contains(HasSubstr("baseTimeNanoseconds")));
+  // Of its 10 gloo:all_reduce spans (two process groups, each on a gloo
+  // thread of its own), 2 end inside the step: in the order they ended,
+  // base + ts + dur.
+  ASSERT_EQ(log->collectives.size(), 2u);
+  const int64_t ends[] = {1721065959721563017, 1721065959727130731};
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(log->collectives[i].step, 551);
+    EXPECT_EQ(log->collectives[i].index, i);
+    EXPECT_EQ(log->collectives[i].rank, 34);
+    EXPECT_EQ(log->collectives[i].end_ns, ends[i]);
+  }
 }
 
 TEST(ProfilerReaderTest, OlderKinetoWithEpochMicroseconds) {
@@ -59,6 +70,9 @@ TEST(ProfilerReaderTest, OlderKinetoWithEpochMicroseconds) {
     EXPECT_EQ(s.pid, 4037);
   }
   EXPECT_THAT(log->notes, Contains(HasSubstr("absolute epoch microseconds")));
+  // Its NCCL kernels are all SendRecv (an all_to_all): no moment every rank
+  // shares, so no collective end.
+  EXPECT_TRUE(log->collectives.empty());
 }
 
 TEST(ProfilerReaderTest, TraceWithoutSteps) {

@@ -69,6 +69,18 @@ struct StepMark {
   int pid = 0;
 };
 
+// The end of a collective operation that every rank completes at about the
+// same moment (an all-reduce, all-gather or reduce-scatter; not a send or a
+// broadcast): the `index`-th that ended in step `step` of rank `rank`. Read
+// from profiler traces (gloo's collectives, NCCL's kernels); the host clock
+// fit takes them as anchors beside the step ends (clocks/clock_alignment.h).
+struct CollectiveEnd {
+  int64_t step = 0;
+  int index = 0;  // 0, 1, ... in the order they ended within the step
+  int rank = -1;
+  int64_t end_ns = 0;
+};
+
 struct StepLog {
   StepSource source = StepSource::kJsonLines;
   std::string path;  // the file read (or "markers of pid N in FILE")
@@ -76,6 +88,7 @@ struct StepLog {
   // process, as it is in every source but markers read from many processes.
   std::vector<StepSpan> spans;
   std::vector<StepMark> marks;  // sorted by time
+  std::vector<CollectiveEnd> collectives;  // by rank, step and index
   // False when the source's times count from an origin it does not record
   // (PyTorch 1.13 built without Kineto: microseconds since the profiler
   // started). Spans then start near 0, durations and data-wait shares are
