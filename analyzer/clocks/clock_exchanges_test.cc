@@ -137,10 +137,13 @@ TEST(ClockExchangerTest, TwoInstancesOverLoopback) {
   auto asker = ClockExchanger::Start(asking);
   ASSERT_TRUE(asker.ok()) << asker.status();
   EXPECT_FALSE((*asker)->serving());
-  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  // The first burst, and the one a second later (the next is 2 s after it).
+  for (int i = 0; i < 1000 && (*asker)->exchanges() < 16 + 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   (*asker)->Finish(0);
   (*server)->Finish(5);
-  // The first burst, the one a second later, the last.
+  // With the last one.
   EXPECT_EQ((*asker)->exchanges(), 16 + 8 + 16);
   absl::StatusOr<std::vector<std::string>> none = ListTraceFiles(dir.path());
   EXPECT_FALSE(none.ok());  // no trace file among them
@@ -152,7 +155,10 @@ TEST(ClockExchangerTest, TwoInstancesOverLoopback) {
   EXPECT_EQ(f->exchanges.size(), 40u);
   EXPECT_EQ(f->bad_lines, 0);
   ExchangeAnchors a = PickExchangeAnchors(f->exchanges);
-  EXPECT_EQ(a.bursts, 3);
+  // The last burst follows the second within a few ms: one burst to the
+  // picker, unless the machine stalled half a second between them.
+  EXPECT_GE(a.bursts, 2);
+  EXPECT_LE(a.bursts, 3);
   for (const ClockAnchor& anchor : a.anchors) {
     EXPECT_LE(std::llabs(anchor.offset_ns - 200 * kMs), 1 * kMs) << anchor.offset_ns;
   }
