@@ -16,6 +16,7 @@
 #include "interpose/core/config.h"
 #include "interpose/core/direct_io.h"
 #include "interpose/core/fd_table.h"
+#include "interpose/core/raw_syscall.h"
 #include "interpose/core/real.h"
 #include "interpose/core/recorder.h"
 #include "interpose/core/strings.h"
@@ -109,7 +110,7 @@ __attribute__((constructor)) void IotapInit(int argc, char** argv, char**) {
   JoinLayers();
   SetArgv(argc, argv);
   char cwd[PATH_MAX];
-  if (syscall(SYS_getcwd, cwd, sizeof(cwd)) <= 0) strcpy(cwd, "/");
+  if (RawSyscall(SYS_getcwd, cwd, sizeof(cwd)) <= 0) strcpy(cwd, "/");
   const char* why = nullptr;
   if (!ReadConfig(&g_config, cwd, &why)) {
     if (getenv("IOTAP_DISABLE") == nullptr) WarnOnce(why, 0);

@@ -1,4 +1,5 @@
 #include "interpose/core/clock.h"
+#include "interpose/core/raw_syscall.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -28,8 +29,8 @@ bool KernelTrustsTsc() {
       O_RDONLY | O_CLOEXEC));
   if (fd < 0) return true;  // no sysfs: rely on the CPU's invariant-TSC bit
   char buf[64] = {};
-  long n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-  syscall(SYS_close, fd);
+  long n = RawSyscall(SYS_read, fd, buf, sizeof(buf) - 1);
+  RawSyscall(SYS_close, fd);
   if (n <= 0) return true;
   return strncmp(buf, "tsc", 3) == 0 || strncmp(buf, "kvm-clock", 9) == 0 ||
          strncmp(buf, "hyperv_clocksource_tsc_page", 27) == 0;

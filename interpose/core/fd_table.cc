@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "interpose/core/raw_syscall.h"
 #include "interpose/core/strings.h"
 
 namespace iotap::interpose {
@@ -139,11 +140,11 @@ void Install(FdEntry* e, uint32_t file, uint32_t bits, FilePosition* position) {
 // moved its position by `moved` bytes.
 void Identify(int fd, FdEntry* e, int64_t moved) {
   struct stat st;
-  if (syscall(SYS_fstat, fd, &st) != 0) return;  // not open: leave unknown
+  if (RawSyscall(SYS_fstat, fd, &st) != 0) return;  // not open: leave unknown
   char name[PATH_MAX];
   char link[64];
   snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-  long n = syscall(SYS_readlinkat, AT_FDCWD, link, name, sizeof(name) - 1);
+  long n = RawSyscall(SYS_readlinkat, AT_FDCWD, link, name, sizeof(name) - 1);
   if (n <= 0) n = snprintf(name, sizeof(name), "fd:%d", fd);
   name[n] = '\0';
   StringKind kind = kKindAnon;
@@ -162,11 +163,11 @@ void Identify(int fd, FdEntry* e, int64_t moved) {
     kind = kKindDevice;
   }
   if (kind == kKindPath && name[0] != '/') kind = kKindAnon;
-  long flags = syscall(SYS_fcntl, fd, F_GETFL);
+  long flags = RawSyscall(SYS_fcntl, fd, F_GETFL);
   bits |= BitsForFlags(flags < 0 ? -1 : static_cast<int>(flags));
   FilePosition* position = nullptr;
   if (bits & kFdSeekable) {
-    long offset = syscall(SYS_lseek, fd, 0L, SEEK_CUR) - (moved > 0 ? moved : 0);
+    long offset = RawSyscall(SYS_lseek, fd, 0, SEEK_CUR) - (moved > 0 ? moved : 0);
     position = AllocatePosition(offset < 0 ? 0 : offset);
   }
   Install(e, InternString(name, static_cast<size_t>(n), kind), bits, position);
@@ -190,7 +191,7 @@ void FdOpened(int fd, uint32_t file, int open_flags, int64_t offset, const char*
   if (e == nullptr) return;
   struct stat st;
   uint32_t bits = BitsForFlags(open_flags);
-  if (syscall(SYS_fstat, fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))) {
+  if (RawSyscall(SYS_fstat, fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))) {
     bits |= kFdSeekable;
     if (S_ISREG(st.st_mode)) bits |= HookedOpenBits(path);
   }

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "interpose/core/io_event.h"
+#include "interpose/core/raw_syscall.h"
 #include "interpose/core/real.h"
 #include "interpose/core/recorder.h"
 #include "interpose/core/strings.h"
@@ -243,7 +244,7 @@ int ReadStacks(const unsigned long* idents, int n, long long* stacks) {
   for (int i = 0; i < n; ++i) stacks[i] = 0;
   if (n == 0 || !Recording()) return 0;
   int collecting = g_api.gc_disable();
-  pid_t pid = static_cast<pid_t>(syscall(SYS_getpid));
+  pid_t pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
   uint32_t generation = StringGeneration();
   if (g_cache.generation != generation || g_cache.pid != pid) {
     ClearCache();

@@ -1,3 +1,4 @@
+#include "interpose/core/raw_syscall.h"
 #include "interpose/core/recorder.h"
 
 #include <errno.h>
@@ -83,7 +84,7 @@ RawEvent* ReserveEventSlow(ThreadState* ts) {
       g_dropped_without_ring.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
-    ring->tid = static_cast<uint32_t>(syscall(SYS_gettid));
+    ring->tid = static_cast<uint32_t>(RawSyscall(SYS_gettid));
     ring->seq_origin = ring->head.load(std::memory_order_relaxed);
     ring->tail_seen = ring->tail.load(std::memory_order_acquire);
     ts->ring = ring;
@@ -113,7 +114,7 @@ void WakeWriter(ThreadState* ts) {
   if (r->head.load(std::memory_order_relaxed) - r->tail_seen < r->capacity / 2) return;
   g_wake.fetch_add(1, std::memory_order_release);
   if (g_writer_sleeping.load(std::memory_order_seq_cst)) {
-    syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0L);
+    RawSyscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
   }
 }
 
@@ -140,7 +141,7 @@ void WaitForWake(uint64_t timeout_ns) {
                         static_cast<long>(timeout_ns % 1000000000ull)};
   uint32_t seen = g_wake.load(std::memory_order_acquire);
   g_writer_sleeping.store(true, std::memory_order_seq_cst);
-  syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0L);
+  RawSyscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
   g_writer_sleeping.store(false, std::memory_order_relaxed);
 }
 
@@ -176,7 +177,7 @@ void WarnOnce(const char* what, int err) {
     memcpy(g_deferred_warning, msg, size);
     g_deferred_warning_size.store(size, std::memory_order_release);
   } else {
-    syscall(SYS_write, 2, msg, size);
+    RawSyscall(SYS_write, 2, msg, size);
   }
 }
 
@@ -184,7 +185,7 @@ void DeferWarnings() { t_warnings_deferred = true; }
 
 void PrintDeferredWarning() {
   size_t n = g_deferred_warning_size.exchange(0, std::memory_order_acquire);
-  if (n != 0) syscall(SYS_write, 2, g_deferred_warning, n);
+  if (n != 0) RawSyscall(SYS_write, 2, g_deferred_warning, n);
 }
 
 }  // namespace iotap::interpose

@@ -1,3 +1,4 @@
+#include "interpose/core/raw_syscall.h"
 #include "interpose/core/strings.h"
 
 #include <fcntl.h>
@@ -141,7 +142,7 @@ size_t Normalise(const char* base, const char* path, char* out, size_t cap) {
 bool DescriptorPath(int fd, char* out, size_t cap) {
   char link[64];
   snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-  long n = syscall(SYS_readlinkat, AT_FDCWD, link, out, cap - 1);
+  long n = RawSyscall(SYS_readlinkat, AT_FDCWD, link, out, cap - 1);
   if (n <= 0) return false;
   out[n] = '\0';
   return out[0] == '/';
@@ -207,7 +208,7 @@ size_t AbsolutePath(int dirfd, const char* path, char* out, size_t cap) {
       LockShim(&g_table.lock);
       if (!g_table.cwd_valid) {
         g_table.cwd_valid =
-            syscall(SYS_getcwd, g_table.cwd, sizeof(g_table.cwd)) > 0;
+            RawSyscall(SYS_getcwd, g_table.cwd, sizeof(g_table.cwd)) > 0;
       }
       if (g_table.cwd_valid) {
         memcpy(base, g_table.cwd, sizeof(base));

@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "interpose/core/raw_syscall.h"
 #include "interpose/core/recorder.h"
 #include "interpose/cuda/cuda_layer.h"
 #include "interpose/file/wire_writer.h"
@@ -67,7 +68,7 @@ void Say(const char* why) {
   char msg[256];
   int n = snprintf(msg, sizeof(msg),
                    "iotap: IOTAP_CUPTI=1: %s; recording without device-side timing\n", why);
-  if (n > 0) syscall(SYS_write, 2, msg, static_cast<size_t>(n < 256 ? n : 255));
+  if (n > 0) RawSyscall(SYS_write, 2, msg, static_cast<size_t>(n < 256 ? n : 255));
 }
 
 int FindLoaded(struct dl_phdr_info* info, size_t, void* out) {

@@ -1,3 +1,4 @@
+#include "interpose/core/raw_syscall.h"
 #include "interpose/file/kept_fd.h"
 
 #include <fcntl.h>
@@ -18,7 +19,7 @@ constinit __thread bool t_own_table __attribute__((tls_model("initial-exec"))) =
 // descriptors the program opens itself.
 int ParkingFloor() {
   struct rlimit rl;
-  if (syscall(SYS_getrlimit, RLIMIT_NOFILE, &rl) != 0) return -1;
+  if (RawSyscall(SYS_getrlimit, RLIMIT_NOFILE, &rl) != 0) return -1;
   rlim_t limit = rl.rlim_cur < 1024 ? rl.rlim_cur : 1024;
   if (limit < 64) return -1;  // too few descriptors to set any aside
   return static_cast<int>(limit) - 16;
@@ -34,14 +35,14 @@ bool KeptFd::Adopt(int fd) {
   Close();
   int floor = ParkingFloor();
   int high = floor < 0 ? -1
-                       : static_cast<int>(syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, long{floor}));
+                       : static_cast<int>(RawSyscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor));
   struct stat st;
-  if (high >= 0 && syscall(SYS_fstat, high, &st) != 0) {
-    syscall(SYS_close, high);
+  if (high >= 0 && RawSyscall(SYS_fstat, high, &st) != 0) {
+    RawSyscall(SYS_close, high);
     high = -1;
   }
   if (high < 0) return false;
-  syscall(SYS_close, fd);
+  RawSyscall(SYS_close, fd);
   Mine() = Slot{high, st.st_dev, st.st_ino};
   return true;
 }
@@ -50,14 +51,14 @@ int KeptFd::Get() {
   Slot& s = Mine();
   if (s.fd < 0) return -1;
   struct stat st;
-  if (syscall(SYS_fstat, s.fd, &st) != 0 || st.st_dev != s.dev || st.st_ino != s.ino) {
+  if (RawSyscall(SYS_fstat, s.fd, &st) != 0 || st.st_dev != s.dev || st.st_ino != s.ino) {
     s.fd = -1;
   }
   return s.fd;
 }
 
 void KeptFd::Close() {
-  if (Get() >= 0) syscall(SYS_close, Mine().fd);
+  if (Get() >= 0) RawSyscall(SYS_close, Mine().fd);
   Mine().fd = -1;
 }
 

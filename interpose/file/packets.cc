@@ -1,3 +1,4 @@
+#include "interpose/core/raw_syscall.h"
 #include "interpose/file/packets.h"
 
 #include <fcntl.h>
@@ -59,10 +60,10 @@ long FirstNumber(const char* const (&names)[N], long fallback) {
 
 // Reads a small file with raw syscalls (the shim does not trace itself).
 long ReadSmallFile(const char* path, char* buf, size_t cap) {
-  int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  int fd = static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
   if (fd < 0) return -1;
-  long n = syscall(SYS_read, fd, buf, cap);
-  syscall(SYS_close, fd);
+  long n = RawSyscall(SYS_read, fd, buf, cap);
+  RawSyscall(SYS_close, fd);
   return n;
 }
 
@@ -74,17 +75,17 @@ long ReadSchedstat(char* buf, size_t cap) {
   int fd = g_schedstat.Get();
   if (fd < 0) {
     fd = static_cast<int>(
-        syscall(SYS_openat, AT_FDCWD, "/proc/self/schedstat", O_RDONLY | O_CLOEXEC));
+        RawSyscall(SYS_openat, AT_FDCWD, "/proc/self/schedstat", O_RDONLY | O_CLOEXEC));
     if (fd < 0) return -1;
     if (!g_schedstat.Adopt(fd)) {
-      long n = syscall(SYS_read, fd, buf, cap);
-      syscall(SYS_close, fd);
+      long n = RawSyscall(SYS_read, fd, buf, cap);
+      RawSyscall(SYS_close, fd);
       return n;
     }
     fd = g_schedstat.Get();
     if (fd < 0) return -1;
   }
-  return syscall(SYS_pread64, fd, buf, cap, 0L);
+  return RawSyscall(SYS_pread64, fd, buf, cap, 0);
 }
 
 }  // namespace
@@ -108,7 +109,7 @@ void EncodeProcessHeader(WireWriter* w, const ProcessInfo& info,
   const char* host = TraceHostname(&uts);
   if (host[0] != '\0') w->String(5, host);
   char buf[PATH_MAX];
-  long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", buf, sizeof(buf) - 1);
+  long n = RawSyscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", buf, sizeof(buf) - 1);
   if (n > 0) w->Bytes(6, buf, static_cast<size_t>(n));
   size_t argv_bytes = 0;
   for (int i = 0; i < g_argc && g_argv != nullptr && g_argv[i] != nullptr; ++i) {
@@ -117,7 +118,7 @@ void EncodeProcessHeader(WireWriter* w, const ProcessInfo& info,
     argv_bytes += len;
     w->Bytes(7, g_argv[i], len);
   }
-  if (syscall(SYS_getcwd, buf, sizeof(buf)) > 0) w->String(8, buf);
+  if (RawSyscall(SYS_getcwd, buf, sizeof(buf)) > 0) w->String(8, buf);
   w->Varint(9, getuid());
   n = ReadSmallFile("/proc/sys/kernel/random/boot_id", buf, 64);
   while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) --n;

@@ -1,3 +1,4 @@
+#include "interpose/core/raw_syscall.h"
 #include "interpose/file/trace_file.h"
 
 #include <errno.h>
@@ -23,7 +24,7 @@ namespace {
 // The shim's own file operations use raw system calls: they must never be
 // traced.
 int OpenDirectory(const char* dir) {
-  return static_cast<int>(syscall(SYS_openat, AT_FDCWD, dir,
+  return static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, dir,
                                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
@@ -47,13 +48,13 @@ int TraceFile::Create(const char* dir, int pid, uint64_t realtime_ns) {
   created_ = false;
   int dirfd = OpenDirectory(dir);
   if (dirfd < 0 && errno == ENOENT) {
-    if (syscall(SYS_mkdirat, AT_FDCWD, dir, 0700) != 0 && errno != EEXIST) return errno;
+    if (RawSyscall(SYS_mkdirat, AT_FDCWD, dir, 0700) != 0 && errno != EEXIST) return errno;
     dirfd = OpenDirectory(dir);
   }
   if (dirfd < 0) return errno == ELOOP ? ENOTDIR : errno;
   struct stat st;
-  if (syscall(SYS_fstat, dirfd, &st) != 0 || st.st_uid != geteuid()) {
-    syscall(SYS_close, dirfd);
+  if (RawSyscall(SYS_fstat, dirfd, &st) != 0 || st.st_uid != geteuid()) {
+    RawSyscall(SYS_close, dirfd);
     return EPERM;  // someone else's directory: do not write into it
   }
   char host[64];
@@ -72,20 +73,20 @@ int TraceFile::Create(const char* dir, int pid, uint64_t realtime_ns) {
     strncat(name, ".iotap", sizeof(name) - strlen(name) - 1);
     // O_APPEND: after a failed write is truncated back, the next one goes to
     // the new end, not past it (which would leave a hole of zeros).
-    fd = static_cast<int>(syscall(SYS_openat, dirfd, name,
+    fd = static_cast<int>(RawSyscall(SYS_openat, dirfd, name,
                                   O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                                   0600));
     if (fd < 0 && errno != EEXIST) break;
   }
   int err = fd < 0 ? errno : 0;
-  syscall(SYS_close, dirfd);
+  RawSyscall(SYS_close, dirfd);
   if (fd < 0) return err;
-  if (syscall(SYS_fstat, fd, &st) != 0) {
+  if (RawSyscall(SYS_fstat, fd, &st) != 0) {
     err = errno;
-    syscall(SYS_close, fd);
+    RawSyscall(SYS_close, fd);
     return err;
   }
-  if (!kept_.Adopt(fd)) syscall(SYS_close, fd);  // then a descriptor per write
+  if (!kept_.Adopt(fd)) RawSyscall(SYS_close, fd);  // then a descriptor per write
   dev_ = st.st_dev;
   ino_ = st.st_ino;
   size_ = 0;
@@ -105,7 +106,7 @@ class NoFileSizeSignal {
     sigset_t block;
     sigemptyset(&block);
     sigaddset(&block, SIGXFSZ);
-    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old_, sizeof(uint64_t));
+    RawSyscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old_, sizeof(uint64_t));
     sigset_t pending;
     sigemptyset(&pending);
     sigpending(&pending);
@@ -122,7 +123,7 @@ class NoFileSizeSignal {
       struct timespec zero = {0, 0};
       sigtimedwait(&only, nullptr, &zero);
     }
-    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old_, nullptr, sizeof(uint64_t));
+    RawSyscall(SYS_rt_sigprocmask, SIG_SETMASK, &old_, nullptr, sizeof(uint64_t));
   }
 
  private:
@@ -163,7 +164,7 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
     // then.
     if (published >= 0) PublishOpening();
     fd = static_cast<int>(
-        syscall(SYS_openat, AT_FDCWD, path_, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
+        RawSyscall(SYS_openat, AT_FDCWD, path_, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
     if (fd < 0) {
       int err = errno;
       writing_fd_.store(-1, std::memory_order_release);
@@ -171,11 +172,11 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
     }
   }
   struct stat st;
-  if (syscall(SYS_fstat, fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
+  if (RawSyscall(SYS_fstat, fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
     if (kept) {
       kept_.Close();
     } else {
-      syscall(SYS_close, fd);
+      RawSyscall(SYS_close, fd);
     }
     writing_fd_.store(-1, std::memory_order_release);
     return ESTALE;  // not our file any more
@@ -195,7 +196,7 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
   size_t done = 0;
   int err = 0;
   while (done < n) {
-    long w = syscall(SYS_write, fd, data + done, n - done);
+    long w = RawSyscall(SYS_write, fd, data + done, n - done);
     if (w < 0) {
       if (errno == EINTR) continue;
       err = errno;
@@ -208,13 +209,13 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
     done += static_cast<size_t>(w);
   }
   if (err != 0) {
-    syscall(SYS_ftruncate, fd, static_cast<off_t>(size_));
+    RawSyscall(SYS_ftruncate, fd, static_cast<off_t>(size_));
   } else {
     size_ += n;
   }
   // Closed before it is unpublished: a program waiting to dup2 onto this
   // number must not have its new descriptor closed by us.
-  if (!kept) syscall(SYS_close, fd);
+  if (!kept) RawSyscall(SYS_close, fd);
   writing_fd_.store(-1, std::memory_order_release);
   return err;
 }

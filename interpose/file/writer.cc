@@ -1,3 +1,4 @@
+#include "interpose/core/raw_syscall.h"
 #include "interpose/file/writer.h"
 
 #include <errno.h>
@@ -236,7 +237,7 @@ void UseOwnDescriptorTable() {
   return;
 #endif
 #endif
-  if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) != 0) return;
+  if (RawSyscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) != 0) return;
   KeptFd::UseOwnTable();
   DeferWarnings();
   LockShim(&g_writer.lock);
@@ -246,7 +247,7 @@ void UseOwnDescriptorTable() {
 
 void* WriterMain(void*) {
   tls_thread.busy = true;  // nothing this thread does is traced
-  g_writer_tid.store(static_cast<int>(syscall(SYS_gettid)), std::memory_order_release);
+  g_writer_tid.store(static_cast<int>(RawSyscall(SYS_gettid)), std::memory_order_release);
   prctl(PR_SET_NAME, "iotap-writer", 0, 0, 0);
   UseOwnDescriptorTable();
   const uint64_t flush_ns = g_config.flush_interval_ms * 1000000ull;
@@ -305,8 +306,8 @@ bool AllocateWriter() {
 int OpenTrace(bool forked) {
   Writer& w = g_writer;
   ProcessInfo info;
-  info.pid = static_cast<int>(syscall(SYS_getpid));
-  info.ppid = static_cast<int>(syscall(SYS_getppid));
+  info.pid = static_cast<int>(RawSyscall(SYS_getpid));
+  info.ppid = static_cast<int>(RawSyscall(SYS_getppid));
   info.forked = forked;
   info.start_monotonic_ns = MonotonicNs();
   info.start_realtime_ns = TraceRealtimeNs();
@@ -454,7 +455,7 @@ void NoteExitCode(int code) {
   g_exit_code_known.store(true, std::memory_order_release);
 }
 
-bool InOwnProcess() { return syscall(SYS_getpid) == g_writer.pid; }
+bool InOwnProcess() { return RawSyscall(SYS_getpid) == g_writer.pid; }
 
 void FinishTraceAtExit() {
   FinishTrace(EndReason::kExit, g_exit_code.load(std::memory_order_relaxed),

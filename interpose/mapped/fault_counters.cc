@@ -1,3 +1,4 @@
+#include "interpose/core/raw_syscall.h"
 #include "interpose/mapped/fault_counters.h"
 
 #include <dirent.h>
@@ -18,10 +19,10 @@ namespace {
 // an empty string.
 void ReadProc(const char* path, char* buf, size_t cap) {
   buf[0] = '\0';
-  int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  int fd = static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
   if (fd < 0) return;
-  long n = syscall(SYS_read, fd, buf, cap - 1);
-  syscall(SYS_close, fd);
+  long n = RawSyscall(SYS_read, fd, buf, cap - 1);
+  RawSyscall(SYS_close, fd);
   buf[n > 0 ? n : 0] = '\0';
 }
 
@@ -77,12 +78,12 @@ void WriteFaultCounters(uint64_t now_ns, int skip_tid) {
   Counted& c = g_counted;
   c.count = 0;
   c.now_ns = now_ns;
-  int dir = static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
+  int dir = static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, "/proc/self/task",
                                      O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir < 0) return;
   char buf[4096];
   for (;;) {
-    long n = syscall(SYS_getdents64, dir, buf, sizeof(buf));
+    long n = RawSyscall(SYS_getdents64, dir, buf, sizeof(buf));
     if (n <= 0) break;
     for (long at = 0; at < n && c.count < kMaxCountedThreads;) {
       auto* d = reinterpret_cast<struct dirent64*>(buf + at);
@@ -99,7 +100,7 @@ void WriteFaultCounters(uint64_t now_ns, int skip_tid) {
       if (ParseThreadCounters(stat, io, &t)) c.threads[c.count++] = t;
     }
   }
-  syscall(SYS_close, dir);
+  RawSyscall(SYS_close, dir);
   if (c.count > 0) WritePacketLocked(Encode, nullptr);
 }
 

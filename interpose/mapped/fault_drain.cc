@@ -10,6 +10,7 @@
 
 #include "interpose/core/clock.h"
 #include "interpose/core/ops.h"
+#include "interpose/core/raw_syscall.h"
 #include "interpose/core/recorder.h"
 #include "interpose/file/kept_fd.h"
 #include "interpose/file/writer.h"
@@ -223,17 +224,17 @@ bool ReadPresent(uint64_t first_page, uint32_t n, bool* present) {
   int fd = s.pagemap.Get();
   if (fd < 0) {
     int opened =
-        static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+        static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
     if (opened < 0) return false;
     if (!s.pagemap.Adopt(opened)) {
-      syscall(SYS_close, opened);
+      RawSyscall(SYS_close, opened);
       return false;
     }
     fd = s.pagemap.Get();
     if (fd < 0) return false;
   }
   uint64_t entries[kRegionPages];
-  long r = syscall(SYS_pread64, fd, entries, n * sizeof(uint64_t), first_page * sizeof(uint64_t));
+  long r = RawSyscall(SYS_pread64, fd, entries, n * sizeof(uint64_t), first_page * sizeof(uint64_t));
   if (r != static_cast<long>(n * sizeof(uint64_t))) return false;
   for (uint32_t i = 0; i < n; ++i) present[i] = (entries[i] >> 63) != 0;
   return true;

@@ -1,3 +1,4 @@
+#include "interpose/core/raw_syscall.h"
 #include "interpose/mapped/fault_sampler.h"
 
 #include <dirent.h>
@@ -69,7 +70,7 @@ int PerfEventOpen(int tid, uint64_t config) {
   a.exclude_hv = 1;
   a.use_clockid = 1;
   a.clockid = CLOCK_MONOTONIC;
-  return static_cast<int>(syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  return static_cast<int>(RawSyscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
 // What an errno of perf_event_open or of mapping its buffer means here.
@@ -94,10 +95,9 @@ OpenResult OpenBuffer(int tid, uint64_t config, size_t pages, Buffer* out) {
   int fd = PerfEventOpen(tid, config);
   if (fd < 0) return ResultOf(errno, false);
   size_t bytes = (1 + pages) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  long addr = syscall(SYS_mmap, nullptr, bytes, long{PROT_READ | PROT_WRITE}, long{MAP_SHARED},
-                      long{fd}, 0L);
+  long addr = RawSyscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   int err = addr == -1 ? errno : 0;
-  syscall(SYS_close, fd);
+  RawSyscall(SYS_close, fd);
   if (err != 0) {
     errno = err;
     return ResultOf(err, true);
@@ -108,7 +108,7 @@ OpenResult OpenBuffer(int tid, uint64_t config, size_t pages, Buffer* out) {
 }
 
 void Unmap(Buffer* b) {
-  if (b->page != nullptr) syscall(SYS_munmap, b->page, b->bytes);
+  if (b->page != nullptr) RawSyscall(SYS_munmap, b->page, b->bytes);
   b->page = nullptr;
   b->bytes = 0;
 }
@@ -167,12 +167,12 @@ void Refused(OpenResult r, int err) {
 // the lock; the calling thread's events are already open.
 void OpenOtherThreadsLocked(int self) {
   int dir = static_cast<int>(
-      syscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      RawSyscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir < 0) return;
   int writer = WriterThreadId();
   char buf[4096];
   for (;;) {
-    long n = syscall(SYS_getdents64, dir, buf, sizeof(buf));
+    long n = RawSyscall(SYS_getdents64, dir, buf, sizeof(buf));
     if (n <= 0) break;
     for (long at = 0; at < n;) {
       auto* d = reinterpret_cast<struct dirent64*>(buf + at);
@@ -188,7 +188,7 @@ void OpenOtherThreadsLocked(int self) {
       }
     }
   }
-  syscall(SYS_close, dir);
+  RawSyscall(SYS_close, dir);
 }
 
 // The process has had no data mapping for a while: close every event,
@@ -252,7 +252,7 @@ void WatchFaults() {
   }
   pthread_mutex_lock(&g_sampler.lock);
   if (g_sampler.mode.load(std::memory_order_relaxed) == kIdle) {
-    int self = static_cast<int>(syscall(SYS_gettid));
+    int self = static_cast<int>(RawSyscall(SYS_gettid));
     errno = 0;
     OpenResult r = OpenSlotLocked(self);
     int err = errno;
@@ -282,7 +282,7 @@ void FaultsThreadStarted() {
   int saved = errno;
   pthread_mutex_lock(&g_sampler.lock);
   if (g_sampler.mode.load(std::memory_order_relaxed) == kSampling) {
-    OpenResult r = OpenSlotLocked(static_cast<int>(syscall(SYS_gettid)));
+    OpenResult r = OpenSlotLocked(static_cast<int>(RawSyscall(SYS_gettid)));
     if (r == OpenResult::kNoMemory) {
       WarnOnce(
           "the locked-memory limit leaves no room for page-fault samples of every "
@@ -301,14 +301,14 @@ void DrainFaults(bool final) {
     if (LiveDataMappings() > 0) g_sampler.last_mapped_ns.store(now, std::memory_order_relaxed);
     bool check_exits = now >= g_next_exit_check_ns;
     if (check_exits) g_next_exit_check_ns = now + kExitCheckNs;
-    pid_t pid = static_cast<pid_t>(syscall(SYS_getpid));
+    pid_t pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
     // Other threads only ever fill free slots (under the lock); only this
     // side empties live ones, so reading them needs no lock.
     uint64_t lost = g_sampler.lost.load(std::memory_order_relaxed);
     size_t fullest = 0;
     for (Slot& s : g_sampler.slots) {
       if (s.state.load(std::memory_order_acquire) != kSlotLive) continue;
-      bool gone = check_exits && syscall(SYS_tgkill, pid, s.tid, 0) != 0 && errno == ESRCH;
+      bool gone = check_exits && RawSyscall(SYS_tgkill, pid, s.tid, 0) != 0 && errno == ESRCH;
       // Close only after a last drain: a gone thread's samples are all in.
       size_t fill = DrainSlot(&s, now, final || gone);
       if (fill > fullest) fullest = fill;

@@ -1,3 +1,4 @@
+#include "interpose/core/raw_syscall.h"
 #include "interpose/mapped/mappings.h"
 
 #include <fcntl.h>
@@ -112,7 +113,7 @@ bool IsDataFile(int fd, int prot) {
   char link[32];
   snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   char path[4096];
-  long n = syscall(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path) - 1);
+  long n = RawSyscall(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path) - 1);
   if (n <= 0) return false;
   path[n] = '\0';
   return IsDataPath(path);

@@ -1,3 +1,4 @@
+#include "interpose/core/raw_syscall.h"
 #include "interpose/mapped/proc_maps.h"
 
 #include <errno.h>
@@ -74,10 +75,10 @@ int MapsFd() {
   int fd = g_query.maps.Get();
   if (fd >= 0) return fd;
   int opened =
-      static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC));
+      static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC));
   if (opened < 0) return -1;
   if (!g_query.maps.Adopt(opened)) {
-    syscall(SYS_close, opened);
+    RawSyscall(SYS_close, opened);
     return -1;
   }
   return g_query.maps.Get();
@@ -168,7 +169,7 @@ bool LearnMappingAt(uint64_t addr, uint64_t now_ns, int* queries) {
   q.query_addr = addr;
   q.vma_name_size = sizeof(g_query.name);
   q.vma_name_addr = reinterpret_cast<uint64_t>(g_query.name);
-  if (syscall(SYS_ioctl, fd, kProcmapQuery, &q) != 0) {
+  if (RawSyscall(SYS_ioctl, fd, kProcmapQuery, &q) != 0) {
     // ENOENT: nothing is mapped there any more. Anything else (ENOTTY
     // before Linux 6.11): the kernel cannot answer; read the whole file.
     if (errno == ENOENT) return false;
@@ -206,13 +207,13 @@ bool LearnMappings(uint64_t now_ns) {
   g_read_once = true;
   g_last_read_ns = now_ns;
   uint64_t before = DataMappingsVersion();
-  int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC));
+  int fd = static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC));
   if (fd < 0) return false;
   // Lines are taken whole from a buffer that is refilled after them.
   char buf[16384];
   size_t used = 0;
   for (;;) {
-    long r = syscall(SYS_read, fd, buf + used, sizeof(buf) - used);
+    long r = RawSyscall(SYS_read, fd, buf + used, sizeof(buf) - used);
     if (r <= 0) break;
     used += static_cast<size_t>(r);
     size_t begin = 0;
@@ -227,7 +228,7 @@ bool LearnMappings(uint64_t now_ns) {
     memmove(buf, buf + begin, used - begin);
     used -= begin;
   }
-  syscall(SYS_close, fd);
+  RawSyscall(SYS_close, fd);
   return DataMappingsVersion() != before;
 }
 
