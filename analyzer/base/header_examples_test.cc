@@ -3,10 +3,14 @@
 // example as the header writes it (placeholders filled in); keep the two in
 // step.
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <string>
 
 #include "analyzer/base/json_writer.h"
 #include "analyzer/base/numbers.h"
+#include "analyzer/base/sockets.h"
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
@@ -33,6 +37,25 @@ TEST(HeaderExamplesTest, Numbers) {
   int64_t read_ns = INT64_MAX - 1;
   AddTo(&read_ns, int64_t{5});            // stops at INT64_MAX
   EXPECT_EQ(read_ns, INT64_MAX);
+}
+
+TEST(HeaderExamplesTest, Sockets) {
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  const int fd = pair[0];
+  // sockets.h
+  std::string host, port;
+  if (SplitHostPort("[::1]:9464", &host, &port)) {
+  }
+  bool sent = SendAll(fd, "t\n");
+
+  EXPECT_EQ(host, "::1");
+  EXPECT_EQ(port, "9464");
+  EXPECT_TRUE(sent);
+  char got[2];
+  EXPECT_EQ(read(pair[1], got, 2), 2);
+  close(pair[0]);
+  close(pair[1]);
 }
 
 }  // namespace

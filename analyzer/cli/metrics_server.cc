@@ -13,22 +13,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analyzer/base/sockets.h"
 
 namespace iotap::cli {
 
 namespace {
 
 constexpr size_t kMaxRequest = 8192;
-
-void SendAll(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
-}
 
 std::string Response(const char* status, const char* type, const std::string& body) {
   return absl::StrCat("HTTP/1.1 ", status, "\r\nContent-Type: ", type,
@@ -38,12 +29,11 @@ std::string Response(const char* status, const char* type, const std::string& bo
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address) {
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos || colon + 1 == address.size()) {
+  std::string host, port;
+  if (!analyzer::SplitHostPort(address, &host, &port)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--listen takes ADDR:PORT (e.g. 127.0.0.1:9464), not '", address, "'"));
   }
-  std::string host = address.substr(0, colon), port = address.substr(colon + 1);
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
@@ -111,15 +101,15 @@ void MetricsServer::Answer(int client) {
   }
   std::vector<std::string> words = absl::StrSplit(request.substr(0, request.find("\r\n")), ' ');
   if (words.size() != 3 || !absl::StartsWith(words[2], "HTTP/1.")) {
-    SendAll(client, Response("400 Bad Request", "text/plain", "bad request\n"));
+    analyzer::SendAll(client, Response("400 Bad Request", "text/plain", "bad request\n"));
     return;
   }
   if (words[0] != "GET") {
-    SendAll(client, Response("405 Method Not Allowed", "text/plain", "only GET\n"));
+    analyzer::SendAll(client, Response("405 Method Not Allowed", "text/plain", "only GET\n"));
     return;
   }
   if (words[1] != "/metrics") {
-    SendAll(client, Response("404 Not Found", "text/plain", "iotap serves /metrics only\n"));
+    analyzer::SendAll(client, Response("404 Not Found", "text/plain", "iotap serves /metrics only\n"));
     return;
   }
   std::string body;
@@ -127,7 +117,7 @@ void MetricsServer::Answer(int client) {
     std::lock_guard<std::mutex> lock(mu_);
     body = metrics_.empty() ? "# EOF\n" : metrics_;
   }
-  SendAll(client, Response("200 OK", kOpenMetricsType, body));
+  analyzer::SendAll(client, Response("200 OK", kOpenMetricsType, body));
 }
 
 }  // namespace iotap::cli

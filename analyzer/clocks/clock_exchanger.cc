@@ -22,6 +22,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analyzer/base/sockets.h"
 #include "analyzer/clocks/clock_exchanges.h"
 
 namespace iotap::analyzer {
@@ -45,17 +46,11 @@ int64_t MonotonicNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+// HOST:PORT with both given: every instance must name the same host.
 bool SplitAddress(const std::string& address, std::string* host, std::string* port) {
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) return false;
-  *host = address.substr(0, colon);
-  *port = address.substr(colon + 1);
-  if (host->front() == '[') {
-    if (host->size() < 3 || host->back() != ']') return false;
-    *host = host->substr(1, host->size() - 2);
-  }
   int p = 0;
-  return absl::SimpleAtoi(*port, &p) && p > 0 && p <= 65535;
+  return SplitHostPort(address, host, port) && !host->empty() && absl::SimpleAtoi(*port, &p) &&
+         p > 0 && p <= 65535;
 }
 
 struct AddrInfo {
@@ -64,17 +59,6 @@ struct AddrInfo {
     if (list != nullptr) freeaddrinfo(list);
   }
 };
-
-bool SendAll(int fd, const std::string& s) {
-  size_t done = 0;
-  while (done < s.size()) {
-    ssize_t n = send(fd, s.data() + done, s.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
 
 // One line (without its newline) from `fd` within `timeout_ms`, what came
 // after it left in `buf`.
