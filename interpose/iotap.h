@@ -98,6 +98,21 @@ int iotap_py_sample(int tid, unsigned stack, long long cpu_ns, long long start_m
  * the functions it needs (or bad arguments). */
 int iotap_py_stacks(const unsigned long* idents, int n, long long* stacks) __attribute__((weak));
 
+/* A stack sampler's thread, from CPython 3.11 on: call iotap_py_run_sampler
+ * through ctypes.PyDLL (with the GIL) from a thread of its own; it returns
+ * when iotap_py_stop_sampler is called (from any thread), when tracing is
+ * off (-1), or at once with -1 when this is no CPython with the functions it
+ * needs or a sampler already runs in this process (0 for `interval_ns` only
+ * asks whether it could run). Between looks it sleeps without the GIL. Every
+ * `interval_ns` (less often while the process is idle, down to one look in
+ * 8 intervals) it takes the GIL and, if the process used at least a tenth of
+ * an interval of CPU since the last look, reads the CPU clock of every other
+ * thread with a Python frame, and records a sample (as iotap_py_sample) of
+ * each thread that ran and used at least half an interval of CPU since its
+ * last sample, weighted with that CPU time. */
+int iotap_py_run_sampler(long long interval_ns) __attribute__((weak));
+void iotap_py_stop_sampler(void) __attribute__((weak));
+
 /* States of iotap_py_sampler. */
 #define IOTAP_PY_SAMPLER_STARTED 1
 #define IOTAP_PY_SAMPLER_UNAVAILABLE 2

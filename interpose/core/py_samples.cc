@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "interpose/core/py_samples.h"
+
 #include "interpose/core/io_event.h"
 #include "interpose/core/strings.h"
 #include "interpose/core/trace_call.h"
@@ -47,9 +49,10 @@ IOTAP_EXPORT long long iotap_py_intern(int kind, const char* bytes, size_t size)
   return static_cast<long long>((static_cast<uint64_t>(generation) << 32) | id);
 }
 
-IOTAP_EXPORT int iotap_py_sample(int tid, unsigned stack, long long cpu_ns,
-                                 long long start_monotonic_ns, long long end_monotonic_ns,
-                                 unsigned generation) {
+namespace iotap::interpose {
+
+int RecordPySample(pid_t tid, uint32_t stack, int64_t cpu_ns, int64_t start_monotonic_ns,
+                   int64_t end_monotonic_ns, uint32_t generation) {
   if (tid <= 0 || stack == 0 || cpu_ns < 0 || start_monotonic_ns <= 0 ||
       end_monotonic_ns < start_monotonic_ns) {
     return -1;
@@ -65,6 +68,14 @@ IOTAP_EXPORT int iotap_py_sample(int tid, unsigned stack, long long cpu_ns,
   e->requested = static_cast<uint64_t>(cpu_ns);
   e->flags |= kFlagExplicitTimes;
   return 0;
+}
+
+}  // namespace iotap::interpose
+
+IOTAP_EXPORT int iotap_py_sample(int tid, unsigned stack, long long cpu_ns,
+                                 long long start_monotonic_ns, long long end_monotonic_ns,
+                                 unsigned generation) {
+  return RecordPySample(tid, stack, cpu_ns, start_monotonic_ns, end_monotonic_ns, generation);
 }
 
 IOTAP_EXPORT int iotap_py_sampler(int state, long long samples_per_cpu_second,

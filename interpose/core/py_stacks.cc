@@ -1,5 +1,11 @@
-// iotap_py_stacks: the Python stacks of a process's threads, read and
-// interned in one call that holds the GIL throughout.
+// iotap_py_run_sampler and iotap_py_stacks: the Python stacks of a
+// process's threads, read and interned in C with the GIL held throughout.
+//
+// iotap_py_run_sampler is the sampler thread's whole loop: it sleeps without
+// the GIL and, at each wake-up, takes it for one look at the threads (which
+// are due, their stacks, the samples). Written in Python, the loop and the
+// look cost about 150 us of CPU per wake-up (bytecodes, ctypes calls, a
+// timed lock), 2% of the sampled thread's CPU at 100 samples a second.
 //
 // From CPython 3.11 on, a frame object of another thread (what
 // sys._current_frames() returns) is a view of that thread's live frame. A
@@ -17,18 +23,26 @@
 // interpreter by name, never linked), no structure of the interpreter is
 // read: _PyThread_CurrentFrames (sys._current_frames), PyFrame_GetBack,
 // PyFrame_GetCode, PyFrame_GetLineNumber, the code object's co_qualname,
-// co_filename and co_firstlineno attributes, and PyGC_Disable/Enable.
+// co_filename and co_firstlineno attributes, PyDict_Next,
+// PyLong_AsUnsignedLong, PyGC_Disable/Enable and PyEval_SaveThread/
+// RestoreThread.
 
 #include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "interpose/core/io_event.h"
+#include "interpose/core/py_samples.h"
 #include "interpose/core/raw_syscall.h"
 #include "interpose/core/real.h"
 #include "interpose/core/recorder.h"
@@ -52,7 +66,9 @@ using Object = void;
 struct PythonApi {
   Object* (*current_frames)();
   Object* (*dict_get_item)(Object*, Object*);
+  int (*dict_next)(Object*, ssize_t*, Object**, Object**);
   Object* (*long_from_unsigned_long)(unsigned long);
+  unsigned long (*long_as_unsigned_long)(Object*);
   Object* (*frame_get_back)(Object*);
   Object* (*frame_get_code)(Object*);
   int (*frame_get_line_number)(Object*);
@@ -64,6 +80,8 @@ struct PythonApi {
   void (*err_clear)();
   int (*gc_disable)();
   int (*gc_enable)();
+  void* (*save_thread)();
+  void (*restore_thread)(void*);
 };
 
 constinit PythonApi g_api = {};
@@ -79,8 +97,9 @@ bool Api() {
   if (g_api_state == 0) {
     PythonApi& a = g_api;
     bool ok = Find(&a.current_frames, "_PyThread_CurrentFrames") &&
-              Find(&a.dict_get_item, "PyDict_GetItem") &&
+              Find(&a.dict_get_item, "PyDict_GetItem") && Find(&a.dict_next, "PyDict_Next") &&
               Find(&a.long_from_unsigned_long, "PyLong_FromUnsignedLong") &&
+              Find(&a.long_as_unsigned_long, "PyLong_AsUnsignedLong") &&
               Find(&a.frame_get_back, "PyFrame_GetBack") &&
               Find(&a.frame_get_code, "PyFrame_GetCode") &&
               Find(&a.frame_get_line_number, "PyFrame_GetLineNumber") &&
@@ -88,7 +107,9 @@ bool Api() {
               Find(&a.unicode_as_utf8_and_size, "PyUnicode_AsUTF8AndSize") &&
               Find(&a.long_as_long, "PyLong_AsLong") && Find(&a.incref, "Py_IncRef") &&
               Find(&a.decref, "Py_DecRef") && Find(&a.err_clear, "PyErr_Clear") &&
-              Find(&a.gc_disable, "PyGC_Disable") && Find(&a.gc_enable, "PyGC_Enable");
+              Find(&a.gc_disable, "PyGC_Disable") && Find(&a.gc_enable, "PyGC_Enable") &&
+              Find(&a.save_thread, "PyEval_SaveThread") &&
+              Find(&a.restore_thread, "PyEval_RestoreThread");
     g_api_state = ok ? 1 : -1;
   }
   return g_api_state == 1;
@@ -238,19 +259,55 @@ uint32_t StackId(Object* frame) {
 
 namespace {
 
+// A look at the interpreter's threads: the collector paused (no finaliser
+// runs, and gives the GIL away, while frames are held) and the cache made
+// this process's and this generation's.
+class Look {
+ public:
+  Look() : collecting_(g_api.gc_disable()) {
+    pid_t pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
+    generation_ = StringGeneration();
+    if (g_cache.generation != generation_ || g_cache.pid != pid) {
+      ClearCache();
+      g_cache.generation = generation_;
+      g_cache.pid = pid;
+    }
+  }
+  ~Look() {
+    g_api.err_clear();
+    if (collecting_) g_api.gc_enable();
+  }
+  Look(const Look&) = delete;
+  Look& operator=(const Look&) = delete;
+
+  // The stack of `frame` (borrowed), as iotap_py_intern returns it, or 0.
+  // Interning may empty the string table: ids of the earlier generation are
+  // not returned, and the cache starts over.
+  long long Stack(Object* frame) {
+    uint32_t id = StackId(frame);
+    uint32_t now = StringGeneration();
+    if (now != generation_) {
+      ClearCache();
+      g_cache.generation = now;
+      generation_ = now;
+      id = StackId(frame);
+      if (StringGeneration() != generation_) id = 0;
+    }
+    if (id == 0) return 0;
+    return static_cast<long long>((static_cast<uint64_t>(generation_) << 32) | id);
+  }
+
+ private:
+  int collecting_;
+  uint32_t generation_;
+};
+
 int ReadStacks(const unsigned long* idents, int n, long long* stacks) {
   if (n < 0 || (n > 0 && (idents == nullptr || stacks == nullptr))) return -1;
   if (!Api()) return -1;
   for (int i = 0; i < n; ++i) stacks[i] = 0;
   if (n == 0 || !Recording()) return 0;
-  int collecting = g_api.gc_disable();
-  pid_t pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
-  uint32_t generation = StringGeneration();
-  if (g_cache.generation != generation || g_cache.pid != pid) {
-    ClearCache();
-    g_cache.generation = generation;
-    g_cache.pid = pid;
-  }
+  Look look;
   Object* frames = g_api.current_frames();
   int found = 0;
   for (int i = 0; frames != nullptr && i < n; ++i) {
@@ -258,29 +315,214 @@ int ReadStacks(const unsigned long* idents, int n, long long* stacks) {
     Object* frame = key != nullptr ? g_api.dict_get_item(frames, key) : nullptr;
     if (key != nullptr) g_api.decref(key);
     if (frame == nullptr) continue;
-    uint32_t id = StackId(frame);
-    // Interning may have emptied the table: ids of the earlier generation
-    // are not returned, and the cache starts over.
-    uint32_t now = StringGeneration();
-    if (now != generation) {
-      ClearCache();
-      g_cache.generation = now;
-      generation = now;
-      id = StackId(frame);
-      if (StringGeneration() != generation) id = 0;
-    }
-    if (id != 0) {
-      stacks[i] = static_cast<long long>((static_cast<uint64_t>(generation) << 32) | id);
-      ++found;
-    }
+    stacks[i] = look.Stack(frame);
+    if (stacks[i] != 0) ++found;
   }
   if (frames != nullptr) g_api.decref(frames);
-  g_api.err_clear();
-  if (collecting) g_api.gc_enable();
   return found;
 }
 
+// --- iotap_py_tick: the sampler's look -------------------------------------
+
+// Threads followed at once; more are not sampled.
+constexpr size_t kThreadSlots = 1024;
+constexpr size_t kThreadsMax = kThreadSlots * 3 / 4;
+
+// A thread followed since its first look: `cpu` and `time` (CLOCK_MONOTONIC)
+// where its next sample's CPU time and window start, `seen` its CPU time at
+// the last look. A pthread's ident is reused by a later thread (glibc keeps
+// ended threads' stacks), so an entry is that thread's only while the kernel
+// id behind the ident is the same.
+struct Followed {
+  unsigned long ident;  // 0: a free slot
+  pid_t tid;
+  clockid_t clock;
+  int64_t cpu;
+  int64_t time;
+  int64_t seen;
+};
+
+// Two tables: the last look's threads, and this look's, built from them (a
+// thread gone since is then forgotten with no sweep). Touched only by the
+// sampler thread, with the GIL held.
+struct Threads {
+  Followed table[2][kThreadSlots];
+  int current;  // the last look's table
+  int64_t last_cpu;  // the process's CPU time at the last look
+};
+constinit Threads g_threads = {};
+
+size_t ThreadSlot(const Followed* table, unsigned long ident) {
+  uint64_t h = static_cast<uint64_t>(ident) * 0x9E3779B97F4A7C15ull;
+  size_t i = static_cast<size_t>(h >> 40) & (kThreadSlots - 1);
+  while (table[i].ident != 0 && table[i].ident != ident) i = (i + 1) & (kThreadSlots - 1);
+  return i;
+}
+
+int64_t ClockNs(clockid_t clock) {
+  struct timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return -1;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Looks at one thread (`frame`, borrowed, its current frame) and records its
+// sample when due; `last` is the thread's entry of the last look, if any.
+// Returns whether the thread stays followed, in `*next`.
+bool LookAt(Look* look, const Followed* last, unsigned long ident, Object* frame,
+            int64_t threshold_ns, Followed* next) {
+  // The kernel's id of the thread, from its pthread (right for threads
+  // started by C extensions, and for the main thread of a fork child): the
+  // thread holds a Python frame while this thread holds the GIL, so it is
+  // alive.
+  clockid_t clock;
+  if (pthread_getcpuclockid(static_cast<pthread_t>(ident), &clock) != 0) return false;
+  pid_t tid = static_cast<pid_t>(~(clock >> 3));
+  *next = {};
+  next->ident = ident;
+  next->tid = tid;
+  next->clock = clock;
+  if (last == nullptr || last->tid != tid) {
+    // First seen: its CPU time counts from now. The window starts before the
+    // CPU time is read and ends after, so that a sample's CPU time always
+    // lies within its window.
+    next->time = ClockNs(CLOCK_MONOTONIC);
+    next->cpu = ClockNs(clock);
+    next->seen = next->cpu;
+    return next->cpu >= 0;
+  }
+  *next = *last;
+  int64_t before = ClockNs(CLOCK_MONOTONIC);
+  int64_t used = ClockNs(clock);
+  if (used < 0) return false;  // ended; its ident may come back for another
+  int64_t after = ClockNs(CLOCK_MONOTONIC);
+  bool ran = used != next->seen;
+  next->seen = used;
+  if (!ran || used - next->cpu < threshold_ns) return true;
+  long long stack = look->Stack(frame);
+  // 0: no Python frame any more, or nothing interned; the CPU time goes to
+  // the next sample. The windows overlap by one reading of the clocks.
+  if (stack != 0 && RecordPySample(tid, static_cast<uint32_t>(stack), used - next->cpu,
+                                   next->time, after, static_cast<uint32_t>(stack >> 32)) == 0) {
+    next->cpu = used;
+    next->time = before;
+  }
+  return true;
+}
+
+// One look at the threads, with the GIL held. Returns 1 if it looked, 0 if
+// the process was idle.
+int LookAtThreads(int64_t interval_ns) {
+  Threads& t = g_threads;
+  // Below a tenth of an interval of process CPU since the last look, nothing
+  // ran but the sampler itself.
+  int64_t cpu = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
+  if (cpu - t.last_cpu < interval_ns / 10) return 0;
+  t.last_cpu = cpu;
+  // A thread is sampled once it used half an interval of CPU: a busy thread
+  // then is sampled at every wake-up, even when wake-ups come a little early.
+  int64_t threshold_ns = interval_ns / 2;
+  const Followed* last = t.table[t.current];
+  Followed* next = t.table[1 - t.current];
+  memset(next, 0, sizeof(t.table[0]));
+  size_t used = 0;
+  unsigned long me = static_cast<unsigned long>(pthread_self());
+  Look look;
+  Object* frames = g_api.current_frames();
+  ssize_t pos = 0;
+  Object* key = nullptr;
+  Object* frame = nullptr;
+  while (frames != nullptr && used < kThreadsMax &&
+         g_api.dict_next(frames, &pos, &key, &frame) != 0) {
+    unsigned long ident = g_api.long_as_unsigned_long(key);
+    if (ident == me || ident == 0 || ident == static_cast<unsigned long>(-1)) continue;
+    size_t from = ThreadSlot(last, ident);
+    Followed entry;
+    if (LookAt(&look, last[from].ident == ident ? &last[from] : nullptr, ident, frame,
+               threshold_ns, &entry)) {
+      next[ThreadSlot(next, ident)] = entry;
+      ++used;
+    }
+  }
+  if (frames != nullptr) g_api.decref(frames);
+  t.current = 1 - t.current;
+  return 1;
+}
+
+// The sampler's loop, its wake-up word and its owner (a fork child has no
+// sampler thread until the helper starts one).
+constexpr int kMaxIdleIntervals = 8;
+struct Loop {
+  std::atomic<uint32_t> stop;
+  pid_t running;  // the process whose sampler thread is in the loop, or 0
+};
+constinit Loop g_loop = {};
+
+int RunSampler(int64_t interval_ns) {
+  if (!Api()) return -1;
+  if (interval_ns == 0) return 0;
+  pid_t pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
+  if (interval_ns < 0 || g_loop.running == pid) return -1;
+  g_loop.running = pid;
+  Threads& t = g_threads;
+  memset(t.table, 0, sizeof(t.table));
+  t.last_cpu = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
+  int64_t deadline = ClockNs(CLOCK_MONOTONIC) + interval_ns;
+  int idle = 0;  // looks in a row that found the process idle
+  int result = 0;
+  void* state = g_api.save_thread();
+  while (g_loop.stop.load(std::memory_order_acquire) == 0) {
+    // Wake-ups keep to a fixed schedule, so a late one (the GIL was held) is
+    // followed by an early one.
+    int64_t now = ClockNs(CLOCK_MONOTONIC);
+    if (deadline - now < interval_ns / 10) deadline = now + interval_ns / 10;
+    struct timespec at = {static_cast<time_t>(deadline / 1000000000),
+                          static_cast<long>(deadline % 1000000000)};
+    RawSyscall(SYS_futex, &g_loop.stop, FUTEX_WAIT_BITSET_PRIVATE, 0, &at, nullptr,
+               FUTEX_BITSET_MATCH_ANY);
+    if (g_loop.stop.load(std::memory_order_acquire) != 0) break;
+    if (ClockNs(CLOCK_MONOTONIC) < deadline) continue;  // a signal, or spurious
+    g_api.restore_thread(state);
+    bool looked = false;
+    if (Recording()) {
+      looked = LookAtThreads(interval_ns) != 0;
+    } else {
+      result = -1;  // tracing is off: nothing more to record
+    }
+    state = g_api.save_thread();
+    if (result != 0) break;
+    // An idle process is looked at less and less often, down to one look in
+    // kMaxIdleIntervals: the CPU it uses meanwhile is still counted, in the
+    // next sample's weight.
+    idle = looked ? 0 : idle + 1;
+    int64_t step = interval_ns * (1 + idle < kMaxIdleIntervals ? 1 + idle : kMaxIdleIntervals);
+    deadline += step;
+    now = ClockNs(CLOCK_MONOTONIC);
+    if (deadline < now) deadline = now;
+  }
+  g_api.restore_thread(state);
+  g_loop.running = 0;
+  return result;
+}
+
+void StopSampler() {
+  g_loop.stop.store(1, std::memory_order_release);
+  RawSyscall(SYS_futex, &g_loop.stop, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
 }  // namespace
+
+IOTAP_EXPORT int iotap_py_run_sampler(long long interval_ns) {
+  int saved = errno;
+  int result = RunSampler(interval_ns);
+  errno = saved;
+  return result;
+}
+
+IOTAP_EXPORT void iotap_py_stop_sampler(void) {
+  int saved = errno;
+  StopSampler();
+  errno = saved;
+}
 
 IOTAP_EXPORT int iotap_py_stacks(const unsigned long* idents, int n, long long* stacks) {
   int saved = errno;  // looking the interpreter's functions up may set it

@@ -161,6 +161,8 @@ const SpecTable& AllSpecs() {
                                            .Flags(FLAG_EXPLICIT_TIMES)}}};
     (*s)["iotap_py_sampler"].cases = {{"ok", {E(OP_PY_SAMPLER, "CPython 3.11").Res(1).Aux(100)}}};
     (*s)["iotap_py_stacks"].cases = {{"outside-python", {}}};
+    (*s)["iotap_py_run_sampler"].cases = {{"outside-python", {}}};
+    (*s)["iotap_py_stop_sampler"].cases = {{"outside-python", {}}};
     return s;
   }();
   return *specs;

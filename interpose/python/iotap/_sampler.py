@@ -14,6 +14,10 @@ time, never for a thread that did not run; an idle process costs one clock
 read per wake-up, and is woken less and less often, down to `hz` / 8 times
 a second.
 
+From CPython 3.11 on the thread's whole loop is one call into the shim
+(iotap_py_run_sampler), which sleeps without the GIL and does each look in
+C, the same way; it costs a third of the loop written here.
+
 Why a thread and not a signal: a Python signal handler runs only in the main
 thread and only between bytecodes, so it cannot tell which thread used the
 CPU, waits for long C calls to return, and is unavailable where the
@@ -28,12 +32,12 @@ frame that called it, which is what the user can change.
 From CPython 3.11 on, a frame of another thread must not be walked by Python
 code: between two of the sampler's bytecodes the GIL may go to that thread,
 which pops the frames being read, and the interpreter crashes. There the
-stacks are read by the shim (iotap_py_stacks), in C, in one call that holds
-the GIL and uses only CPython's C API; the sampler only picks the threads.
-Before 3.11 frames are objects of their own and the sampler walks them here.
+loop above runs in the shim: each look holds the GIL from start to end and
+uses only CPython's C API. Before 3.11 frames are objects of their own and
+the sampler walks them here.
 
-Functions and stacks are interned once through the shim (iotap_py_intern, or
-iotap_py_stacks) and each sample is one ctypes call (iotap_py_sample). The
+Functions and stacks are interned once through the shim (iotap_py_intern)
+and each sample is one ctypes call (iotap_py_sample). The
 calls keep the GIL (ctypes.PyDLL) and do not block. Only the standard library
 is used.
 """
@@ -73,22 +77,25 @@ def _shim():
                                  process.iotap_py_sampler)
     except (OSError, AttributeError):
         return None
-    stacks = getattr(process, "iotap_py_stacks", None)
     intern.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
     intern.restype = ctypes.c_longlong
-    if stacks is not None:
-        stacks.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_int,
-                           ctypes.POINTER(ctypes.c_longlong)]
-        stacks.restype = ctypes.c_int
+    runner = None
+    run = getattr(process, "iotap_py_run_sampler", None)
+    if run is not None:
+        run.argtypes = [ctypes.c_longlong]
+        run.restype = ctypes.c_int
+        stop = process.iotap_py_stop_sampler
+        stop.argtypes = []
+        stop.restype = None
         # From 3.11 on only, and only where the shim finds CPython's API.
-        if sys.version_info < (3, 11) or stacks(None, 0, None) < 0:
-            stacks = None
+        if sys.version_info >= (3, 11) and run(0) == 0:
+            runner = (run, stop)
     sample.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_longlong, ctypes.c_longlong,
                        ctypes.c_longlong, ctypes.c_uint]
     sample.restype = ctypes.c_int
     state.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_char_p]
     state.restype = ctypes.c_int
-    return intern, sample, state, stacks
+    return intern, sample, state, runner
 
 
 def _varint(n):
@@ -138,7 +145,7 @@ class _Thread:
 
 class _Sampler:
     def __init__(self, shim, hz):
-        self.intern_fn, self.sample_fn, self.state_fn, self.stacks_fn = shim
+        self.intern_fn, self.sample_fn, self.state_fn, self.runner = shim
         self.hz = hz
         self.interval_ns = 10**9 // hz
         # A thread is sampled once it used half an interval of CPU: a busy
@@ -270,12 +277,7 @@ class _Sampler:
     def _look(self, me):
         """tick's look at the threads, under self.looking: every frame it
         takes is let go when it returns."""
-        if self.stacks_fn is not None:
-            # The threads' idents alone: their frames are let go at once,
-            # within this one call (see the module's docstring).
-            frames = dict.fromkeys(sys._current_frames())
-        else:
-            frames = sys._current_frames()
+        frames = sys._current_frames()
         known = getattr(threading, "_active", {})
         threads = self.threads
         due = []
@@ -303,30 +305,9 @@ class _Sampler:
             if not ran or used - t.cpu < self.threshold_ns:
                 continue
             due.append((ident, t, frame, used, before, after))
-        if self.stacks_fn is not None:
-            self._record_native(due)
-        else:
-            for ident, t, frame, used, before, after in due:
-                self._record(t, frame, used, before, after)
+        for ident, t, frame, used, before, after in due:
+            self._record(t, frame, used, before, after)
         return True
-
-    def _record_native(self, due):
-        """Records the due samples with stacks read by the shim."""
-        if not due:
-            return
-        n = len(due)
-        stacks = (ctypes.c_longlong * n)()
-        found = self.stacks_fn((ctypes.c_ulong * n)(*[d[0] for d in due]), n, stacks)
-        if found < 0:
-            raise _Off()
-        for (ident, t, frame, used, before, after), value in zip(due, stacks):
-            # 0: no Python frame any more, or nothing interned (tracing
-            # off); a stale generation (1) drops the sample: rare, and the
-            # CPU time goes to the next one.
-            if value != 0 and self.sample_fn(t.tid, value & 0xFFFFFFFF, used - t.cpu, t.time,
-                                             after, value >> 32) == 0:
-                t.cpu = used
-                t.time = before
 
     def _record(self, t, frame, cpu, before, after):
         # The sample's window: from before the last reading of the thread's
@@ -349,6 +330,16 @@ class _Sampler:
     # --- The thread ----------------------------------------------------------------
 
     def run(self):
+        try:
+            if self.runner is not None:
+                # Returns at stop(), or when tracing is off.
+                self.runner[0](self.interval_ns)
+            else:
+                self._loop()
+        finally:
+            self.done.release()
+
+    def _loop(self):
         me = _thread.get_ident()
         interval = self.interval_ns
         deadline = time.monotonic_ns() + interval
@@ -368,8 +359,6 @@ class _Sampler:
                 deadline = max(deadline + step, time.monotonic_ns())
         except _Off:
             pass
-        finally:
-            self.done.release()
 
     def launch(self, note):
         if self.state_fn(STARTED, self.hz, note.encode("utf-8", "replace")) != 0:
@@ -381,6 +370,8 @@ class _Sampler:
     def stop(self):
         """Ends the thread (at exit), waiting up to a second for it."""
         self.stopping = True
+        if self.runner is not None:
+            self.runner[1]()
         self.wake.release()
         if self.done.acquire(timeout=1.0):
             self.done.release()

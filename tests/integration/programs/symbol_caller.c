@@ -171,6 +171,20 @@ static void run_py_stacks(const char* name, void* fn) {
   end(r, errno);
 }
 
+/* Nor does the sampler's loop: -1 at once, nothing recorded. */
+static void run_py_run_sampler(const char* name, void* fn) {
+  begin("outside-python");
+  int r = iotap_py_run_sampler ? iotap_py_run_sampler(10000000) : -1;
+  end(r, errno);
+}
+
+/* Stopping a sampler that does not run records nothing. */
+static void run_py_stop_sampler(const char* name, void* fn) {
+  begin("outside-python");
+  if (iotap_py_stop_sampler) iotap_py_stop_sampler();
+  end(0, errno);
+}
+
 static const struct symbol_case kMarkerCases[] = {
     {"iotap_step_begin", run_step_begin, NULL},
     {"iotap_step_end", run_step_end, NULL},
@@ -180,6 +194,8 @@ static const struct symbol_case kMarkerCases[] = {
     {"iotap_py_sample", run_py_sample, NULL},
     {"iotap_py_sampler", run_py_sampler, NULL},
     {"iotap_py_stacks", run_py_stacks, NULL},
+    {"iotap_py_run_sampler", run_py_run_sampler, NULL},
+    {"iotap_py_stop_sampler", run_py_stop_sampler, NULL},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,24 @@
+// Recording one Python stack sample: the body of iotap_py_sample, for the
+// shim's own sampler look (iotap_py_tick in py_stacks.cc) as well.
+//
+//   if (RecordPySample(tid, stack_id, cpu_ns, start_ns, end_ns, generation) == 0) { ... }
+
+#ifndef IOTAP_INTERPOSE_CORE_PY_SAMPLES_H_
+#define IOTAP_INTERPOSE_CORE_PY_SAMPLES_H_
+
+#include <stdint.h>
+#include <sys/types.h>
+
+namespace iotap::interpose {
+
+// Records OP_PY_SAMPLE on the calling thread: thread `tid` ran interned
+// stack `stack` of string table generation `generation` and used `cpu_ns`
+// between the two CLOCK_MONOTONIC times. 0 if recorded, 1 if the generation
+// is no longer the table's, -1 if not recorded (bad arguments, tracing off,
+// event dropped).
+int RecordPySample(pid_t tid, uint32_t stack, int64_t cpu_ns, int64_t start_monotonic_ns,
+                   int64_t end_monotonic_ns, uint32_t generation);
+
+}  // namespace iotap::interpose
+
+#endif  // IOTAP_INTERPOSE_CORE_PY_SAMPLES_H_
