@@ -19,6 +19,11 @@ constexpr double kMedianEfficiency = 1.2533;
 // this many spacings.
 constexpr double kGapOverSpacing = 30;
 constexpr size_t kMinGapSpacings = 6;
+// Residuals beyond this many robust standard deviations count as this many
+// in Inflation's correlation (an outlier is no spell).
+constexpr double kClipSigmas = 3;
+// Inflation counts at least this many independent anchors.
+constexpr double kMinIndependent = 4;
 
 // Median |y - (offset + slope * x)|.
 double Spread(const std::vector<double>& x, const std::vector<double>& y, double offset,
@@ -50,6 +55,42 @@ double Middle(std::vector<double> level) {
   const double typical = std::max(1.0, Median(std::move(spacings)));
   if (gap < kGapOverSpacing * typical) return median;
   return level[widest] + gap / 2;
+}
+
+// How much larger the line's standard errors are than independent noise
+// would make them, times t(0.975) / 2 for the anchors' worth. Noise that
+// comes in spells (a rank slow for a stretch of steps, a host busy for a
+// second) is correlated from one anchor to the next: with lag-1 correlation
+// rho, n anchors are worth n (1 - rho) / (1 + rho) independent ones (the AR(1)
+// effective sample size), and a spell can pass for a drift. The correlation
+// is of the residuals in time order, each clipped at kClipSigmas; t from its
+// Cornish-Fisher expansion (within 10% of the table from 2 degrees of
+// freedom up). 1 for independent noise and many anchors.
+double Inflation(const std::vector<double>& x, const std::vector<double>& y, double offset,
+                 double slope, double sigma) {
+  const size_t n = x.size();
+  if (n < 3 || sigma <= 0) return 1;
+  std::vector<double> r(n);
+  double mean = 0;
+  for (size_t i = 0; i < n; ++i) {
+    r[i] = std::clamp(y[i] - offset - slope * x[i], -kClipSigmas * sigma, kClipSigmas * sigma);
+    mean += r[i];
+  }
+  mean /= static_cast<double>(n);
+  double lagged = 0, squares = 0;
+  for (size_t i = 0; i < n; ++i) {
+    squares += (r[i] - mean) * (r[i] - mean);
+    if (i + 1 < n) lagged += (r[i] - mean) * (r[i + 1] - mean);
+  }
+  const double rho = squares > 0 ? std::clamp(lagged / squares, 0.0, 0.99) : 0;
+  const double independent = std::max(
+      std::min(kMinIndependent, static_cast<double>(n)),
+      static_cast<double>(n) * (1 - rho) / (1 + rho));
+  const double dof = std::max(1.0, independent - 2);
+  constexpr double z = 1.959964;
+  const double t = z + (z * z * z + z) / (4 * dof) +
+                   (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * dof * dof);
+  return std::sqrt(static_cast<double>(n) / independent) * std::max(1.0, t / z);
 }
 
 // See `wander` in clock_fit.h; 0 for fewer than 4 x kWanderLag anchors.
@@ -105,21 +146,29 @@ ClockFit FitClockLine(std::vector<ClockAnchor> anchors, int64_t from_ns, int64_t
   };
   double offset = offset_for(slope);
   double spread = Spread(x, y, offset, slope);
-  double slope_error =
-      sxx > 0 ? kMedianEfficiency * kSigmaPerMad * spread / std::sqrt(sxx) : INFINITY;
+  // The line's standard errors, from the anchors' robust scale and how
+  // correlated their noise is (Inflation).
+  auto errors = [&](double offset, double slope, double* offset_error, double* slope_error) {
+    const double spread = Spread(x, y, offset, slope);
+    const double sigma = kMedianEfficiency * kSigmaPerMad * spread *
+                         Inflation(x, y, offset, slope, kSigmaPerMad * spread);
+    *offset_error = sigma / std::sqrt(static_cast<double>(n));
+    *slope_error = sxx > 0 ? sigma / std::sqrt(sxx) : INFINITY;
+  };
+  double offset_error = 0, slope_error = 0;
+  errors(offset, slope, &offset_error, &slope_error);
   fit.drift_fitted = sxx > 0 && std::fabs(slope) <= kMaxClockDrift &&
                      std::fabs(slope) > 2 * slope_error;
   if (!fit.drift_fitted) {
     slope = 0;
     offset = offset_for(0);
     spread = Spread(x, y, offset, 0);
-    slope_error = sxx > 0 ? kMedianEfficiency * kSigmaPerMad * spread / std::sqrt(sxx) : 0;
+    errors(offset, 0, &offset_error, &slope_error);
+    if (sxx <= 0) slope_error = 0;
   }
   fit.correction = ClockCorrection{at, offset, slope};
   fit.spread_ns = spread;
   fit.wander = Wander(x, y, offset, slope);
-  const double offset_error =
-      kMedianEfficiency * kSigmaPerMad * spread / std::sqrt(static_cast<double>(n));
   // A drift too small to measure is still there: the offset's error grows
   // with the distance from the anchors' middle, at the rate the anchors
   // cannot rule out (at most a real clock's).

@@ -18,7 +18,10 @@
 // - spread: the median absolute deviation of the anchors from the line;
 // - uncertainty: about two standard errors of the line (95%), at the worst
 //   point of [from_ns, to_ns], from the anchors' robust scale
-//   (1.4826 x spread, times 1.2533 for medians in place of means);
+//   (1.4826 x spread, times 1.2533 for medians in place of means), the
+//   standard errors grown for noise correlated from one anchor to the next
+//   (spells of late ranks: fewer independent anchors, Student's t for
+//   them), which is also what the drift must stand out from;
 // - wander: whether the anchors are moments both saw at all. A synchronous
 //   job's differences scatter about the line the same way whatever the
 //   distance between two steps; ranks that run on their own (no collective
