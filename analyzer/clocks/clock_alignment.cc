@@ -330,7 +330,7 @@ RunClocks FitRunClocks(const RunCatalog& catalog, const std::vector<StepLog>& st
     } else if (mine == by_host.end()) {
       h.why_not = "no ranked trainer on it recorded steps";
     } else {
-      h.fit = FitClockLine(std::move(step_anchors), span.first, span.second);
+      h.fit = FitClockLine(std::move(step_anchors), span.first, span.second, kMinStepDriftSpanNs);
       Decide(clocks.reference_host, span, &h);
     }
     if (h.corrected) clocks.corrections[host] = h.fit.correction;

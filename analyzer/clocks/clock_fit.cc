@@ -111,7 +111,8 @@ double Wander(const std::vector<double>& x, const std::vector<double>& y, double
 
 }  // namespace
 
-ClockFit FitClockLine(std::vector<ClockAnchor> anchors, int64_t from_ns, int64_t to_ns) {
+ClockFit FitClockLine(std::vector<ClockAnchor> anchors, int64_t from_ns, int64_t to_ns,
+                      int64_t min_drift_span_ns) {
   ClockFit fit;
   fit.anchors = static_cast<int>(anchors.size());
   if (fit.anchors < kMinClockAnchors) return fit;
@@ -157,22 +158,34 @@ ClockFit FitClockLine(std::vector<ClockAnchor> anchors, int64_t from_ns, int64_t
   };
   double offset_error = 0, slope_error = 0;
   errors(offset, slope, &offset_error, &slope_error);
-  fit.drift_fitted = sxx > 0 && std::fabs(slope) <= kMaxClockDrift &&
+  const bool long_enough = anchors.back().host_ns - anchors.front().host_ns >= min_drift_span_ns;
+  fit.drift_fitted = long_enough && sxx > 0 && std::fabs(slope) <= kMaxClockDrift &&
                      std::fabs(slope) > 2 * slope_error;
-  if (!fit.drift_fitted) {
+  // A slope over too short a span may be the anchors' own trend or a drift:
+  // neither is corrected, the noise is what is left about that slope, and
+  // the uncertainty allows for the whole of it.
+  double unexplained = 0;
+  double wander_slope = slope;
+  if (!fit.drift_fitted && !long_enough) {
+    unexplained = std::fabs(slope);
     slope = 0;
     offset = offset_for(0);
     spread = Spread(x, y, offset, 0);
+  } else if (!fit.drift_fitted) {
+    slope = 0;
+    wander_slope = 0;
+    offset = offset_for(0);
+    spread = Spread(x, y, offset, 0);
     errors(offset, 0, &offset_error, &slope_error);
-    if (sxx <= 0) slope_error = 0;
   }
+  if (!fit.drift_fitted && sxx <= 0) slope_error = 0;
   fit.correction = ClockCorrection{at, offset, slope};
   fit.spread_ns = spread;
-  fit.wander = Wander(x, y, offset, slope);
+  fit.wander = Wander(x, y, offset, wander_slope);
   // A drift too small to measure is still there: the offset's error grows
   // with the distance from the anchors' middle, at the rate the anchors
   // cannot rule out (at most a real clock's).
-  if (!fit.drift_fitted) slope_error = std::min(slope_error, kMaxClockDrift);
+  if (!fit.drift_fitted) slope_error = std::min(slope_error + unexplained, kMaxClockDrift);
   double worst = 0;
   for (int64_t t : {from_ns, to_ns, at}) {
     double far = static_cast<double>(t - at) * slope_error;

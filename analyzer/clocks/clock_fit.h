@@ -21,7 +21,9 @@
 //   (1.4826 x spread, times 1.2533 for medians in place of means), the
 //   standard errors grown for noise correlated from one anchor to the next
 //   (spells of late ranks: fewer independent anchors, Student's t for
-//   them), which is also what the drift must stand out from;
+//   them), which is also what the drift must stand out from; a slope the
+//   anchors show but that is not kept as a drift (too short a span, see
+//   FitClockLine) counts in full;
 // - wander: whether the anchors are moments both saw at all. A synchronous
 //   job's differences scatter about the line the same way whatever the
 //   distance between two steps; ranks that run on their own (no collective
@@ -54,6 +56,12 @@ inline constexpr double kMaxClockDrift = 500e-6;
 inline constexpr int kWanderLag = 25;
 // Residuals wander more than this: the anchors are no common moments.
 inline constexpr double kMaxClockWander = 2.5;
+// Step ends fit a drift only over at least this long. Ranks fall in and out
+// of step for reasons of their own (warm-up, a busy host), and the trend
+// that leaves in their step ends over a few seconds, a millisecond or so
+// (0.2 and 0.7 ms over 2 s in two DDP runs here), is as steep as a drift of
+// hundreds of ppm; over half a minute it is tens of ppm at most.
+inline constexpr int64_t kMinStepDriftSpanNs = 30'000'000'000;
 
 struct ClockAnchor {
   int64_t host_ns = 0;    // the moment on the host's clock
@@ -70,8 +78,11 @@ struct ClockFit {
 };
 
 // Fits `anchors` (any order). With fewer than kMinClockAnchors, returns a fit
-// with `anchors` set and nothing else.
-ClockFit FitClockLine(std::vector<ClockAnchor> anchors, int64_t from_ns, int64_t to_ns);
+// with `anchors` set and nothing else. Anchors that span less than
+// `min_drift_span_ns` fit no drift: the slope they show is left in the
+// uncertainty instead (up to kMaxClockDrift).
+ClockFit FitClockLine(std::vector<ClockAnchor> anchors, int64_t from_ns, int64_t to_ns,
+                      int64_t min_drift_span_ns = 0);
 
 }  // namespace iotap::analyzer
 

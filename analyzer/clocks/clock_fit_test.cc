@@ -142,6 +142,33 @@ TEST(ClockFitTest, NoiseInSpellsIsNoDrift) {
   EXPECT_LE(drifts, kRuns / 10);
 }
 
+// 100 step ends over 2 s that move apart by 0.7 ms (347 ppm, the trend a
+// real DDP run's step ends showed, with no drift at all): too short a span
+// to tell a trend from a drift, so none is fitted, and the uncertainty over
+// the whole 7-s run allows for the slope in full, whichever it was.
+TEST(ClockFitTest, AShortSpanFitsNoDriftButAllowsForItsSlope) {
+  constexpr double kSlope = -347e-6;
+  constexpr int64_t kStep = 20'000'000, kStart = kT0 - 5 * kS, kEnd = kT0 + 2 * kS;
+  std::mt19937_64 random(17);
+  std::normal_distribution<double> noise(0, 20'000);
+  std::vector<ClockAnchor> a;
+  for (int i = 0; i < 100; ++i) {
+    a.push_back({kT0 + i * kStep, std::llround(200e6 + kSlope * static_cast<double>(i * kStep) +
+                                               noise(random))});
+  }
+  ClockFit fitted = FitClockLine(a, kStart, kEnd);
+  EXPECT_TRUE(fitted.drift_fitted);
+  EXPECT_NEAR(fitted.correction.drift, kSlope, 20e-6);
+  ClockFit fit = FitClockLine(a, kStart, kEnd, kMinStepDriftSpanNs);
+  EXPECT_FALSE(fit.drift_fitted);
+  EXPECT_EQ(fit.correction.drift, 0);
+  // Were the slope a drift, the run's start is 6 s from the anchors' middle.
+  const double truth = 200e6 + kSlope * static_cast<double>(kStart - kT0);
+  EXPECT_LE(std::fabs(fit.correction.OffsetAt(kStart) - truth), fit.uncertainty_ns);
+  EXPECT_GT(fit.uncertainty_ns, 2 * 347e-6 * 6 * kS * 0.95);
+  EXPECT_LT(fit.uncertainty_ns, 2 * 347e-6 * 6 * kS * 1.1);
+}
+
 // Ranks that run on their own: each step ends 250 ms +- 5 ms after the
 // last, so their differences walk away from any line. The wander test tells
 // them from a synchronous job's scatter, outliers and two clusters included.
