@@ -148,16 +148,15 @@ ClockFit FitClockLine(std::vector<ClockAnchor> anchors, int64_t from_ns, int64_t
   double offset = offset_for(slope);
   double spread = Spread(x, y, offset, slope);
   // The line's standard errors, from the anchors' robust scale and how
-  // correlated their noise is (Inflation).
-  auto errors = [&](double offset, double slope, double* offset_error, double* slope_error) {
-    const double spread = Spread(x, y, offset, slope);
+  // correlated their noise is (Inflation), about the line (offset, slope).
+  double offset_error = 0, slope_error = 0;
+  auto errors = [&](double offset, double slope, double spread) {
     const double sigma = kMedianEfficiency * kSigmaPerMad * spread *
                          Inflation(x, y, offset, slope, kSigmaPerMad * spread);
-    *offset_error = sigma / std::sqrt(static_cast<double>(n));
-    *slope_error = sxx > 0 ? sigma / std::sqrt(sxx) : INFINITY;
+    offset_error = sigma / std::sqrt(static_cast<double>(n));
+    slope_error = sxx > 0 ? sigma / std::sqrt(sxx) : INFINITY;
   };
-  double offset_error = 0, slope_error = 0;
-  errors(offset, slope, &offset_error, &slope_error);
+  errors(offset, slope, spread);
   const bool long_enough = anchors.back().host_ns - anchors.front().host_ns >= min_drift_span_ns;
   fit.drift_fitted = long_enough && sxx > 0 && std::fabs(slope) <= kMaxClockDrift &&
                      std::fabs(slope) > 2 * slope_error;
@@ -166,19 +165,18 @@ ClockFit FitClockLine(std::vector<ClockAnchor> anchors, int64_t from_ns, int64_t
   // the uncertainty allows for the whole of it.
   double unexplained = 0;
   double wander_slope = slope;
-  if (!fit.drift_fitted && !long_enough) {
-    unexplained = std::fabs(slope);
+  if (!fit.drift_fitted) {
+    if (long_enough) {
+      wander_slope = 0;
+    } else {
+      unexplained = std::fabs(slope);
+    }
     slope = 0;
     offset = offset_for(0);
     spread = Spread(x, y, offset, 0);
-  } else if (!fit.drift_fitted) {
-    slope = 0;
-    wander_slope = 0;
-    offset = offset_for(0);
-    spread = Spread(x, y, offset, 0);
-    errors(offset, 0, &offset_error, &slope_error);
+    if (long_enough) errors(offset, 0, spread);
+    if (sxx <= 0) slope_error = 0;
   }
-  if (!fit.drift_fitted && sxx <= 0) slope_error = 0;
   fit.correction = ClockCorrection{at, offset, slope};
   fit.spread_ns = spread;
   fit.wander = Wander(x, y, offset, wander_slope);
