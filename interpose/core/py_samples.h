@@ -1,5 +1,5 @@
 // Recording one Python stack sample: the body of iotap_py_sample, for the
-// shim's own sampler look (iotap_py_tick in py_stacks.cc) as well.
+// shim's own sampler loop (iotap_py_run_sampler in py_stacks.cc) as well.
 //
 //   if (RecordPySample(tid, stack_id, cpu_ns, start_ns, end_ns, generation) == 0) { ... }
 

@@ -41,6 +41,7 @@
 
 #include <atomic>
 
+#include "interpose/core/clock.h"
 #include "interpose/core/io_event.h"
 #include "interpose/core/py_samples.h"
 #include "interpose/core/raw_syscall.h"
@@ -322,7 +323,7 @@ int ReadStacks(const unsigned long* idents, int n, long long* stacks) {
   return found;
 }
 
-// --- iotap_py_tick: the sampler's look -------------------------------------
+// --- iotap_py_run_sampler: the sampler's loop and look ---------------------
 
 // Threads followed at once; more are not sampled.
 constexpr size_t kThreadSlots = 1024;
@@ -359,6 +360,9 @@ size_t ThreadSlot(const Followed* table, unsigned long ident) {
   return i;
 }
 
+// CLOCK_MONOTONIC (Python's time.monotonic_ns), as a signed count.
+int64_t Monotonic() { return static_cast<int64_t>(MonotonicNs()); }
+
 int64_t ClockNs(clockid_t clock) {
   struct timespec ts;
   if (clock_gettime(clock, &ts) != 0) return -1;
@@ -385,16 +389,16 @@ bool LookAt(Look* look, const Followed* last, unsigned long ident, Object* frame
     // First seen: its CPU time counts from now. The window starts before the
     // CPU time is read and ends after, so that a sample's CPU time always
     // lies within its window.
-    next->time = ClockNs(CLOCK_MONOTONIC);
+    next->time = Monotonic();
     next->cpu = ClockNs(clock);
     next->seen = next->cpu;
     return next->cpu >= 0;
   }
   *next = *last;
-  int64_t before = ClockNs(CLOCK_MONOTONIC);
+  int64_t before = Monotonic();
   int64_t used = ClockNs(clock);
   if (used < 0) return false;  // ended; its ident may come back for another
-  int64_t after = ClockNs(CLOCK_MONOTONIC);
+  int64_t after = Monotonic();
   bool ran = used != next->seen;
   next->seen = used;
   if (!ran || used - next->cpu < threshold_ns) return true;
@@ -449,7 +453,11 @@ int LookAtThreads(int64_t interval_ns) {
 }
 
 // The sampler's loop, its wake-up word and its owner (a fork child has no
-// sampler thread until the helper starts one).
+// sampler thread until the helper starts one). Its rules (idle below a tenth
+// of an interval of process CPU, a sample due at half an interval of a
+// thread's CPU, at most 8 idle intervals between looks) are those of the
+// helper's own loop for interpreters before 3.11 (_sampler.py), which keep
+// them in step.
 constexpr int kMaxIdleIntervals = 8;
 struct Loop {
   std::atomic<uint32_t> stop;
@@ -466,21 +474,21 @@ int RunSampler(int64_t interval_ns) {
   Threads& t = g_threads;
   memset(t.table, 0, sizeof(t.table));
   t.last_cpu = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
-  int64_t deadline = ClockNs(CLOCK_MONOTONIC) + interval_ns;
+  int64_t deadline = Monotonic() + interval_ns;
   int idle = 0;  // looks in a row that found the process idle
   int result = 0;
   void* state = g_api.save_thread();
   while (g_loop.stop.load(std::memory_order_acquire) == 0) {
     // Wake-ups keep to a fixed schedule, so a late one (the GIL was held) is
     // followed by an early one.
-    int64_t now = ClockNs(CLOCK_MONOTONIC);
+    int64_t now = Monotonic();
     if (deadline - now < interval_ns / 10) deadline = now + interval_ns / 10;
     struct timespec at = {static_cast<time_t>(deadline / 1000000000),
                           static_cast<long>(deadline % 1000000000)};
     RawSyscall(SYS_futex, &g_loop.stop, FUTEX_WAIT_BITSET_PRIVATE, 0, &at, nullptr,
                FUTEX_BITSET_MATCH_ANY);
     if (g_loop.stop.load(std::memory_order_acquire) != 0) break;
-    if (ClockNs(CLOCK_MONOTONIC) < deadline) continue;  // a signal, or spurious
+    if (Monotonic() < deadline) continue;  // a signal, or spurious
     g_api.restore_thread(state);
     bool looked = false;
     if (Recording()) {
@@ -496,7 +504,7 @@ int RunSampler(int64_t interval_ns) {
     idle = looked ? 0 : idle + 1;
     int64_t step = interval_ns * (1 + idle < kMaxIdleIntervals ? 1 + idle : kMaxIdleIntervals);
     deadline += step;
-    now = ClockNs(CLOCK_MONOTONIC);
+    now = Monotonic();
     if (deadline < now) deadline = now;
   }
   g_api.restore_thread(state);

@@ -15,8 +15,10 @@ read per wake-up, and is woken less and less often, down to `hz` / 8 times
 a second.
 
 From CPython 3.11 on the thread's whole loop is one call into the shim
-(iotap_py_run_sampler), which sleeps without the GIL and does each look in
-C, the same way; it costs a third of the loop written here.
+(iotap_py_run_sampler, interpose/core/py_stacks.cc), which sleeps without
+the GIL and does each look in C by the same rules (the thresholds below and
+MAX_IDLE_INTERVALS: change them in both); it costs less than half of the
+loop written here.
 
 Why a thread and not a signal: a Python signal handler runs only in the main
 thread and only between bytecodes, so it cannot tell which thread used the
