@@ -121,8 +121,11 @@ void CheckMemmapPass(int pause_every) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Printed p = ParseReader(r.out);
   EXPECT_EQ(p.sum, ExpectedSum());
-  // Untraced, this pass takes exactly one fault per window.
-  EXPECT_EQ(p.minor + p.major, kFileBytes / kWindow) << r.out;
+  // The thread's counters hold one fault per window and any the interpreter
+  // takes beside them (a page of its heap touched for the first time): run
+  // untraced under load, the same pass counted 129 in 6 runs of 25.
+  EXPECT_GE(p.minor + p.major, kFileBytes / kWindow) << r.out;
+  EXPECT_LE(p.minor + p.major, kFileBytes / kWindow + 4) << r.out;
 
   LoadedRun run = LoadRun(trace);
   ASSERT_EQ(run.processes.size(), 1u);
