@@ -9,6 +9,7 @@
 
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/perf_keeper.h"
 #include "analyzer/cli/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -74,6 +75,15 @@ TEST(HeaderExamplesTest, Version) {
 
   EXPECT_THAT(::testing::internal::GetCapturedStdout(),
               ::testing::MatchesRegex("iotap [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [0-9a-z.+-]+\\)\n"));
+}
+
+TEST(HeaderExamplesTest, PerfKeeper) {
+  std::string layers_option;
+  // perf_keeper.h
+  PerfKeeper keeper = PerfKeeper::ForLayers(layers_option);  // before fork
+  // ... run the job ...                                      // closes at scope end
+
+  EXPECT_EQ(keeper.active(), PerfKeeper::ForLayers("mapped").active());
 }
 
 }  // namespace

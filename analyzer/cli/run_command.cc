@@ -28,6 +28,7 @@
 #include "analyzer/base/numbers.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/perf_keeper.h"
 #include "analyzer/clocks/clock_exchanger.h"
 #include "analyzer/live/session_file.h"
 
@@ -469,6 +470,9 @@ int RunCommand(int argc, char** argv) {
   // Processes the command leaves behind become ours rather than init's, so
   // that we can wait for their traces too.
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  // The job's page-fault samplers then open without the kernel's wait for
+  // the first per-task perf event (perf_keeper.h).
+  PerfKeeper perf_keeper = PerfKeeper::ForLayers(args->Has("--layers") ? args->Get("--layers") : "");
   std::fflush(nullptr);
   pid_t child = fork();
   if (child < 0) {
