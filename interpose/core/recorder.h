@@ -37,6 +37,10 @@ struct ThreadState {
   bool busy;
   // Id of the HDF5 call this thread is inside, for the POSIX events it causes.
   uint64_t parent;
+  // The thread's errno (libc's __errno_location()), taken at its first
+  // recorded call: the address of a thread's TLS never changes, and a fork
+  // child's thread has its parent's layout. Saves a call per event.
+  int* errno_location;
   // Shim locks (writer, string table) this thread holds or is about to take.
   // A signal handler runs on whatever thread it interrupts, and handlers do
   // call _exit (torch's DataLoader workers do on SIGTERM): finishing the trace

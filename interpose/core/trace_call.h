@@ -105,7 +105,8 @@ class TraceCall {
  private:
   RawEvent* FinishAt(uint64_t t1, Op op, bool failed) {
     t1_ = t1;
-    errno_ = &errno;
+    errno_ = ts_->errno_location;
+    if (__builtin_expect(errno_ == nullptr, 0)) errno_ = ts_->errno_location = &errno;
     saved_errno_ = *errno_;
     finished_ = true;
     ts_->busy = true;
