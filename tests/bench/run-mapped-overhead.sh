@@ -43,7 +43,7 @@ job=("$python" examples/shards/train.py --data "$data/shards" --mmap --epochs 1)
 # "N steps, S samples in X s") and the whole job's wall time (Python's
 # start-up and import of torch, traced too, included).
 epoch_of() { awk '/ steps, .* in [0-9.]+ s/ {for (i = 1; i < NF; i++) if ($i == "in") print $(i + 1)}'; }
-epochs=(); jobs=(); cpus=()
+epochs=(); jobs=(); cpus=(); plain_epochs=(); traced_epochs=()
 # CPU seconds (user + system) of the whole job, its workers and the tracer
 # included: steadier than wall time on a shared VM.
 cpu_of() { awk '{print $1 + $2}' "$data/cpu"; }
@@ -65,9 +65,15 @@ for ((i = 0; i < pairs; i++)); do
   if ((i % 2 == 0)); then run_plain; run_traced; else run_traced; run_plain; fi
   echo "  pair $i: epoch untraced ${plain_epoch}s, traced ${traced_epoch}s; job untraced ${plain}s, traced ${traced}s; job CPU untraced ${plain_cpu}s, traced ${traced_cpu}s"
   epochs+=("$(echo "($traced_epoch / $plain_epoch - 1) * 100" | bc -l)")
+  plain_epochs+=("$plain_epoch"); traced_epochs+=("$traced_epoch")
   jobs+=("$(echo "($traced / $plain - 1) * 100" | bc -l)")
   cpus+=("$(echo "($traced_cpu / $plain_cpu - 1) * 100" | bc -l)")
 done
 echo "  median added to the epoch: $(printf '%s\n' "${epochs[@]}" | median)%"
+# The fastest epoch of each side: noise on a shared machine only adds time.
+fastest() { sort -g | head -1; }
+fast_plain=$(printf '%s\n' "${plain_epochs[@]}" | fastest)
+fast_traced=$(printf '%s\n' "${traced_epochs[@]}" | fastest)
+echo "  fastest epoch: untraced ${fast_plain}s, traced ${fast_traced}s ($(echo "($fast_traced / $fast_plain - 1) * 100" | bc -l | xargs printf '%+.1f')%)"
 echo "  median added to the whole job (start-up included): $(printf '%s\n' "${jobs[@]}" | median)%"
 echo "  median added to the whole job's CPU time: $(printf '%s\n' "${cpus[@]}" | median)%"
