@@ -193,8 +193,8 @@ void Decide(FdEntry* f, TfStream* s) {
 // OP_TFRECORD_RECORDS event; a group of one is an OP_TFRECORD_RECORD.
 class RecordEvents {
  public:
-  RecordEvents(TraceCall* call, uint32_t file, uint64_t read_id)
-      : call_(call), file_(file), read_id_(read_id) {}
+  RecordEvents(CallEvents* events, uint32_t file, uint64_t read_id)
+      : events_(events), file_(file), read_id_(read_id) {}
 
   // Writes what is still grouped; call once the read's bytes are parsed.
   ~RecordEvents() { Flush(); }
@@ -271,7 +271,7 @@ class RecordEvents {
 
   void Emit(Op op, int64_t offset, uint64_t requested, int64_t result, uint64_t aux,
             bool index_known, bool spanned) {
-    RawEvent* e = call_->Follow(op);
+    RawEvent* e = events_->Follow(op);
     if (e == nullptr) return;
     e->file = file_;
     e->offset = offset;
@@ -284,7 +284,7 @@ class RecordEvents {
     if (!index_known) e->flags |= kFlagTfRecordIndexUnknown;
   }
 
-  TraceCall* call_;
+  CallEvents* events_;
   uint32_t file_;
   uint64_t read_id_;
   TfRecordInfo first_ = {};
@@ -319,14 +319,14 @@ uint32_t TfRecordOpenBits(const char* path) {
   return HasTfRecordSuffix(path) ? kFdTfRecord : kFdTfProbe;
 }
 
-void TfRecordFeed(TraceCall& call, FdEntry* f, int64_t offset, const void* data, size_t n) {
+void TfRecordFeed(CallEvents& events, FdEntry* f, int64_t offset, const void* data, size_t n) {
   const uint8_t* bytes = static_cast<const uint8_t*>(data);
   TfStream* s = f->tfrecord.load(std::memory_order_acquire);
   if (s == nullptr && (s = Attach(f, offset, bytes, n)) == nullptr) return;
   Lock(s);
   if (s->status != kIgnored) {
     {
-      RecordEvents sink(&call, s->file, call.EventId());
+      RecordEvents sink(&events, s->file, events.EventId());
       s->parser.Feed(offset, bytes, n, sink);
     }
     if (s->status == kUndecided) Decide(f, s);
@@ -337,12 +337,12 @@ void TfRecordFeed(TraceCall& call, FdEntry* f, int64_t offset, const void* data,
   Unlock(s);
 }
 
-void TfRecordFeedIov(TraceCall& call, FdEntry* f, int64_t offset, const struct iovec* iov,
+void TfRecordFeedIov(CallEvents& events, FdEntry* f, int64_t offset, const struct iovec* iov,
                      int count, size_t n) {
   for (int i = 0; i < count && n > 0; ++i) {
     size_t take = iov[i].iov_len < n ? iov[i].iov_len : n;
     if (take == 0) continue;
-    TfRecordFeed(call, f, offset, iov[i].iov_base, take);
+    TfRecordFeed(events, f, offset, iov[i].iov_base, take);
     offset += static_cast<int64_t>(take);
     n -= take;
   }

@@ -50,8 +50,8 @@ uint32_t TfRecordOpenBits(const char* path);
 bool HasTfRecordSuffix(const char* path);
 
 // Out-of-line parts of TfRecordAfterRead.
-void TfRecordFeed(TraceCall& call, FdEntry* f, int64_t offset, const void* data, size_t n);
-void TfRecordFeedIov(TraceCall& call, FdEntry* f, int64_t offset, const struct iovec* iov,
+void TfRecordFeed(CallEvents& events, FdEntry* f, int64_t offset, const void* data, size_t n);
+void TfRecordFeedIov(CallEvents& events, FdEntry* f, int64_t offset, const struct iovec* iov,
                      int count, size_t n);
 
 // Whether the read just recorded in `e` concerns the TFRecord layer: a watched
@@ -68,14 +68,19 @@ IOTAP_HOT bool TfRecordWants(const FdEntry* f, const RawEvent* e) {
 IOTAP_HOT void TfRecordAfterRead(TraceCall& call, FdEntry* f, const RawEvent* e,
                                  const void* buf) {
   if (__builtin_expect(TfRecordWants(f, e), 0)) {
-    TfRecordFeed(call, f, e->offset, buf, static_cast<size_t>(e->result));
+    // By value: `call` stays in registers (CallEvents).
+    CallEvents events = call.Events();
+    TfRecordFeed(events, f, e->offset, buf, static_cast<size_t>(e->result));
+    call.Resume(events);
   }
 }
 
 IOTAP_HOT void TfRecordAfterReadv(TraceCall& call, FdEntry* f, const RawEvent* e,
                                   const struct iovec* iov, int count) {
   if (__builtin_expect(TfRecordWants(f, e), 0)) {
-    TfRecordFeedIov(call, f, e->offset, iov, count, static_cast<size_t>(e->result));
+    CallEvents events = call.Events();
+    TfRecordFeedIov(events, f, e->offset, iov, count, static_cast<size_t>(e->result));
+    call.Resume(events);
   }
 }
 
