@@ -71,9 +71,9 @@ FdEntry* FdLookupSlow(int fd, int64_t moved);
 inline FdEntry* FdLookup(int fd, int64_t moved = 0) {
   if (static_cast<unsigned>(fd) < (static_cast<unsigned>(kFdPages) << kFdPageBits)) {
     FdEntry* page = g_fd_pages[fd >> kFdPageBits].load(std::memory_order_acquire);
-    if (page != nullptr) {
+    if (__builtin_expect(page != nullptr, 1)) {
       FdEntry* e = &page[fd & (kFdPageSize - 1)];
-      if (e->bits.load(std::memory_order_acquire) & kFdKnown) return e;
+      if (__builtin_expect((e->bits.load(std::memory_order_acquire) & kFdKnown) != 0, 1)) return e;
     }
   }
   return FdLookupSlow(fd, moved);
