@@ -261,11 +261,24 @@ bool EncodeChunk(WireWriter* w, const Ring& ring, uint64_t first, uint32_t count
   };
   int64_t* starts = scratch->times;
   int64_t* ends = scratch->times + count;
-  for (uint32_t i = 0; i < count; ++i) {
-    const RawEvent& ev = at(i);
-    starts[i] = static_cast<int64_t>(monotonic(ev, ev.t0) / time_unit);
-    int64_t e = static_cast<int64_t>(monotonic(ev, ev.t1) / time_unit);
-    ends[i] = e > starts[i] ? e : starts[i];
+  auto convert = [&](auto in_units) {
+    for (uint32_t i = 0; i < count; ++i) {
+      const RawEvent& ev = at(i);
+      starts[i] = static_cast<int64_t>(in_units(monotonic(ev, ev.t0)));
+      int64_t e = static_cast<int64_t>(in_units(monotonic(ev, ev.t1)));
+      ends[i] = e > starts[i] ? e : starts[i];
+    }
+  };
+  // The units nearly every trace has (10 ns, the default, and 1 ns) divide
+  // by a constant, which the compiler turns into a multiplication: the two
+  // 64-bit divisions per event were a third of this function's time (perf,
+  // 1-byte preads on the main thread).
+  if (time_unit == 10) {
+    convert([](uint64_t ns) { return ns / 10; });
+  } else if (time_unit == 1) {
+    convert([](uint64_t ns) { return ns; });
+  } else {
+    convert([time_unit](uint64_t ns) { return ns / time_unit; });
   }
   size_t packet = w->BeginNested(1);
   size_t chunk = w->BeginNested(4);

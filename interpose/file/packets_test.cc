@@ -6,6 +6,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "interpose/core/clock.h"
+#include "interpose/core/config.h"
+#include "interpose/core/ops.h"
+#include "interpose/core/recorder.h"
+#include "interpose/core/ring.h"
 #include "interpose/core/strings.h"
 #include "iotap/trace.pb.h"
 
@@ -137,6 +142,49 @@ TEST(PacketsTest, FullBufferTakesNoString) {
   ASSERT_EQ(trace.packet_size(), 1);
   ASSERT_EQ(trace.packet(0).strings().entry_size(), 1);
   EXPECT_EQ(trace.packet(0).strings().entry(0).id(), id);
+}
+
+// Event times in the chunk are CLOCK_MONOTONIC ns in the configured unit,
+// rounded down, whichever unit: 10 and 1 take a path of their own.
+TEST(PacketsTest, ChunkTimesAreInTheConfiguredUnit) {
+  RawEvent events[4] = {};
+  const uint64_t times[4][2] = {{1'000'000'009, 1'000'000'011},
+                                {1'000'000'020, 1'000'000'020},
+                                {1'000'000'699, 1'000'003'701},
+                                {1'000'004'000, 1'000'004'999}};
+  for (int i = 0; i < 4; ++i) {
+    events[i].t0 = times[i][0];
+    events[i].t1 = times[i][1];
+    events[i].op = kOpPread;
+  }
+  Ring ring;
+  ring.capacity = 4;
+  ring.monotonic_times = true;  // the times are ns already: only the unit applies
+  ring.events = events;
+  const uint32_t saved_unit = g_config.time_unit_ns;
+  for (uint32_t unit : {10u, 1u, 7u, 100u}) {
+    SCOPED_TRACE(unit);
+    g_config.time_unit_ns = unit;
+    std::vector<uint8_t> column(1 << 12);
+    std::vector<int64_t> scratch_times(8);
+    ChunkScratch scratch{column.data(), column.size(), scratch_times.data()};
+    std::vector<uint8_t> buf(1 << 14);
+    WireWriter w(buf.data(), buf.size());
+    ClockConverter clock;
+    ASSERT_TRUE(EncodeChunk(&w, ring, 0, 4, 0, 0, clock, &scratch));
+    Trace trace = Parse(w);
+    ASSERT_EQ(trace.packet_size(), 1);
+    const EventChunk& chunk = trace.packet(0).events();
+    EXPECT_EQ(chunk.time_unit_ns(), unit);
+    uint64_t end = chunk.base_time_ns() / unit;
+    for (int i = 0; i < 4; ++i) {
+      uint64_t start = end + chunk.start_gap(i);
+      end = start + chunk.duration(i);
+      EXPECT_EQ(start, times[i][0] / unit) << i;
+      EXPECT_EQ(end, times[i][1] / unit) << i;
+    }
+  }
+  g_config.time_unit_ns = saved_unit;
 }
 
 }  // namespace
