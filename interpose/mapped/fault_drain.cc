@@ -265,36 +265,25 @@ bool* CreditsOf(uint64_t window_start, const DataMapping& m) {
 
 // Reads which pages of region `r` are mapped (into `present`, indexed from
 // the region's start) for its faults between addresses `lo` and `hi` of
-// mapping `m`: the pages from one fault-around window before the faults'
-// to one after, unless a page at either end of that part is mapped and
-// given to no fault yet, when a run of mapped pages may reach beyond it:
-// then the whole region. Reading 4 KiB of /proc/self/pagemap for every
-// region of every drain was 43 ms of kernel time per epoch of a memmap
-// DataLoader (2 workers, 2,048 samples: perf); the part around the faults
-// is usually a few dozen pages. The spans are the same either way: a run
-// never reaches the end of the part read.
+// mapping `m`: only the part around them (FaultsLookRange), unless a run
+// may reach past it (RunMayLeave), when the whole region is read.
 bool Look(Region& r, uint64_t lo, uint64_t hi, const DataMapping& m, bool* present) {
-  constexpr uint32_t kWindow = 16;  // fault-around, in pages
-  const uint32_t first_fault = static_cast<uint32_t>((lo - r.window_start) / kPageSize);
-  const uint32_t last_fault = static_cast<uint32_t>((hi - r.window_start) / kPageSize);
-  uint32_t first = first_fault / kWindow * kWindow;
-  first = first >= kWindow ? first - kWindow : 0;
-  uint32_t end = last_fault / kWindow * kWindow + 2 * kWindow;
-  if (end > r.pages) end = r.pages;
+  LookRange range =
+      FaultsLookRange(static_cast<uint32_t>((lo - r.window_start) / kPageSize),
+                      static_cast<uint32_t>((hi - r.window_start) / kPageSize), r.pages);
   const uint64_t region_page = r.window_start / kPageSize;
-  if (!ReadPresent(region_page + first, end - first, present + first)) return false;
+  if (!ReadPresent(region_page + range.first, range.end - range.first, present + range.first)) {
+    return false;
+  }
   // The credits as they are, without taking the table's entry (CreditsOf
   // would clear another region's that shares it): none if it is another's.
   const RegionCredit& c = CreditEntry(r.window_start);
-  const bool own = Holds(c, r.window_start, m);
-  auto open = [&](uint32_t page) { return present[page] && !(own && c.credited[page]); };
-  if ((first > 0 && open(first)) || (end < r.pages && open(end - 1))) {
-    first = 0;
-    end = r.pages;
+  if (RunMayLeave(present, Holds(c, r.window_start, m) ? c.credited : nullptr, range, r.pages)) {
+    range = LookRange{0, r.pages};
     if (!ReadPresent(region_page, r.pages, present)) return false;
   }
-  r.look_first = first;
-  r.look_end = end;
+  r.look_first = range.first;
+  r.look_end = range.end;
   return true;
 }
 

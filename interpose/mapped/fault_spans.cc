@@ -72,6 +72,21 @@ void ShareSpans(const bool* present, bool* credited, uint32_t n, const uint32_t*
   }
 }
 
+LookRange FaultsLookRange(uint32_t first_fault, uint32_t last_fault, uint32_t n) {
+  uint32_t first = first_fault / kFaultAroundPages * kFaultAroundPages;
+  first = first >= kFaultAroundPages ? first - kFaultAroundPages : 0;
+  uint32_t end = last_fault / kFaultAroundPages * kFaultAroundPages + 2 * kFaultAroundPages;
+  return LookRange{first < n ? first : n, end < n ? end : n};
+}
+
+bool RunMayLeave(const bool* present, const bool* credited, LookRange range, uint32_t n) {
+  auto open = [&](uint32_t page) {
+    return present[page] && !(credited != nullptr && credited[page]);
+  };
+  return (range.first > 0 && range.first < range.end && open(range.first)) ||
+         (range.end < n && range.end > range.first && open(range.end - 1));
+}
+
 PageSpan NominalSpan(uint32_t page, uint32_t n) {
   uint32_t first = page - page % kFaultAroundPages;
   uint32_t end = first + kFaultAroundPages;

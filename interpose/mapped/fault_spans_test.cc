@@ -1,5 +1,7 @@
 #include "interpose/mapped/fault_spans.h"
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -148,6 +150,96 @@ TEST(FaultSpansTest, NominalWindowIsTheAligned64KiBClipped) {
   EXPECT_FALSE(s.measured);
   s = NominalSpan(37, 40);
   EXPECT_EQ(s.end, 40u);
+}
+
+TEST(FaultSpansTest, LookRangeIsAWindowEitherSideOfTheFaults) {
+  LookRange r = FaultsLookRange(37, 90, 512);
+  EXPECT_EQ(r.first, 16u);  // the window of page 37 starts at 32
+  EXPECT_EQ(r.end, 112u);   // that of page 90 ends at 96
+  r = FaultsLookRange(5, 5, 512);
+  EXPECT_EQ(r.first, 0u);
+  EXPECT_EQ(r.end, 32u);
+  r = FaultsLookRange(500, 505, 510);  // the region's part in the mapping
+  EXPECT_EQ(r.first, 480u);
+  EXPECT_EQ(r.end, 510u);
+}
+
+TEST(FaultSpansTest, ARunMayLeaveOnlyThroughAFreePageAtAnEnd) {
+  bool present[512] = {};
+  bool credited[512] = {};
+  const LookRange r{16, 112};
+  EXPECT_FALSE(RunMayLeave(present, credited, r, 512));
+  present[16] = true;  // mapped, given to no fault
+  EXPECT_TRUE(RunMayLeave(present, credited, r, 512));
+  EXPECT_TRUE(RunMayLeave(present, nullptr, r, 512));
+  credited[16] = true;  // given to an earlier fault: a run stops there
+  EXPECT_FALSE(RunMayLeave(present, credited, r, 512));
+  present[111] = true;
+  EXPECT_TRUE(RunMayLeave(present, credited, r, 512));
+  // The region's own ends are no way out.
+  EXPECT_FALSE(RunMayLeave(present, nullptr, LookRange{0, 1}, 1));
+}
+
+// Whatever is mapped and credited, spans shared out over the look range
+// alone are those over the whole region whenever no run may leave it, and
+// so are the credits inside it: random regions of up to 512 pages, runs of
+// mapped pages, earlier credits, faults in a cluster, pending faults.
+TEST(FaultSpansTest, SpansOverTheLookRangeAreThoseOverTheRegion) {
+  std::mt19937 rng(20261128);
+  int partial = 0, whole = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const uint32_t n = 64 + rng() % 449;
+    bool present[512] = {};
+    bool credited[512] = {};
+    for (uint32_t i = 0; i < n;) {  // runs of mapped and unmapped pages
+      uint32_t len = 1 + rng() % 40;
+      bool mapped = rng() % 2 == 0;
+      for (uint32_t k = i; k < std::min<uint32_t>(n, i + len); ++k) {
+        present[k] = mapped;
+        credited[k] = mapped && rng() % 3 == 0;
+      }
+      i += len;
+    }
+    const uint32_t center = rng() % n;
+    std::vector<uint32_t> faults(1 + rng() % 6);
+    for (uint32_t& f : faults) f = std::min<uint32_t>(n - 1, center + rng() % 40);
+    std::sort(faults.begin(), faults.end());
+    std::vector<uint32_t> pending;
+    for (int k = rng() % 3; k > 0; --k) pending.push_back(rng() % n);
+    const LookRange range = FaultsLookRange(faults.front(), faults.back(), n);
+    if (RunMayLeave(present, credited, range, n)) {
+      ++whole;
+      continue;
+    }
+    ++partial;
+    bool whole_credits[512];
+    std::copy(credited, credited + 512, whole_credits);
+    std::vector<PageSpan> expected(faults.size());
+    ShareSpans(present, whole_credits, n, faults.data(), faults.size(), pending.data(),
+               pending.size(), expected.data());
+    std::vector<uint32_t> local_faults;
+    for (uint32_t f : faults) local_faults.push_back(f - range.first);
+    std::vector<uint32_t> local_pending;
+    for (uint32_t p : pending) {
+      if (p >= range.first && p < range.end) local_pending.push_back(p - range.first);
+    }
+    std::vector<PageSpan> got(faults.size());
+    ShareSpans(present + range.first, credited + range.first, range.end - range.first,
+               local_faults.data(), local_faults.size(), local_pending.data(),
+               local_pending.size(), got.data());
+    for (size_t j = 0; j < faults.size(); ++j) {
+      SCOPED_TRACE(::testing::Message() << "round " << round << ", fault " << j);
+      EXPECT_EQ(got[j].first + range.first, expected[j].first);
+      EXPECT_EQ(got[j].end + range.first, expected[j].end);
+      EXPECT_EQ(got[j].measured, expected[j].measured);
+    }
+    for (uint32_t i = range.first; i < range.end; ++i) {
+      ASSERT_EQ(credited[i], whole_credits[i]) << "round " << round << ", page " << i;
+    }
+  }
+  // Both ways are taken often, so that the comparison means something.
+  EXPECT_GT(partial, 1000);
+  EXPECT_GT(whole, 300);
 }
 
 }  // namespace
