@@ -458,7 +458,9 @@ TEST(UringTest, LiburingRequestsAreRecordedAsIssued) {
                   (f.reads() == 21 && Says(report.text, " read in      21 requests,")))
           << report.text;
     }
-    if (f.path() == out) EXPECT_EQ(f.uring_writes(), 1);
+    if (f.path() == out) {
+      EXPECT_EQ(f.uring_writes(), 1);
+    }
   }
   const report::Layer* layer = LayerNamed(report.json, "URING");
   ASSERT_NE(layer, nullptr);
