@@ -75,9 +75,9 @@ void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
 }
 
 ProcessAnalyzer::FileSlot& ProcessAnalyzer::NewSlot(const ProcessTrace& process, uint32_t id) {
-  if (id >= slots_.size()) slots_.resize(std::max<size_t>(id + 1, slots_.size() * 2));
-  FileSlot& slot = slots_[id];
-  slot.known = true;
+  if (id >= slot_of_.size()) slot_of_.resize(std::max<size_t>(id + 1, slot_of_.size() * 2));
+  FileSlot& slot = slots_.emplace_back();
+  slot_of_[id] = static_cast<uint32_t>(slots_.size());
   const InternedName& name = process.Name(id);
   switch (name.kind) {
     case InternedString::KIND_PATH:
@@ -210,8 +210,9 @@ void ProcessAnalyzer::OnWait(const ProcessTrace& process, const Event& e, int64_
   // slot would add an empty row to the counts of pipes and sockets).
   uint32_t channel = WaitCollector::kNoChannel;
   if (e.file != 0) {
-    channel = e.file < slots_.size() && slots_[e.file].known ? slots_[e.file].channel
-                                                              : ChannelOf(process.Name(e.file));
+    channel = e.file < slot_of_.size() && slot_of_[e.file] != 0
+                  ? slots_[slot_of_[e.file] - 1].channel
+                  : ChannelOf(process.Name(e.file));
   }
   waits_.OnWait(e, e.start_ns + offset, e.end_ns + offset, channel);
 }
@@ -345,6 +346,7 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
   result_.datasets = hdf5_.Finish(process);
   // Slots and patterns refer to ids of this file only.
   slots_.clear();
+  slot_of_.clear();
   patterns_.clear();
   if (!full_) return;
   markers_.OnFileEnd(process);

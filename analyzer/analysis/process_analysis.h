@@ -186,7 +186,6 @@ class ProcessAnalyzer : public TraceVisitor {
     FileCounts* counts = nullptr;  // null: not a file nor a descriptor (datasets, marks)
     FileDetail* detail = nullptr;  // files only, kFull only
     bool data = false;
-    bool known = false;
     uint32_t channel = WaitCollector::kNoChannel;  // a pipe's or socket's
     // Access pattern trackers, one per thread reading the file: the first
     // reader's here (most files have one), other threads' in patterns_, the
@@ -208,7 +207,7 @@ class ProcessAnalyzer : public TraceVisitor {
 
   // The slot of string id `id`; inline, as every I/O event asks.
   FileSlot& Slot(const ProcessTrace& process, uint32_t id) {
-    if (id < slots_.size() && slots_[id].known) [[likely]] return slots_[id];
+    if (id < slot_of_.size() && slot_of_[id] != 0) [[likely]] return slots_[slot_of_[id] - 1];
     return NewSlot(process, id);
   }
   FileSlot& NewSlot(const ProcessTrace& process, uint32_t id);
@@ -238,7 +237,12 @@ class ProcessAnalyzer : public TraceVisitor {
   std::unique_ptr<PathTable> own_paths_;  // when the run has none
   PathTable* paths_;
   ProcessResult result_;
-  std::vector<FileSlot> slots_;  // by the trace's string id
+  // The slots of the ids seen, in the order first seen, and by string id
+  // the index in slots_ plus one (0: none yet). A slot is large and a
+  // trace's ids run into the thousands (a loader's sample files), while an
+  // analyzer of one second of a file (sliced_run.h) sees a few of them.
+  std::vector<FileSlot> slots_;
+  std::vector<uint32_t> slot_of_;
   // Trackers of threads after a file's first reader. Node-based:
   // FileSlot::tracker points into it.
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;
