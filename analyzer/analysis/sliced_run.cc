@@ -15,121 +15,13 @@ using run_state::RunState;
 
 namespace {
 
-// A slice's CPU series start at least this long before it: a CPU sample
-// spreads the CPU time since the sample before it (the shim takes one every
-// 100 ms), which may lie in an earlier slice. Its other series and its busy
-// time start with it.
+// A slice's CPU series start with the sample before its first (a CPU sample
+// spreads the CPU time since the sample before it, which may lie in an
+// earlier slice), or this long before it while no sample is known. Its
+// other series and its busy time start with it.
 constexpr int64_t kCpuMarginNs = 2'000'000'000;
 // Every slice's busy time at 1 us; the run's bitmaps take it at theirs.
 constexpr int64_t kSliceResolutionNs = 1000;
-
-// The CPU time a slice's samples spread: a range of the report reads every
-// sample, so a window takes them from every slice kept, in range or not.
-void AbsorbCpu(const ProcessResult& slice, ProcessResult* into) {
-  into->cpu_ns->AddSeries(*slice.cpu_ns);
-  into->run_queue_ns->AddSeries(*slice.run_queue_ns);
-}
-
-// Appends a later slice's Python samples (functions and stacks renumbered).
-void AppendPySamples(const PySamples& slice, PySamples* into) {
-  const auto functions = static_cast<uint32_t>(into->functions.size());
-  const auto stacks = static_cast<uint32_t>(into->stacks.size());
-  into->functions.insert(into->functions.end(), slice.functions.begin(), slice.functions.end());
-  for (std::vector<uint32_t> stack : slice.stacks) {
-    for (uint32_t& f : stack) f += functions;
-    into->stacks.push_back(std::move(stack));
-  }
-  for (PySample sample : slice.samples) {
-    sample.stack += stacks;
-    into->samples.push_back(sample);
-  }
-  into->started = into->started || slice.started;
-  if (into->unavailable.empty()) into->unavailable = slice.unavailable;
-}
-
-// Appends a later slice's waits (channels renumbered).
-void AppendWaits(const WaitEvidence& slice, int64_t origin_ns, int64_t resolution_ns,
-                 WaitEvidence* into) {
-  into->threshold_ns = std::max(into->threshold_ns, slice.threshold_ns);
-  std::vector<uint32_t> index;
-  for (const std::string& c : slice.channels) {
-    auto it = std::find(into->channels.begin(), into->channels.end(), c);
-    index.push_back(static_cast<uint32_t>(it - into->channels.begin()));
-    if (it == into->channels.end()) into->channels.push_back(c);
-  }
-  for (Reception r : slice.receptions) {
-    if (r.channel < index.size()) r.channel = index[r.channel];
-    into->receptions.push_back(r);
-  }
-  into->sync_waits.insert(into->sync_waits.end(), slice.sync_waits.begin(), slice.sync_waits.end());
-  if (slice.own_io) {
-    if (!into->own_io) into->own_io = std::make_unique<TimeSpans>(origin_ns, resolution_ns);
-    into->own_io->Absorb(*slice.own_io);
-  }
-}
-
-// Adds a later slice of the same process into `into`, its paths put in the
-// run's table.
-void AbsorbSlice(const PathTable& slice_paths, const ProcessResult& slice, RunState& s,
-                 std::map<std::pair<uint32_t, int>, size_t>& file_index, ProcessResult* into) {
-  AbsorbCpu(slice, into);
-  into->events += slice.events;
-  into->dropped = slice.dropped;  // the process's count so far
-  into->end = slice.end;
-  AddTo(&into->reads, slice.reads);
-  AddTo(&into->read_bytes, slice.read_bytes);
-  AddTo(&into->write_calls, slice.write_calls);
-  AddTo(&into->write_bytes, slice.write_bytes);
-  AddTo(&into->metadata_ops, slice.metadata_ops);
-  for (size_t i = 0; i < slice.files.size(); ++i) {
-    const FileRef& ref = slice.file_refs[i];
-    PathTable::Entry path = s.paths.Intern(slice_paths.path(ref.path_id), /*categorize=*/true);
-    auto [it, added] = file_index.try_emplace({path.id, ref.kind}, into->files.size());
-    if (added) {
-      into->files.emplace_back();
-      into->file_details.emplace_back();
-      into->file_refs.push_back(FileRef{path.id, ref.kind, path.category});
-    }
-    into->files[it->second].Merge(slice.files[i]);
-    into->file_details[it->second].Merge(slice.file_details[i]);
-  }
-  for (const auto& [kind, c] : slice.ipc) into->ipc[kind].Merge(c);
-  for (const auto& [name, d] : slice.datasets) into->datasets[name].Merge(d);
-  TfRecordAccumulator tfrecords = slice.tfrecords;
-  into->tfrecords.Absorb(std::move(tfrecords), 0);
-  into->cuda.Merge(slice.cuda);
-  MappedAccumulator mapped = slice.mapped;
-  into->mapped.Absorb(std::move(mapped), 0);
-  AppendPySamples(slice.py, &into->py);
-  AppendWaits(slice.waits, s.origin_ns, s.resolution_ns, &into->waits);
-  for (int i = 0; i < kLayerCount; ++i) {
-    into->layers[i].Merge(slice.layers[i]);
-    into->read_bytes_by_layer[i].AddSeries(slice.read_bytes_by_layer[i]);
-    into->layer_busy[i].Absorb(slice.layer_busy[i]);
-  }
-  into->io->Absorb(*slice.io);
-  into->writes->Absorb(*slice.writes);
-  into->data_read_bytes->AddSeries(*slice.data_read_bytes);
-  into->data_read_calls->AddSeries(*slice.data_read_calls);
-  into->data_read_ns->AddSeries(*slice.data_read_ns);
-  into->data_read_sizes.Merge(slice.data_read_sizes);
-  into->cuda_copies.insert(into->cuda_copies.end(), slice.cuda_copies.begin(),
-                           slice.cuda_copies.end());
-  AddTo(&into->io_busy_ns, slice.io_busy_ns);
-  AddTo(&into->late_clipped_ns, slice.late_clipped_ns);
-  into->first_unix_ns = std::min(into->first_unix_ns, slice.first_unix_ns);
-  into->last_unix_ns = std::max(into->last_unix_ns, slice.last_unix_ns);
-  into->end_unix_ns = std::max(into->end_unix_ns, slice.end_unix_ns);
-}
-
-// A sealed slice's series keep only the bins that hold something.
-void TrimSeries(ProcessResult& r) {
-  for (AdaptiveSeries& s : r.read_bytes_by_layer) s.Trim();
-  for (AdaptiveSeries* s : {r.data_read_bytes.get(), r.data_read_calls.get(), r.data_read_ns.get(),
-                            r.cpu_ns.get(), r.run_queue_ns.get()}) {
-    s->Trim();
-  }
-}
 
 // The summary's figures of what the slices added up to (as OnFileEnd sets
 // them for a whole file).
@@ -149,6 +41,7 @@ void SetSummary(ProcessResult* r) {
 }  // namespace
 
 struct SlicedRun::File {
+  int number = 0;  // in order of appearance
   const ProcessTrace* process = nullptr;
   // Packets that describe what later events refer to (HDF5 datasets,
   // TFRecord files): every slice's analyzer gets them all.
@@ -161,7 +54,7 @@ struct SlicedRun::File {
   uint64_t marker_events = 0;  // read whole, as a range of the report counts them
   int64_t last_seen_ns = 0;
   std::map<int64_t, std::unique_ptr<ProcessAnalyzer>> open;  // by slice
-  std::map<int64_t, ProcessResult> sealed;                   // by slice
+  std::map<int64_t, internal::ProcessSlice> sealed;          // by slice
 };
 
 SlicedRun::SlicedRun(Options options) : options_(options) {}
@@ -179,13 +72,18 @@ int64_t SlicedRun::SliceOf(int64_t unix_ns) const {
 
 SlicedRun::File& SlicedRun::FileOf(const ProcessTrace& process) {
   std::unique_ptr<File>& f = files_[process.path()];
-  if (f == nullptr) f = std::make_unique<File>();
+  if (f == nullptr) {
+    f = std::make_unique<File>();
+    f->number = static_cast<int>(numbered_.size());
+    numbered_.push_back(f.get());
+  }
   return *f;
 }
 
 void SlicedRun::OnProcess(const ProcessTrace& process) {
   if (!origin_set_) SetOrigin(static_cast<int64_t>(process.header().start_realtime_ns()));
   File& f = FileOf(process);
+  if (f.process == nullptr) ++started_;
   f.process = &process;
   f.markers.OnProcess(process);
 }
@@ -195,12 +93,13 @@ ProcessAnalyzer& SlicedRun::Slice(File& f, int64_t slice) {
   if (a != nullptr) return *a;
   int64_t start = origin_ns_ + slice * options_.slice_ns;
   a = std::make_unique<ProcessAnalyzer>(AnalysisScope::kFull, &paths_, start, kSliceResolutionNs);
-  // From the sample before the slice's first (or a margin before the slice
-  // if none yet), on the run's grid of bins, so that windows add bin to bin.
+  // From the sample before the slice's first (the analyzer spreads no CPU
+  // time from before it), or a margin before the slice if none yet, on the
+  // run's grid of bins, so that windows add bin to bin.
   int64_t cpu_origin = start - kCpuMarginNs;
   if (f.last_resources.has_value()) {
-    cpu_origin = std::min(cpu_origin, f.process->ToRealtimeNs(static_cast<int64_t>(
-                                          f.last_resources->resources().monotonic_ns())));
+    cpu_origin = std::min(start, f.process->ToRealtimeNs(static_cast<int64_t>(
+                                     f.last_resources->resources().monotonic_ns())));
   }
   int64_t bins = (cpu_origin - origin_ns_) / kInitialBinNs;
   if (cpu_origin < origin_ns_ + bins * kInitialBinNs) --bins;
@@ -219,15 +118,40 @@ void SlicedRun::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
   // One wall-clock offset per chunk, as RangeFilter takes it.
   int64_t offset =
       process.ToRealtimeNs(batch.events.front().start_ns) - batch.events.front().start_ns;
-  for (auto& [slice, b] : scratch_) b.events.clear();
+  // A batch is one thread's calls over at most a flush interval. One that
+  // lies in one open slice, holds no step marker and no call that began
+  // before the slice goes to its analyzer as it is, not copied; the slice's
+  // bounds are kept so that an event costs a division only where it leaves
+  // them.
+  int64_t slice = SliceOf(batch.events.front().end_ns + offset);
+  int64_t slice_start = origin_ns_ + slice * options_.slice_ns;
+  bool whole = slice >= sealed_slices_;
   for (const Event& e : batch.events) {
-    f.last_seen_ns = std::max(f.last_seen_ns, e.end_ns + offset);
+    const int64_t end = e.end_ns + offset;
+    f.last_seen_ns = std::max(f.last_seen_ns, end);
     if (TraitsOf(e.op).layer == Layer::kMarker) {
       f.marker_first_ns = std::min(f.marker_first_ns, e.start_ns + offset);
-      f.marker_last_ns = std::max(f.marker_last_ns, e.end_ns + offset);
+      f.marker_last_ns = std::max(f.marker_last_ns, end);
       ++f.marker_events;
+      whole = false;
       continue;
     }
+    whole = whole && end >= slice_start && end - slice_start < options_.slice_ns &&
+            e.start_ns + offset >= slice_start;
+  }
+  last_seen_ns_ = std::max(last_seen_ns_, f.last_seen_ns);
+  if (whole) {
+    Slice(f, slice).OnEvents(process, batch);
+  } else {
+    SplitEvents(process, f, batch, offset);
+  }
+}
+
+void SlicedRun::SplitEvents(const ProcessTrace& process, File& f, const EventBatch& batch,
+                            int64_t offset) {
+  for (auto& [slice, b] : scratch_) b.events.clear();
+  for (const Event& e : batch.events) {
+    if (TraitsOf(e.op).layer == Layer::kMarker) continue;
     int64_t slice = SliceOf(e.end_ns + offset);
     if (slice < sealed_slices_) {
       ++late_events_;
@@ -237,7 +161,6 @@ void SlicedRun::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
     Event& k = into.events.emplace_back(e);
     k.start_ns = std::max(k.start_ns, origin_ns_ + slice * options_.slice_ns - offset);
   }
-  last_seen_ns_ = std::max(last_seen_ns_, f.last_seen_ns);
   bool first = true;
   for (auto& [slice, b] : scratch_) {
     if (b.events.empty()) continue;
@@ -268,33 +191,97 @@ void SlicedRun::OnPacket(const ProcessTrace& process, const Packet& packet) {
   }
 }
 
+RunCatalog SlicedRun::Catalog() const {
+  RunCatalog catalog;
+  if (classified_of_ == started_) {
+    catalog = classified_;
+  } else {
+    for (const auto& [path, f] : files_) {
+      if (f->process == nullptr) continue;
+      CatalogEntry& e = catalog.entries.emplace_back();
+      e.path = path;
+      e.header = f->process->header();
+      e.start_unix_ns = static_cast<int64_t>(e.header.start_realtime_ns());
+      e.end_unix_ns = e.start_unix_ns;
+    }
+    ClassifyProcesses(&catalog);
+  }
+  for (CatalogEntry& e : catalog.entries) {
+    e.end_unix_ns = std::max(e.start_unix_ns, files_.at(e.path)->last_seen_ns);
+    catalog.end_unix_ns = std::max(catalog.end_unix_ns, e.end_unix_ns);
+  }
+  return catalog;
+}
+
+const std::vector<internal::SealGroup>& SlicedRun::SealGroups() {
+  if (classified_of_ == started_) return seal_groups_;
+  classified_ = Catalog();
+  classified_of_ = started_;
+  seal_groups_.assign(numbered_.size(), internal::SealGroup{});
+  auto number = [&](int index) { return files_.at(classified_.entries[index].path)->number; };
+  for (int i = 0; i < static_cast<int>(classified_.entries.size()); ++i) {
+    const CatalogEntry& e = classified_.entries[i];
+    internal::SealGroup& g = seal_groups_[number(i)];
+    g.loader = e.role == report::LOADER;
+    if (e.role == report::TRAINER) g.trainer = number(i);
+    if (g.loader && e.trainer >= 0) g.trainer = number(e.trainer);
+  }
+  return seal_groups_;
+}
+
+int64_t SlicedRun::Resolution() const {
+  // As Report's catalog ends: the latest time any started file mentions.
+  int64_t end = 0;
+  for (const auto& [path, f] : files_) {
+    if (f->process == nullptr) continue;
+    end = std::max({end, static_cast<int64_t>(f->process->header().start_realtime_ns()),
+                    f->last_seen_ns});
+  }
+  return ChooseResolution(std::max<int64_t>(0, end - origin_ns_));
+}
+
 void SlicedRun::Seal(int64_t unix_ns) {
   const int64_t n = SliceOf(unix_ns);  // slices before it end by `unix_ns`
   if (n <= sealed_slices_) return;
   for (auto& [path, f] : files_) {
-    if (f->process != nullptr) {
-      f->last_seen_ns = std::max(
-          f->last_seen_ns,
-          f->process->end().has_value()
-              ? f->process->ToRealtimeNs(static_cast<int64_t>(f->process->end()->monotonic_ns()))
-              : 0);
-      last_seen_ns_ = std::max(last_seen_ns_, f->last_seen_ns);
-    }
+    if (f->process == nullptr) continue;
+    f->last_seen_ns = std::max(
+        f->last_seen_ns,
+        f->process->end().has_value()
+            ? f->process->ToRealtimeNs(static_cast<int64_t>(f->process->end()->monotonic_ns()))
+            : 0);
+    last_seen_ns_ = std::max(last_seen_ns_, f->last_seen_ns);
+  }
+  const std::vector<internal::SealGroup>& groups = SealGroups();
+  const int64_t resolution = Resolution();
+  for (auto& [path, f] : files_) {
     while (!f->open.empty() && f->open.begin()->first < n) {
       auto it = f->open.begin();
       it->second->OnFileEnd(*f->process);
-      ProcessResult& r = f->sealed.emplace(it->first, it->second->Take()).first->second;
-      TrimSeries(r);
+      ProcessResult r = it->second->Take();
       AddTo(&sealed_read_bytes_, r.read_bytes);
       for (int i = 0; i < kLayerCount; ++i) {
         if (r.layers[i].ops == 0) continue;
         AddTo(&sealed_layer_read_bytes_[LayerName(static_cast<Layer>(i))], r.layers[i].read_bytes);
       }
+      const int64_t slice = it->first;
+      internal::SliceTotals& totals =
+          totals_.try_emplace(slice, origin_ns_, resolution, origin_ns_ + slice * options_.slice_ns)
+              .first->second;
+      internal::SealGroup group;  // a file started since it was classified has none yet
+      if (f->number < static_cast<int>(groups.size())) group = groups[f->number];
+      f->sealed.emplace(slice, internal::Seal(std::move(r), f->number, group, &totals));
       f->open.erase(it);
     }
     while (!f->sealed.empty() && f->sealed.begin()->first < n - options_.keep_slices) {
       f->sealed.erase(f->sealed.begin());
     }
+  }
+  for (auto it = totals_.lower_bound(sealed_slices_); it != totals_.end(); ++it) {
+    internal::Index(&it->second);
+  }
+  while (!totals_.empty() && totals_.begin()->first < n - options_.keep_slices) {
+    totals_.erase(totals_.begin());
   }
   sealed_slices_ = n;
 }
@@ -305,23 +292,14 @@ absl::StatusOr<report::Report> SlicedRun::Report(int64_t from_unix_ns, int64_t t
     return absl::OutOfRangeError("the range is not within the sealed slices kept");
   }
   RunState s;
-  std::vector<std::string> paths;
-  for (const auto& [path, f] : files_) {
-    if (f->process == nullptr) continue;
-    CatalogEntry& e = s.catalog.entries.emplace_back();
-    e.path = path;
-    e.header = f->process->header();
-    e.start_unix_ns = static_cast<int64_t>(e.header.start_realtime_ns());
-    e.end_unix_ns = std::max(e.start_unix_ns, f->last_seen_ns);
-    paths.push_back(path);
-  }
+  s.catalog = Catalog();
   if (s.catalog.entries.empty()) {
     return absl::UnavailableError("no trace file has started yet");
   }
-  ClassifyProcesses(&s.catalog);
-  std::set<std::string> hosts;
-  for (const CatalogEntry& e : s.catalog.entries) hosts.insert(e.header.hostname());
-  s.catalog.hosts.assign(hosts.begin(), hosts.end());
+  std::vector<std::string> paths;  // in name order, as RunState::rank counts
+  for (const auto& [path, f] : files_) {
+    if (f->process != nullptr) paths.push_back(path);
+  }
   s.origin_ns = origin_ns_;
   s.resolution_ns = ChooseResolution(std::max<int64_t>(0, s.catalog.end_unix_ns - s.origin_ns));
   s.end_ns = std::max(s.origin_ns, s.catalog.end_unix_ns);
@@ -336,22 +314,26 @@ absl::StatusOr<report::Report> SlicedRun::Report(int64_t from_unix_ns, int64_t t
     s.layer_busy.emplace_back(s.origin_ns, s.resolution_ns);
   }
   run_state::SetUpGroups(s);
+  const int64_t first = SliceOf(from_unix_ns);
+  const int64_t last = SliceOf(to_unix_ns);  // not included
+  std::vector<int> index_of(numbered_.size(), -1);
+  std::vector<int> rank_of(numbered_.size(), -1);
   for (int i = 0; i < static_cast<int>(s.catalog.entries.size()); ++i) {
     const File& f = *files_.at(s.catalog.entries[i].path);
+    index_of[f.number] = i;
+    rank_of[f.number] = s.rank[i];
     // An empty result of the process, as the report's analyzer starts, and
     // the slices of the range added to it.
     ProcessAnalyzer empty(AnalysisScope::kFull, &s.paths, s.series_origin_ns, s.resolution_ns);
     empty.OnProcess(*f.process);
     empty.OnFileEnd(*f.process);
     ProcessResult r = empty.Take();
-    std::map<std::pair<uint32_t, int>, size_t> file_index;
-    for (const auto& [slice, result] : f.sealed) {
-      if (slice >= SliceOf(from_unix_ns) && slice < SliceOf(to_unix_ns)) {
-        AbsorbSlice(paths_, result, s, file_index, &r);
-      } else {
-        AbsorbCpu(result, &r);
-      }
+    std::vector<const internal::ProcessSlice*> kept;
+    for (const auto& [slice, sealed] : f.sealed) {
+      if (slice >= first && slice < last) internal::AbsorbSlice(sealed, s, &r);
+      kept.push_back(&sealed);
     }
+    internal::AbsorbCpu(kept, &r);
     AddTo(&r.events, f.marker_events);
     SetSummary(&r);
     if (f.last_resources.has_value()) {
@@ -365,6 +347,11 @@ absl::StatusOr<report::Report> SlicedRun::Report(int64_t from_unix_ns, int64_t t
     r.steps = markers.TakeLogs();
     run_state::MergeProcess(s, i, std::move(r));
   }
+  std::vector<const internal::SliceTotals*> totals;
+  for (auto it = totals_.lower_bound(first); it != totals_.end() && it->first < last; ++it) {
+    totals.push_back(&it->second);
+  }
+  internal::AddTotals(totals, paths_, index_of, rank_of, s);
   run_state::FinishReading(s);
   AnalysisOptions options;
   options.top_files = options_.top_files;

@@ -15,13 +15,17 @@
 // to), and so are access patterns: the first read of a file in a slice is
 // classified as a first read.
 // Seal() closes the slices that end before a given time: later events of
-// those are counted as late and left out. Report(from, to) merges the
-// sealed slices of [from, to) per process and runs the report's run-wide
-// stage and findings (run_state.h) on them, as AnalyzeRun does with
-// options.range = [from, to). Slices older than `keep_slices` before the
-// newest sealed one are dropped, so memory is bounded by the number of
-// processes times the slices kept (the markers of steps, a few per step,
-// are kept whole).
+// those are counted as late and left out. A sealed slice keeps per process
+// what the report's merge keeps per process, and the rest (files by path,
+// layers, busy time, the trainer groups' read series) summed over its
+// processes (sliced_run_sealed.h): the groups are the processes' as
+// classified when the slice is sealed. Report(from, to) merges the sealed
+// slices of [from, to) per process, adds the slices' sums, and runs the
+// report's run-wide stage and findings (run_state.h) on them, as AnalyzeRun
+// does with options.range = [from, to). Slices older than `keep_slices`
+// before the newest sealed one are dropped, so memory is bounded by the
+// processes, paths and groups of the slices kept, and the slices open (the
+// markers of steps, a few per step, are kept whole).
 //
 //   SlicedRun run(SlicedRun::Options{});
 //   run.SetOrigin(CatalogTraceFiles(files).start_unix_ns);
@@ -47,7 +51,9 @@
 #include "absl/status/statusor.h"
 #include "analyzer/analysis/process_analysis.h"
 #include "analyzer/analysis/run_analysis.h"
+#include "analyzer/analysis/sliced_run_sealed.h"
 #include "analyzer/read/path_table.h"
+#include "analyzer/read/run_catalog.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/steps/marker_steps.h"
 #include "iotap/report.pb.h"
@@ -100,6 +106,19 @@ class SlicedRun : public TraceVisitor {
   File& FileOf(const ProcessTrace& process);
   ProcessAnalyzer& Slice(File& f, int64_t slice);
   int64_t SliceOf(int64_t unix_ns) const;
+  // The events of `batch` each slice takes: a batch that holds step
+  // markers, late events, or calls of more than one slice (a frame's
+  // second of a thread's calls mostly straddles two).
+  void SplitEvents(const ProcessTrace& process, File& f, const EventBatch& batch,
+                   int64_t offset);
+  // The catalog of the files started so far, classified, with each entry's
+  // end the latest time its file mentions.
+  RunCatalog Catalog() const;
+  // Where each file's slices go (by file number), as the files started
+  // so far are classified now.
+  const std::vector<internal::SealGroup>& SealGroups();
+  // The resolution of the run's busy time as a report now takes it.
+  int64_t Resolution() const;
 
   Options options_;
   bool origin_set_ = false;
@@ -111,7 +130,17 @@ class SlicedRun : public TraceVisitor {
   uint64_t sealed_read_bytes_ = 0;
   PathTable paths_;
   std::map<std::string, std::unique_ptr<File>> files_;  // by trace path
+  std::vector<File*> numbered_;                         // by file number: in order of appearance
   std::map<int64_t, EventBatch> scratch_;               // one batch's events by slice
+  std::map<int64_t, internal::SliceTotals> totals_;     // the sealed slices kept, by slice
+  // The files started so far classified (as Catalog, ends aside), and
+  // where each file's slices go (by file number): worked out again only
+  // when a file has started since (`classified_of` files started then), as
+  // roles and trainers follow from the headers alone.
+  RunCatalog classified_;
+  std::vector<internal::SealGroup> seal_groups_;
+  int classified_of_ = -1;
+  int started_ = 0;                                     // files whose header was read
 };
 
 }  // namespace iotap::analyzer
