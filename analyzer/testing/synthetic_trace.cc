@@ -100,7 +100,7 @@ void SyntheticProcess::End(EndOfTrace::Reason reason, int code, int64_t at_ns,
   end_wall_clock_ns_ = wall_clock_ns;
 }
 
-std::string SyntheticProcess::Bytes(size_t events_per_frame) const {
+std::string SyntheticProcess::Bytes(size_t events_per_frame, int64_t frame_ns) const {
   // The shim's limit on the events of one chunk (interpose/file/writer.cc).
   constexpr size_t kMaxChunkEvents = 4096;
   const int64_t unit = time_unit_ns_;
@@ -134,8 +134,17 @@ std::string SyntheticProcess::Bytes(size_t events_per_frame) const {
     int64_t previous_offset = 0;
   };
   std::map<uint32_t, Thread> threads;
-  for (size_t first = 0; first < events_.size(); first += events_per_frame) {
-    size_t last = std::min(events_.size(), first + events_per_frame);
+  const int64_t start = static_cast<int64_t>(header_.process().start_monotonic_ns());
+  for (size_t first = 0, last = 0; first < events_.size(); first = last) {
+    last = std::min(events_.size(), first + events_per_frame);
+    if (frame_ns > 0) {
+      // The end of the flush period the frame's first event starts in.
+      const int64_t period_end =
+          start + (std::max<int64_t>(0, events_[first].start_ns - start) / frame_ns + 1) * frame_ns;
+      size_t cut = first + 1;
+      while (cut < last && events_[cut].start_ns < period_end) ++cut;
+      last = cut;
+    }
     std::vector<std::unique_ptr<iotap::Packet>> chunks;  // in the order begun
     std::map<uint32_t, std::vector<iotap::Packet*>> by_thread;
     for (auto& [tid, t] : threads) t.chunk = nullptr;
@@ -203,9 +212,10 @@ std::string SyntheticProcess::Bytes(size_t events_per_frame) const {
   return out;
 }
 
-void SyntheticProcess::WriteTo(const std::string& path, size_t events_per_frame) const {
+void SyntheticProcess::WriteTo(const std::string& path, size_t events_per_frame,
+                               int64_t frame_ns) const {
   std::ofstream out(path, std::ios::binary);
-  out << Bytes(events_per_frame);
+  out << Bytes(events_per_frame, frame_ns);
 }
 
 std::string Varints(std::initializer_list<uint32_t> values) {

@@ -75,8 +75,11 @@ class SyntheticProcess {
 
   // The trace file's bytes: one zstd frame per `events_per_frame` events,
   // holding one chunk per thread of at most 4096 events (the shim's limit).
-  std::string Bytes(size_t events_per_frame = 4096) const;
-  void WriteTo(const std::string& path, size_t events_per_frame = 4096) const;
+  // With `frame_ns`, a frame also ends where the events of one such period
+  // from the process's start do, as the shim's flushes cut them.
+  std::string Bytes(size_t events_per_frame = 4096, int64_t frame_ns = 0) const;
+  void WriteTo(const std::string& path, size_t events_per_frame = 4096,
+               int64_t frame_ns = 0) const;
   size_t event_count() const { return events_.size(); }
 
  private:
