@@ -5,7 +5,7 @@
 //   generate_traces DIR [--processes=1000] [--events=100000000] [--hosts=2]
 //                       [--ranks=8] [--files=N] [--duration-s=120]
 //                       [--layout=files|shards|stress] [--seed=1] [--threads=2]
-//                       [--part=K/M]
+//                       [--part=K/M] [--flush-s=S]
 //   generate_traces DIR PROCESSES EVENTS_PER_PROCESS   (the old stress job)
 //
 // --layout=files (the default) and --layout=shards are DataLoader jobs:
@@ -47,6 +47,12 @@
 // that only marks steps and loaders that each read their own distinct files,
 // 64 reads per file (1.56 million paths for 100 million events over 1000
 // processes): a stress case for the file table, not a realistic job.
+//
+// --flush-s=S also ends a frame where S seconds of a process's events (from
+// its start) do, as the shim's flushes cut them, and leaves out the clock
+// snapshots: grow_traces (beside this) writes such a job's files as they
+// would grow, moving its wall clock to the present, which the snapshots'
+// wall-clock readings would contradict.
 //
 // --part=K/M writes only the trainers of ranks r with r % M == K and their
 // workers: the part of the job one of M analysis ranks reads (they are
@@ -104,6 +110,7 @@ struct Options {
   // workers (a 1/M part of the job, as one rank of M gets its groups).
   int part = 0;
   int parts = 1;
+  double flush_s = 0;  // 0: frames of kEventsPerFrame events, with clock snapshots
 };
 
 // splitmix64: small, fast, and the same everywhere.
@@ -227,12 +234,14 @@ int64_t SampleFileBytes(uint32_t sample) {
 
 // --- Writing processes -----------------------------------------------------
 
-// Adds the shim's periodic packets: a clock snapshot every second, a
-// resource sample every 100 ms, with CPU use at `busy` of elapsed time.
-void Periodic(SyntheticProcess* p, int64_t start, int64_t end, double busy, uint64_t rss_kib) {
+// Adds the shim's periodic packets: a clock snapshot every second (unless
+// --flush-s), a resource sample every 100 ms, with CPU use at `busy` of
+// elapsed time.
+void Periodic(const Options& o, SyntheticProcess* p, int64_t start, int64_t end, double busy,
+              uint64_t rss_kib) {
   uint64_t run_queue = 0;
   for (int64_t t = start + 100 * kMs, k = 1; t <= end; t += 100 * kMs, ++k) {
-    if (k % 10 == 0) {
+    if (k % 10 == 0 && o.flush_s == 0) {
       iotap::Packet clock;
       clock.mutable_clock()->set_monotonic_ns(static_cast<uint64_t>(t));
       clock.mutable_clock()->set_realtime_ns(static_cast<uint64_t>(t));
@@ -254,6 +263,9 @@ void Periodic(SyntheticProcess* p, int64_t start, int64_t end, double busy, uint
     p->TimedPacket(sample, t);
   }
 }
+
+// The period of the frames (0: none, frames of kEventsPerFrame events).
+int64_t FlushNs(const Options& o) { return static_cast<int64_t>(o.flush_s * 1e9); }
 
 // Appends one call; returns its end.
 int64_t Call(SyntheticProcess* p, iotap::Op op, int64_t at, int64_t duration, uint32_t file,
@@ -292,7 +304,8 @@ SyntheticProcess NewProcess(const Job& job, const ProcessPlan& plan) {
   h.set_local_rank(plan.local_rank);
   h.set_world_size(job.trainers);
   h.set_cpus(128);
-  h.set_flush_interval_ms(1000);
+  h.set_flush_interval_ms(job.options.flush_s > 0 ? static_cast<uint32_t>(job.options.flush_s * 1000)
+                                                  : 1000);
   h.set_buffer_events(4096);
   h.set_time_source(ProcessHeader::TIME_SOURCE_TSC);
   for (auto [name, value] : {std::pair<const char*, int>{"RANK", plan.rank},
@@ -383,9 +396,9 @@ long WriteTrainer(const Job& job, const ProcessPlan& plan, const std::string& pa
     p.Marker(iotap::OP_STEP_END, step_end, step_end, step);
     t = step_end + 50 * kUs;
   }
-  Periodic(&p, plan.start_ns, end, 1.0, 9'000'000);
+  Periodic(job.options, &p, plan.start_ns, end, 1.0, 9'000'000);
   p.End(EndOfTrace::REASON_EXIT, 0, end);
-  p.WriteTo(path, kEventsPerFrame);
+  p.WriteTo(path, kEventsPerFrame, FlushNs(job.options));
   return static_cast<long>(p.event_count());
 }
 
@@ -471,9 +484,9 @@ void WriteLoader(const Job& job, const ProcessPlan& plan, const std::string& pat
     b.Add(&t, 20 * kUs, iotap::OP_CLOSE, 4 * kUs, f, -1, 0, 0);
   }
   int64_t last = std::max(t, end);
-  Periodic(&p, plan.start_ns, last, 0.85, 2'400'000);
+  Periodic(job.options, &p, plan.start_ns, last, 0.85, 2'400'000);
   p.End(EndOfTrace::REASON_UNDERSCORE_EXIT, 0, last + kMs);
-  p.WriteTo(path, kEventsPerFrame);
+  p.WriteTo(path, kEventsPerFrame, FlushNs(job.options));
 }
 
 // The job this generator used to write (--layout=stress).
@@ -639,6 +652,8 @@ bool ParseFlag(std::string_view arg, Options* o) {
     o->seed = static_cast<uint64_t>(number);
   } else if (name == "threads") {
     o->threads = static_cast<int>(number);
+  } else if (name == "flush-s") {
+    o->flush_s = number;
   } else {
     return false;
   }
@@ -672,7 +687,7 @@ int main(int argc, char** argv) {
                  "usage: generate_traces DIR [--processes=1000] [--events=100000000] "
                  "[--hosts=2] [--ranks=8]\n"
                  "         [--files=20000] [--duration-s=120] [--layout=shards|stress] "
-                 "[--seed=1] [--threads=2] [--part=K/M]\n"
+                 "[--seed=1] [--threads=2] [--part=K/M] [--flush-s=S]\n"
                  "       generate_traces DIR PROCESSES EVENTS_PER_PROCESS   (stress layout)\n");
     return 1;
   }
