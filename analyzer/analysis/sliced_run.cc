@@ -54,7 +54,10 @@ struct SlicedRun::File {
   uint64_t marker_events = 0;  // read whole, as a range of the report counts them
   int64_t last_seen_ns = 0;
   std::map<int64_t, std::unique_ptr<ProcessAnalyzer>> open;  // by slice
-  std::map<int64_t, internal::ProcessSlice> sealed;          // by slice
+  // By slice, in order: a vector, which keeps its memory as slices come and
+  // go (a ProcessSlice is over a KiB; a node each would be allocated and
+  // freed every second, for every file).
+  std::vector<std::pair<int64_t, internal::ProcessSlice>> sealed;
 };
 
 SlicedRun::SlicedRun(Options options) : options_(options) {}
@@ -149,7 +152,9 @@ void SlicedRun::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
 
 void SlicedRun::SplitEvents(const ProcessTrace& process, File& f, const EventBatch& batch,
                             int64_t offset) {
-  for (auto& [slice, b] : scratch_) b.events.clear();
+  // The scratch batches keep their memory from batch to batch, whichever
+  // slices they hold; `used` of them hold this batch's, in slice order.
+  size_t used = 0;
   for (const Event& e : batch.events) {
     if (TraitsOf(e.op).layer == Layer::kMarker) continue;
     int64_t slice = SliceOf(e.end_ns + offset);
@@ -157,20 +162,27 @@ void SlicedRun::SplitEvents(const ProcessTrace& process, File& f, const EventBat
       ++late_events_;
       continue;
     }
-    EventBatch& into = scratch_[slice];
-    Event& k = into.events.emplace_back(e);
+    size_t at = 0;
+    while (at < used && scratch_[at].first < slice) ++at;
+    if (at == used || scratch_[at].first != slice) {
+      // A spare batch, moved to its place in slice order.
+      if (used == scratch_.size()) scratch_.emplace_back();
+      std::rotate(scratch_.begin() + static_cast<std::ptrdiff_t>(at),
+                  scratch_.begin() + static_cast<std::ptrdiff_t>(used),
+                  scratch_.begin() + static_cast<std::ptrdiff_t>(used + 1));
+      scratch_[at].first = slice;
+      scratch_[at].second.events.clear();
+      ++used;
+    }
+    Event& k = scratch_[at].second.events.emplace_back(e);
     k.start_ns = std::max(k.start_ns, origin_ns_ + slice * options_.slice_ns - offset);
   }
-  bool first = true;
-  for (auto& [slice, b] : scratch_) {
-    if (b.events.empty()) continue;
+  for (size_t i = 0; i < used; ++i) {
+    auto& [slice, b] = scratch_[i];
     b.tid = batch.tid;
-    b.dropped_before = first ? batch.dropped_before : 0;
-    first = false;
+    b.dropped_before = i == 0 ? batch.dropped_before : 0;
     Slice(f, slice).OnEvents(process, b);
   }
-  // The scratch keeps its batches' memory, not slices gone by.
-  while (scratch_.size() > 4) scratch_.erase(scratch_.begin());
 }
 
 void SlicedRun::OnPacket(const ProcessTrace& process, const Packet& packet) {
@@ -270,12 +282,12 @@ void SlicedRun::Seal(int64_t unix_ns) {
               .first->second;
       internal::SealGroup group;  // a file started since it was classified has none yet
       if (f->number < static_cast<int>(groups.size())) group = groups[f->number];
-      f->sealed.emplace(slice, internal::Seal(std::move(r), f->number, group, &totals));
+      f->sealed.emplace_back(slice, internal::Seal(std::move(r), f->number, group, &totals));
       f->open.erase(it);
     }
-    while (!f->sealed.empty() && f->sealed.begin()->first < n - options_.keep_slices) {
-      f->sealed.erase(f->sealed.begin());
-    }
+    auto kept = std::find_if(f->sealed.begin(), f->sealed.end(),
+                             [&](const auto& s) { return s.first >= n - options_.keep_slices; });
+    f->sealed.erase(f->sealed.begin(), kept);
   }
   for (auto it = totals_.lower_bound(sealed_slices_); it != totals_.end(); ++it) {
     internal::Index(&it->second);

@@ -131,7 +131,7 @@ class SlicedRun : public TraceVisitor {
   PathTable paths_;
   std::map<std::string, std::unique_ptr<File>> files_;  // by trace path
   std::vector<File*> numbered_;                         // by file number: in order of appearance
-  std::map<int64_t, EventBatch> scratch_;               // one batch's events by slice
+  std::vector<std::pair<int64_t, EventBatch>> scratch_;  // one batch's events by slice
   std::map<int64_t, internal::SliceTotals> totals_;     // the sealed slices kept, by slice
   // The files started so far classified (as Catalog, ends aside), and
   // where each file's slices go (by file number): worked out again only
