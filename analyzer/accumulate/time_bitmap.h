@@ -148,6 +148,11 @@ class TimeSpans {
     if (intervals_.size() == kMaxIntervals) Spill();
     intervals_.push_back({start_ns, end_ns});
   }
+  // Room for `n` more intervals in one allocation, for a caller that knows
+  // how many are coming (a union handing its segments on all at once).
+  void Reserve(size_t n) {
+    intervals_.reserve(std::min(kMaxIntervals, intervals_.size() + n));
+  }
   // Sets every slot the Adds cover in `into` (same origin and resolution).
   void SetInto(TimeBitmap* into) const;
   // Adds what `other` (any origin) holds, as if its Adds were made here.
