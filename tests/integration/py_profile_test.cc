@@ -37,7 +37,8 @@ struct Job {
 struct Outcome {
   report::Report report;
   // The timer's figures, summed over the workers: CPU ns per transform
-  // class, and "process_cpu_ns" (the workers' CPU time).
+  // class, "loader" (the dataset's loader: open, decode, convert) and
+  // "process_cpu_ns" (the workers' CPU time).
   std::map<std::string, double> timed;
 };
 
@@ -93,7 +94,10 @@ const report::Finding* PrepFinding(const report::Report& r) {
 }
 
 TEST(PyProfileTest, HeavyTransformIsTheTopCostAtItsOwnShare) {
-  Outcome o = RunJob({"png", 1200, 96, "heavy"});
+  // JPEGs: by the timers the blur costs about 31% and the loader 19%. With
+  // PNGs of the same size the loader costs 25% against the blur's 28%, a
+  // margin the samples' spread (a few points from run to run) can cross.
+  Outcome o = RunJob({"jpeg", 1200, 96, "heavy"});
   const report::PyProfile* p = Profile(o);
   ASSERT_NE(p, nullptr) << o.report.py_profiles_size() << " profiles";
   EXPECT_EQ(p->scope(), "data waits");
@@ -102,15 +106,20 @@ TEST(PyProfileTest, HeavyTransformIsTheTopCostAtItsOwnShare) {
   // The transform the timer says costs most.
   std::string slowest;
   for (const auto& [name, ns] : o.timed) {
-    if (name != "process_cpu_ns" && (slowest.empty() || ns > o.timed[slowest])) slowest = name;
+    if (name == "process_cpu_ns" || name == "loader") continue;
+    if (slowest.empty() || ns > o.timed[slowest]) slowest = name;
   }
+  // The job is what the test says: the transform well ahead of decoding.
+  ASSERT_GT(o.timed["loader"], 0);
+  EXPECT_GT((o.timed[slowest] - o.timed["loader"]) / o.timed["process_cpu_ns"], 0.05)
+      << slowest << " " << o.timed[slowest] << " ns, the loader " << o.timed["loader"] << " ns";
   const report::PyCost& top = p->prep_costs(0);
   EXPECT_EQ(top.kind(), "transform") << Costs(*p);
   EXPECT_EQ(top.name(), slowest) << Costs(*p);
   EXPECT_NEAR(top.share(), o.timed[slowest] / o.timed["process_cpu_ns"], 0.10) << Costs(*p);
   // Every transform's figures, for the record (README, "What it costs").
   for (const auto& [name, ns] : o.timed) {
-    if (name == "process_cpu_ns") continue;
+    if (name == "process_cpu_ns" || name == "loader") continue;
     double reported = 0;
     for (const report::PyCost& c : p->prep_costs()) {
       if (c.kind() == "transform" && c.name() == name) reported = c.share();
