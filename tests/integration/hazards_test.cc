@@ -32,7 +32,7 @@ struct Family {
 // every run must satisfy: every trace readable, one parent, every child its
 // child, nothing dropped.
 Family FamilyOf(const LoadedRun& run, size_t children) {
-  EXPECT_TRUE(run.issues.empty());
+  for (const analyzer::ReadIssue& issue : run.issues) ADD_FAILURE() << issue.ToString();
   Family f;
   for (const LoadedProcess& p : run.processes) {
     EXPECT_EQ(p.dropped, 0u) << p.trace_file;
