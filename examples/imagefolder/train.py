@@ -130,14 +130,18 @@ class TimedTransform:
     def __call__(self, img):
         start = time.thread_time_ns()
         out = self.transform(img)
-        spent = time.thread_time_ns() - start
-        cls = TimedTransform
+        TimedTransform.add(self.name, time.thread_time_ns() - start, self.directory)
+        return out
+
+    @classmethod
+    def add(cls, name, spent, directory):
+        """Adds `spent` ns to `name`'s total in this process; the first
+        addition in a process starts its totals and their save at exit."""
         if cls.pid != os.getpid():
             cls.pid = os.getpid()
             cls.totals = {}
-            multiprocessing.util.Finalize(None, cls.save, args=(self.directory,), exitpriority=100)
-        cls.totals[self.name] = cls.totals.get(self.name, 0) + spent
-        return out
+            multiprocessing.util.Finalize(None, cls.save, args=(directory,), exitpriority=100)
+        cls.totals[name] = cls.totals.get(name, 0) + spent
 
     @classmethod
     def save(cls, directory):
@@ -153,10 +157,8 @@ def timed_loader(path):
     ahead of decoding."""
     start = time.thread_time_ns()
     img = datasets.folder.default_loader(path)
-    spent = time.thread_time_ns() - start
-    cls = TimedTransform
-    if cls.pid == os.getpid():  # the transforms' totals of this worker
-        cls.totals["loader"] = cls.totals.get("loader", 0) + spent
+    TimedTransform.add("loader", time.thread_time_ns() - start,
+                       os.environ["IMAGEFOLDER_TRANSFORM_TIMES"])
     return img
 
 
