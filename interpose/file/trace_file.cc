@@ -18,6 +18,23 @@ namespace iotap::interpose {
 
 constinit std::atomic<int> TraceFile::writing_fd_{-1};
 constinit std::atomic<uint64_t> TraceFile::opening_since_ns_{0};
+constinit std::atomic<bool> TraceFile::stopped_{false};
+
+namespace {
+// Set while the calling thread is inside Append.
+__thread bool tls_appending __attribute__((tls_model("initial-exec"))) = false;
+
+uint64_t MonotonicNow() {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
+void SleepNs(long ns) {
+  struct timespec ts = {ns / 1000000000, ns % 1000000000};
+  RawSyscall(SYS_nanosleep, &ts, nullptr);
+}
+}  // namespace
 
 namespace {
 
@@ -134,16 +151,18 @@ class NoFileSizeSignal {
 }  // namespace
 
 void TraceFile::PublishOpening() {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  opening_since_ns_.store(
-      static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec),
-      std::memory_order_relaxed);
+  opening_since_ns_.store(MonotonicNow(), std::memory_order_relaxed);
   writing_fd_.store(kOpening, std::memory_order_seq_cst);
 }
 
 int TraceFile::Append(const uint8_t* data, size_t n) {
   if (!created_) return EBADF;
+  // Set before the write is published, so that a handler that interrupts
+  // this thread anywhere in here never waits for the thread's own write.
+  struct Appending {
+    Appending() { tls_appending = true; }
+    ~Appending() { tls_appending = false; }
+  } appending;
   NoFileSizeSignal no_sigxfsz;
   // Published before Get() checks the inode: from then on a close or dup2
   // of this number by the program waits until the write is over, so the
@@ -155,6 +174,13 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
     writing_fd_.store(published, std::memory_order_seq_cst);
   } else {
     PublishOpening();
+  }
+  // After publishing, against StopWritesForExit's store then load: either
+  // it waits for this write, or this write sees that the process is ending
+  // and never starts. The thread is then left parked until exit_group.
+  if (stopped_.load(std::memory_order_seq_cst)) {
+    writing_fd_.store(-1, std::memory_order_seq_cst);
+    for (;;) SleepNs(1000000000);
   }
   int fd = kept_.Get();
   bool kept = fd >= 0;
@@ -218,6 +244,15 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
   if (!kept) RawSyscall(SYS_close, fd);
   writing_fd_.store(-1, std::memory_order_release);
   return err;
+}
+
+void TraceFile::StopWritesForExit(uint64_t wait_ns) {
+  stopped_.store(true, std::memory_order_seq_cst);
+  if (tls_appending) return;
+  uint64_t deadline = MonotonicNow() + wait_ns;
+  while (writing_fd_.load(std::memory_order_seq_cst) != -1 && MonotonicNow() < deadline) {
+    SleepNs(20000);
+  }
 }
 
 }  // namespace iotap::interpose

@@ -64,7 +64,19 @@ class TraceFile {
     kept_.Close();
     created_ = false;
     writing_fd_.store(-1, std::memory_order_release);
+    stopped_.store(false, std::memory_order_relaxed);
   }
+
+  // The process is about to end in exit_group (_exit) on a thread that
+  // could not take the shim's locks (a signal handler that interrupted the
+  // shim). Linux ends a regular file's write early once a fatal signal is
+  // pending, so a frame another thread is writing then would be cut, and
+  // the reader would drop all of it. From here on a write that has not
+  // started parks its thread instead (until exit_group ends it), and this
+  // waits up to `wait_ns` for a write in progress on another thread to end.
+  // A write the calling thread itself was in (the handler interrupted it
+  // between two system calls) cannot be waited for.
+  static void StopWritesForExit(uint64_t wait_ns);
 
   // The descriptor open on a trace file for a write in progress: -1 if
   // none, kOpening while the file is being opened (since OpeningSinceNs(),
@@ -83,6 +95,7 @@ class TraceFile {
 
   static void PublishOpening();
   static constinit std::atomic<int> writing_fd_;
+  static constinit std::atomic<bool> stopped_;
   static constinit std::atomic<uint64_t> opening_since_ns_;
 };
 

@@ -462,8 +462,16 @@ void FinishTraceAtExit() {
               g_exit_code_known.load(std::memory_order_relaxed));
 }
 
-void FinishTrace(EndReason reason, int code, bool code_known, int wait_ms) {
-  if (!Recording() || !InOwnProcess() || tls_thread.locks != 0) return;
+namespace {
+constexpr uint64_t kExitWriteWaitNs = 200000000;
+
+// FinishTrace, which leaves the writer lock held if `keep_locked`.
+void EndTrace(EndReason reason, int code, bool code_known, int wait_ms, bool keep_locked) {
+  if (!Recording() || !InOwnProcess()) return;
+  if (tls_thread.locks != 0) {
+    if (keep_locked) TraceFile::StopWritesForExit(kExitWriteWaitNs);
+    return;
+  }
   if (g_polled.before_end != nullptr) g_polled.before_end();
   bool was_busy = tls_thread.busy;
   tls_thread.busy = true;
@@ -484,9 +492,18 @@ void FinishTrace(EndReason reason, int code, bool code_known, int wait_ms) {
     EncodeEnd(out, static_cast<int>(reason), code, code_known,
               g_writer.recorded + g_writer.packets_events, TotalDropped());
   });
-  UnlockShim(&g_writer.lock);
+  if (!keep_locked) UnlockShim(&g_writer.lock);
   PrintDeferredWarning();
   tls_thread.busy = was_busy;
+}
+}  // namespace
+
+void FinishTrace(EndReason reason, int code, bool code_known, int wait_ms) {
+  EndTrace(reason, code, code_known, wait_ms, /*keep_locked=*/false);
+}
+
+void FinishTraceBeforeExitGroup(int code) {
+  EndTrace(EndReason::kUnderscoreExit, code, true, /*wait_ms=*/0, /*keep_locked=*/true);
 }
 
 void FlushBeforeExec(const char* path, bool spawn) {

@@ -91,6 +91,13 @@ void NoteExitCode(int code);
 // interrupted the shim) it writes nothing: the trace then ends as a killed
 // process's does, at the last flush, rather than the process hanging.
 void FinishTrace(EndReason reason, int code, bool code_known, int wait_ms = 0);
+// FinishTrace for _exit and _Exit, which end the process at once
+// (exit_group): the writer lock stays held, so that no other thread starts a
+// frame that exit_group would cut short. Called on a thread that holds a
+// shim lock it writes nothing, but stops every write that has not started
+// and waits up to 200 ms for one in progress on another thread
+// (TraceFile::StopWritesForExit), so the file still ends with a whole frame.
+void FinishTraceBeforeExitGroup(int code);
 // FinishTrace at the library's unloading (exit, or main returning), with the
 // code NoteExitCode learnt, if any.
 void FinishTraceAtExit();

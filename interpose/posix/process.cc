@@ -11,7 +11,9 @@
 // - exit: only remembers the code; the library destructor, which runs after
 //   the application's exit handlers, writes the end of the trace.
 // - _exit/_Exit (how DataLoader workers leave, through os._exit): no
-//   destructors run, so the trace is finished here.
+//   destructors run, so the trace is finished here, and no other thread's
+//   write of the trace may be left half done by exit_group
+//   (FinishTraceBeforeExitGroup).
 // - abort: finished on the way down, unless the writer lock stays busy for
 //   half a second.
 // - __libc_start_main: wraps main to learn the exit code when main returns.
@@ -87,13 +89,13 @@ IOTAP_EXPORT void exit(int code) noexcept {
 }
 
 IOTAP_EXPORT void _exit(int code) {
-  FinishTrace(EndReason::kUnderscoreExit, code, true);
+  FinishTraceBeforeExitGroup(code);
   real__exit()(code);
   __builtin_unreachable();
 }
 
 IOTAP_EXPORT void _Exit(int code) noexcept {
-  FinishTrace(EndReason::kUnderscoreExit, code, true);
+  FinishTraceBeforeExitGroup(code);
   real__Exit()(code);
   __builtin_unreachable();
 }
