@@ -49,6 +49,9 @@ struct Writer {
   uint64_t retry_write_ns = 0;  // after a failed write, the next attempt
   int pid = 0;
   bool write_failed = false;
+  // The trace's end was written at exit: the writer thread starts no frame
+  // after it (exit_group, moments later, could cut one short).
+  bool ended_at_exit = false;
 };
 constinit Writer g_writer;
 
@@ -260,6 +263,12 @@ void* WriterMain(void*) {
     if (poll != 0 && now + poll < next) next = now + poll;
     if (next > now) WaitForWake(next - now);
     LockShim(&g_writer.lock);
+    if (g_writer.ended_at_exit) {
+      // The process is in its last moments; the thread that ends it wrote
+      // everything. Nothing this thread does is needed any more.
+      UnlockShim(&g_writer.lock);
+      for (;;) WaitForWake(1000000000ull);
+    }
     now = MonotonicNs();
     if (now >= g_writer.next_sample_ns) {
       Emit([](WireWriter* out) { EncodeResourceSample(out); });
@@ -492,6 +501,7 @@ void EndTrace(EndReason reason, int code, bool code_known, int wait_ms, bool kee
     EncodeEnd(out, static_cast<int>(reason), code, code_known,
               g_writer.recorded + g_writer.packets_events, TotalDropped());
   });
+  if (reason == EndReason::kExit) g_writer.ended_at_exit = true;
   if (!keep_locked) UnlockShim(&g_writer.lock);
   PrintDeferredWarning();
   tls_thread.busy = was_busy;
@@ -537,6 +547,7 @@ void UnlockWriterAfterFork(bool child) {
   g_writer_started.store(false, std::memory_order_relaxed);
   g_writer_tid.store(0, std::memory_order_relaxed);
   g_exit_code_known.store(false, std::memory_order_relaxed);
+  g_writer.ended_at_exit = false;
   g_writer.file.Forget();
   ResetProcFilesInChild();
 }
