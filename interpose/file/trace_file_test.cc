@@ -206,25 +206,34 @@ TEST_F(TraceFileTest, AWriteAfterTheProcessBeganToEndNeverStarts) {
   EXPECT_EQ(code, 0);
 }
 
+// A write of 128 MiB, tens of milliseconds long, on another thread.
+struct LongWrite {
+  TraceFile file;
+  std::vector<uint8_t> frame = std::vector<uint8_t>(128u << 20, 0x5a);
+  AppendJob job{&file, frame.data(), frame.size()};
+
+  // 0 once the write is under way; otherwise the child's exit code.
+  int Start(const std::string& dir) {
+    if (file.Create(dir.c_str(), kPid, kTime) != 0) return 2;
+    pthread_t thread;
+    if (pthread_create(&thread, nullptr, AppendOnThread, &job) != 0) return 4;
+    while (TraceFile::WritingFd() == -1 && !job.returned.load()) {
+    }
+    return job.returned.load() ? 5 : 0;  // too fast to tell: the case proves nothing
+  }
+};
+
 TEST_F(TraceFileTest, TheEndWaitsForAWriteInProgressOnAnotherThread) {
   int code = RunInChild(
       [](const std::string& dir) {
-        TraceFile f;
-        if (f.Create(dir.c_str(), kPid, kTime) != 0) return 2;
-        // Large enough to take tens of milliseconds to write.
-        std::vector<uint8_t> frame(128u << 20, 0x5a);
-        AppendJob job{&f, frame.data(), frame.size()};
-        pthread_t thread;
-        if (pthread_create(&thread, nullptr, AppendOnThread, &job) != 0) return 4;
-        while (TraceFile::WritingFd() == -1 && !job.returned.load()) {
-        }
-        if (job.returned.load()) return 5;  // too fast to tell: the case proves nothing
+        LongWrite w;
+        if (int started = w.Start(dir)) return started;
         TraceFile::StopWritesForExit(60ull * 1000000000);
         // Returned only once the write had ended, whole.
         if (TraceFile::WritingFd() != -1) return 6;
         struct stat st;
-        if (stat(f.path(), &st) != 0) return 7;
-        return static_cast<size_t>(st.st_size) == frame.size() ? 0 : 8;
+        if (stat(w.file.path(), &st) != 0) return 7;
+        return static_cast<size_t>(st.st_size) == w.frame.size() ? 0 : 8;
       },
       dir_);
   EXPECT_EQ(code, 0);
@@ -233,20 +242,13 @@ TEST_F(TraceFileTest, TheEndWaitsForAWriteInProgressOnAnotherThread) {
 TEST_F(TraceFileTest, TheEndGivesUpOnAWriteThatDoesNotEnd) {
   int code = RunInChild(
       [](const std::string& dir) {
-        TraceFile f;
-        if (f.Create(dir.c_str(), kPid, kTime) != 0) return 2;
-        std::vector<uint8_t> frame(128u << 20, 0x5a);
-        AppendJob job{&f, frame.data(), frame.size()};
-        pthread_t thread;
-        if (pthread_create(&thread, nullptr, AppendOnThread, &job) != 0) return 4;
-        while (TraceFile::WritingFd() == -1 && !job.returned.load()) {
-        }
-        if (job.returned.load()) return 5;
+        LongWrite w;
+        if (int started = w.Start(dir)) return started;
         // A write that outlasts the wait (a hung file system) is not waited
         // for longer: the process must still end. 1 us is far shorter than
         // the write.
         TraceFile::StopWritesForExit(1000);
-        return job.returned.load() ? 8 : 0;
+        return w.job.returned.load() ? 8 : 0;
       },
       dir_);
   EXPECT_EQ(code, 0);
