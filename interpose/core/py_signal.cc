@@ -372,11 +372,14 @@ bool ArmTaskClock(Slot& s, pid_t tid) {
   a.type = PERF_TYPE_SOFTWARE;
   a.config = PERF_COUNT_SW_TASK_CLOCK;
   a.sample_period = static_cast<uint64_t>(g_state.interval_ns / kTaskClockSteps);
-  a.exclude_kernel = 1;  // allowed where perf_event_paranoid is 2
   a.exclude_hv = 1;
   a.disabled = 1;
   int fd = static_cast<int>(RawSyscall(SYS_perf_event_open, &a, tid, -1, -1,
                                        PERF_FLAG_FD_CLOEXEC));
+  if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+    a.exclude_kernel = 1;  // allowed where perf_event_paranoid is 2
+    fd = static_cast<int>(RawSyscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  }
   if (fd < 0) return false;
   struct f_owner_ex owner = {F_OWNER_TID, tid};
   size_t bytes = static_cast<size_t>(sysconf(_SC_PAGESIZE));
