@@ -372,14 +372,18 @@ bool ArmTaskClock(Slot& s, pid_t tid) {
   a.type = PERF_TYPE_SOFTWARE;
   a.config = PERF_COUNT_SW_TASK_CLOCK;
   a.sample_period = static_cast<uint64_t>(g_state.interval_ns / kTaskClockSteps);
+  // User time only: an overflow in the kernel would leave the signal
+  // pending through the rest of the system call, and a sleep that follows
+  // in it would end with EINTR where SA_RESTART does not restart it
+  // (epoll_wait, poll, select). An overflow in user mode is delivered on
+  // the interrupt's return, and never meets a system call. A period that
+  // ends in the kernel goes to the next sample. (Allowed, too, where
+  // perf_event_paranoid is 2.)
+  a.exclude_kernel = 1;
   a.exclude_hv = 1;
   a.disabled = 1;
   int fd = static_cast<int>(RawSyscall(SYS_perf_event_open, &a, tid, -1, -1,
                                        PERF_FLAG_FD_CLOEXEC));
-  if (fd < 0 && (errno == EACCES || errno == EPERM)) {
-    a.exclude_kernel = 1;  // allowed where perf_event_paranoid is 2
-    fd = static_cast<int>(RawSyscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
-  }
   if (fd < 0) return false;
   struct f_owner_ex owner = {F_OWNER_TID, tid};
   size_t bytes = static_cast<size_t>(sysconf(_SC_PAGESIZE));

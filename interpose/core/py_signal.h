@@ -14,7 +14,11 @@
 // the thread's CPU clock (timer_create, SIGEV_THREAD_ID), every interval:
 // the kernel sees such a timer expire only at its scheduler tick, and with
 // every core busy its samples were as far off as the GIL sampler's
-// (README, "Python stack samples").
+// (README, "Python stack samples"). The event counts user time only, so that
+// its signal never comes while the thread is in a system call (a sleep in
+// it would end with EINTR); a kernel built without
+// POSIX_CPU_TIMERS_TASK_WORK may send the timer's signal from the tick
+// within one.
 //
 // Used by the sampler's loop (py_stacks.cc), on the sampler thread only:
 //
