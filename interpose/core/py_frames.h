@@ -90,8 +90,10 @@ class CodeTexts {
  public:
   static constexpr size_t kSlots = 4096;  // a power of two
   static constexpr size_t kProbes = 8;
-  static constexpr size_t kTextRoom = 480;  // qualname and file name together
-  static constexpr size_t kQualnameRoom = 200;
+  // Room for the qualname and the file name together, and for the
+  // qualname: longer names are cut (the GIL sampler cuts at 4 KiB).
+  static constexpr size_t kTextRoom = 1000;
+  static constexpr size_t kQualnameRoom = 400;
 
   struct Entry {
     std::atomic<uint32_t> seq;  // 0: never written; odd: being written
