@@ -19,13 +19,22 @@
 // finaliser runs (and gives the GIL away) in between: no other thread runs
 // Python while a frame is held.
 //
-// Only functions of CPython's C API are used (found in the running
+// From CPython 3.11.1 on the samples themselves are taken by a signal handler
+// in each sampled thread (py_signal.h), which reads the interpreter's frame
+// structures; the look here then only follows the threads (a new one gets
+// its event, a gone one loses it) and checks at start that the handler's
+// reading of this thread's own stack is the C API's. Everything else is the
+// GIL sampler below, for older interpreters and wherever the signal sampler
+// cannot run.
+//
+// Here only functions of CPython's C API are used (found in the running
 // interpreter by name, never linked), no structure of the interpreter is
 // read: _PyThread_CurrentFrames (sys._current_frames), PyFrame_GetBack,
 // PyFrame_GetCode, PyFrame_GetLineNumber, the code object's co_qualname,
 // co_filename and co_firstlineno attributes, PyDict_Next,
 // PyLong_AsUnsignedLong, PyGC_Disable/Enable and PyEval_SaveThread/
-// RestoreThread.
+// RestoreThread; and, for the signal sampler, PyGILState_GetThisThreadState,
+// PyEval_GetFrame, PyUnicode_Type and Py_Version.
 
 #include <errno.h>
 #include <linux/futex.h>
