@@ -69,7 +69,7 @@ struct Slot {
   std::atomic<uint32_t> busy;   // a handler is in it
   std::atomic<uint32_t> fired;  // handler runs since armed
   std::atomic<pid_t> tid;
-  uint32_t clock;
+  std::atomic<uint32_t> clock;  // set before the event or timer runs
   int timer;          // kCpuTimer's
   void* event_page;   // kTaskClock's mapping, which holds the event
   size_t event_bytes;
@@ -117,7 +117,7 @@ clockid_t ThreadClock(pid_t tid) { return static_cast<clockid_t>((~tid << 3) | 6
 
 void Take(Slot& s) {
   s.fired.fetch_add(1, std::memory_order_relaxed);
-  if (s.clock == kTaskClock) {
+  if (s.clock.load(std::memory_order_relaxed) == kTaskClock) {
     uint64_t r = s.random;
     r ^= r << 13;
     r ^= r >> 7;
@@ -174,7 +174,9 @@ void OnSignal(int, siginfo_t* info, void*) {
       for (int i = 0; i < kSlots; ++i) {
         if (slots[i].tid.load(std::memory_order_relaxed) != tid) continue;
         uint32_t epoch = slots[i].epoch.load(std::memory_order_seq_cst);
-        if (epoch != 0 && slots[i].clock == kTaskClock) TakeIn(slots[i], epoch, tid);
+        if (epoch != 0 && slots[i].clock.load(std::memory_order_relaxed) == kTaskClock) {
+          TakeIn(slots[i], epoch, tid);
+        }
         break;
       }
     }
@@ -341,7 +343,7 @@ bool StartPySignals(const PySignalSetup& setup, int64_t interval_ns) {
     for (int i = 0; i < kSlots; ++i) {
       // The parent's events' mappings are not inherited (VM_DONTCOPY).
       Slots()[i].epoch.store(0, std::memory_order_relaxed);
-      Slots()[i].clock = 0;
+      Slots()[i].clock.store(0, std::memory_order_relaxed);
       Slots()[i].busy.store(0, std::memory_order_relaxed);
       Slots()[i].ring.Reset();
     }
@@ -393,15 +395,18 @@ bool ArmTaskClock(Slot& s, pid_t tid) {
       RawSyscall(SYS_fcntl, fd, F_SETFL, O_ASYNC) == 0) {
     page = RawSyscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   }
+  s.clock.store(kTaskClock, std::memory_order_relaxed);
   if (page != -1 && RawSyscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
     RawSyscall(SYS_munmap, page, bytes);
     page = -1;
   }
   RawSyscall(SYS_close, fd);
-  if (page == -1) return false;
+  if (page == -1) {
+    s.clock.store(0, std::memory_order_relaxed);
+    return false;
+  }
   s.event_page = reinterpret_cast<void*>(page);
   s.event_bytes = bytes;
-  s.clock = kTaskClock;
   return true;
 }
 
@@ -416,7 +421,7 @@ bool ArmCpuTimer(Slot& s, int index, uint32_t epoch, clockid_t clock, pid_t tid)
   int timer = -1;
   if (RawSyscall(SYS_timer_create, clock, &event, &timer) != 0) return false;
   s.timer = timer;
-  s.clock = kCpuTimer;
+  s.clock.store(kCpuTimer, std::memory_order_relaxed);
   struct itimerspec every = {};
   every.it_interval.tv_sec = static_cast<time_t>(g_state.interval_ns / 1000000000);
   every.it_interval.tv_nsec = static_cast<long>(g_state.interval_ns % 1000000000);
@@ -453,7 +458,7 @@ int ArmPyThread(pid_t tid) {
   if (s.cpu < 0) return -1;
   if (++g_state.next_epoch == 0) ++g_state.next_epoch;
   uint32_t epoch = g_state.next_epoch;
-  s.clock = 0;
+  s.clock.store(0, std::memory_order_relaxed);
   s.epoch.store(epoch, std::memory_order_seq_cst);
   if (!ArmTaskClock(s, tid) && !ArmCpuTimer(s, index, epoch, clock, tid)) {
     s.epoch.store(0, std::memory_order_seq_cst);
@@ -475,9 +480,10 @@ void DisarmPyThread(int slot) {
   // (the kernel takes a pending one back); one of an event may be, and
   // finds the slot free or another thread's. A handler already running is
   // kept out of the slot's next use by its busy mark.
-  if (s.clock == kCpuTimer) RawSyscall(SYS_timer_delete, s.timer);
-  if (s.clock == kTaskClock) RawSyscall(SYS_munmap, s.event_page, s.event_bytes);
-  s.clock = 0;
+  uint32_t clock = s.clock.load(std::memory_order_relaxed);
+  if (clock == kCpuTimer) RawSyscall(SYS_timer_delete, s.timer);
+  if (clock == kTaskClock) RawSyscall(SYS_munmap, s.event_page, s.event_bytes);
+  s.clock.store(0, std::memory_order_relaxed);
   DrainSlot(s);
   s.epoch.store(0, std::memory_order_seq_cst);
 }
