@@ -110,10 +110,17 @@ TEST(ClusterFaultTest, OnlyRankZeroPrints) {
 TEST(ClusterFaultTest, ARankThatDiesFailsTheCommandWithoutAReport) {
   TempDir out;
   const std::string dir = Runs().Sub("two-hosts");
+  // Each run takes about a second. Once, under heavy load, mpirun did not
+  // end the surviving ranks and the test hung until ctest's 600 s limit: a
+  // hang now fails the run after 120 s (the process group killed), with
+  // what the ranks printed.
+  RunOptions options;
+  options.timeout_seconds = 120;
   for (const char* rank : {"0", "1", "2"}) {
     RunResult r = RunProgram(OnRanks(3, {"-x", std::string("IOTAP_MPI_TEST_DIE_RANK=") + rank,
                                          IotapBinary(), "report", dir, "--format", "json", "-o",
-                                         out.Sub("report.json")}));
+                                         out.Sub("report.json")}),
+                             options);
     EXPECT_NE(r.exit_code, 0) << "rank " << rank;
     EXPECT_FALSE(std::filesystem::exists(out.Sub("report.json"))) << "rank " << rank;
     EXPECT_NE(r.err.find("exit"), std::string::npos) << r.err;
