@@ -34,9 +34,6 @@ void SleepNs(long ns) {
   struct timespec ts = {ns / 1000000000, ns % 1000000000};
   RawSyscall(SYS_nanosleep, &ts, nullptr);
 }
-}  // namespace
-
-namespace {
 
 // The shim's own file operations use raw system calls: they must never be
 // traced.
