@@ -1,4 +1,3 @@
-#include "interpose/core/raw_syscall.h"
 #include "interpose/file/trace_file.h"
 
 #include <errno.h>
@@ -12,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "interpose/core/clock.h"
+#include "interpose/core/raw_syscall.h"
 #include "interpose/file/packets.h"
 
 namespace iotap::interpose {
@@ -23,12 +24,6 @@ constinit std::atomic<bool> TraceFile::stopped_{false};
 namespace {
 // Set while the calling thread is inside Append.
 __thread bool tls_appending __attribute__((tls_model("initial-exec"))) = false;
-
-uint64_t MonotonicNow() {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
-}
 
 void SleepNs(long ns) {
   struct timespec ts = {ns / 1000000000, ns % 1000000000};
@@ -148,7 +143,7 @@ class NoFileSizeSignal {
 }  // namespace
 
 void TraceFile::PublishOpening() {
-  opening_since_ns_.store(MonotonicNow(), std::memory_order_relaxed);
+  opening_since_ns_.store(MonotonicNs(), std::memory_order_relaxed);
   writing_fd_.store(kOpening, std::memory_order_seq_cst);
 }
 
@@ -246,8 +241,8 @@ int TraceFile::Append(const uint8_t* data, size_t n) {
 void TraceFile::StopWritesForExit(uint64_t wait_ns) {
   stopped_.store(true, std::memory_order_seq_cst);
   if (tls_appending) return;
-  uint64_t deadline = MonotonicNow() + wait_ns;
-  while (writing_fd_.load(std::memory_order_seq_cst) != -1 && MonotonicNow() < deadline) {
+  uint64_t deadline = MonotonicNs() + wait_ns;
+  while (writing_fd_.load(std::memory_order_seq_cst) != -1 && MonotonicNs() < deadline) {
     SleepNs(20000);
   }
 }
