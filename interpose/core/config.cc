@@ -96,6 +96,7 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
   config->cupti = IsOne(getenv("IOTAP_CUPTI"));
   config->py_sample_hz = ParseNumber(getenv("IOTAP_PY_SAMPLES"), 0, 10000, 0);
   config->no_perf = IsOne(getenv("IOTAP_TEST_NO_PERF"));
+  config->py_gil_sampler = IsOne(getenv("IOTAP_TEST_PY_GIL_SAMPLER"));
   config->no_maps_query = IsOne(getenv("IOTAP_TEST_NO_MAPS_QUERY"));
   const char* offset = getenv("IOTAP_TEST_CLOCK_OFFSET_NS");
   config->test_clock_offset_ns = offset != nullptr ? strtoll(offset, nullptr, 10) : 0;

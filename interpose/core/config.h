@@ -61,6 +61,9 @@ struct Config {
   bool cupti = false;
   uint32_t py_sample_hz = 0;
   bool no_perf = false;  // IOTAP_TEST_NO_PERF
+  // IOTAP_TEST_PY_GIL_SAMPLER: Python stacks sampled with the GIL only, as
+  // before the signal sampler (for comparisons).
+  bool py_gil_sampler = false;
   // IOTAP_TEST_NO_MAPS_QUERY: as on a kernel without PROCMAP_QUERY.
   bool no_maps_query = false;
   // Test-only (above): 0 and empty unless set, and then read only where the

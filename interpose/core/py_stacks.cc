@@ -19,13 +19,22 @@
 // finaliser runs (and gives the GIL away) in between: no other thread runs
 // Python while a frame is held.
 //
-// Only functions of CPython's C API are used (found in the running
+// From CPython 3.11.1 on the samples themselves are taken by a signal handler
+// in each sampled thread (py_signal.h), which reads the interpreter's frame
+// structures; the look here then only follows the threads (a new one gets
+// its event, a gone one loses it) and checks at start that the handler's
+// reading of this thread's own stack is the C API's. Everything else is the
+// GIL sampler below, for older interpreters and wherever the signal sampler
+// cannot run.
+//
+// Here only functions of CPython's C API are used (found in the running
 // interpreter by name, never linked), no structure of the interpreter is
 // read: _PyThread_CurrentFrames (sys._current_frames), PyFrame_GetBack,
 // PyFrame_GetCode, PyFrame_GetLineNumber, the code object's co_qualname,
 // co_filename and co_firstlineno attributes, PyDict_Next,
 // PyLong_AsUnsignedLong, PyGC_Disable/Enable and PyEval_SaveThread/
-// RestoreThread.
+// RestoreThread; and, for the signal sampler, PyGILState_GetThisThreadState,
+// PyEval_GetFrame, PyUnicode_Type and Py_Version.
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -42,8 +51,10 @@
 #include <atomic>
 
 #include "interpose/core/clock.h"
+#include "interpose/core/config.h"
 #include "interpose/core/io_event.h"
 #include "interpose/core/py_samples.h"
+#include "interpose/core/py_signal.h"
 #include "interpose/core/raw_syscall.h"
 #include "interpose/core/real.h"
 #include "interpose/core/recorder.h"
@@ -83,6 +94,11 @@ struct PythonApi {
   int (*gc_enable)();
   void* (*save_thread)();
   void (*restore_thread)(void*);
+  // For the signal sampler only (py_signal.h); may be missing.
+  void* (*this_thread_state)();
+  Object* (*eval_get_frame)();
+  const void* unicode_type;
+  const unsigned long* version;
 };
 
 constinit PythonApi g_api = {};
@@ -111,6 +127,12 @@ bool Api() {
               Find(&a.gc_disable, "PyGC_Disable") && Find(&a.gc_enable, "PyGC_Enable") &&
               Find(&a.save_thread, "PyEval_SaveThread") &&
               Find(&a.restore_thread, "PyEval_RestoreThread");
+    if (ok) {
+      Find(&a.this_thread_state, "PyGILState_GetThisThreadState");
+      Find(&a.eval_get_frame, "PyEval_GetFrame");
+      a.unicode_type = ResolveGlobal("PyUnicode_Type");
+      a.version = static_cast<const unsigned long*>(ResolveGlobal("Py_Version"));
+    }
     g_api_state = ok ? 1 : -1;
   }
   return g_api_state == 1;
@@ -175,12 +197,8 @@ uint32_t Intern(const char* bytes, size_t n, StringKind kind) {
   return id;
 }
 
-// The function id of `code`: "QUALNAME\0FILE\0FIRSTLINE", interned once per
-// generation. 0 if it cannot be interned.
-uint32_t FunctionId(Object* code) {
-  size_t slot = Slot(code);
-  if (g_cache.code[slot] == code) return g_cache.id[slot];
-  char text[kMaxPyString];
+// "QUALNAME\0FILE\0FIRSTLINE" of `code` into `text` (kMaxPyString bytes).
+size_t CodeText(Object* code, char* text) {
   size_t n = 0;
   constexpr size_t kLineRoom = 24;
   AppendText(code, "co_qualname", text, &n, (kMaxPyString - kLineRoom) / 2);
@@ -194,6 +212,16 @@ uint32_t FunctionId(Object* code) {
   }
   g_api.err_clear();
   n += static_cast<size_t>(snprintf(text + n, kLineRoom, "%ld", first < 0 ? 0 : first));
+  return n;
+}
+
+// The function id of `code`: its CodeText, interned once per generation. 0
+// if it cannot be interned.
+uint32_t FunctionId(Object* code) {
+  size_t slot = Slot(code);
+  if (g_cache.code[slot] == code) return g_cache.id[slot];
+  char text[kMaxPyString];
+  size_t n = CodeText(code, text);
   uint32_t id = Intern(text, n, kKindPyFunction);
   if (id == 0) return 0;
   if (g_cache.used < kCacheMax) {
@@ -328,28 +356,35 @@ int ReadStacks(const unsigned long* idents, int n, long long* stacks) {
 // Threads followed at once; more are not sampled.
 constexpr size_t kThreadSlots = 1024;
 constexpr size_t kThreadsMax = kThreadSlots * 3 / 4;
+// A thread whose timer fired not once in this much of its CPU time (in
+// intervals) blocks the sampler's signal: it is sampled with the GIL.
+constexpr int64_t kSilentIntervals = 5;
 
-// A thread followed since its first look: `cpu` and `time` (CLOCK_MONOTONIC)
-// where its next sample's CPU time and window start, `seen` its CPU time at
-// the last look. A pthread's ident is reused by a later thread (glibc keeps
+// A thread followed since its first look. Sampled by its CPU timer's signal
+// (`slot` >= 0, its ring in py_signal.cc; `cpu` its CPU time when armed), or
+// else with the GIL at the looks: `cpu` and `time` (CLOCK_MONOTONIC) where
+// its next sample's CPU time and window start, `seen` its CPU time at the
+// last look. A pthread's ident is reused by a later thread (glibc keeps
 // ended threads' stacks), so an entry is that thread's only while the kernel
 // id behind the ident is the same.
 struct Followed {
   unsigned long ident;  // 0: a free slot
   pid_t tid;
   clockid_t clock;
+  int slot;
   int64_t cpu;
   int64_t time;
   int64_t seen;
 };
 
 // Two tables: the last look's threads, and this look's, built from them (a
-// thread gone since is then forgotten with no sweep). Touched only by the
-// sampler thread, with the GIL held.
+// thread gone since is then forgotten; its timer deleted). Touched only by
+// the sampler thread, with the GIL held.
 struct Threads {
   Followed table[2][kThreadSlots];
   int current;  // the last look's table
   int64_t last_cpu;  // the process's CPU time at the last look
+  bool signals;  // threads are sampled by signal
 };
 constinit Threads g_threads = {};
 
@@ -369,11 +404,22 @@ int64_t ClockNs(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// Starts sampling `next`'s thread with the GIL, its CPU time counted from
+// now. The window starts before the CPU time is read and ends after, so
+// that a sample's CPU time always lies within its window.
+bool FollowWithGil(Followed* next) {
+  next->slot = -1;
+  next->time = Monotonic();
+  next->cpu = ClockNs(next->clock);
+  next->seen = next->cpu;
+  return next->cpu >= 0;
+}
+
 // Looks at one thread (`frame`, borrowed, its current frame) and records its
 // sample when due; `last` is the thread's entry of the last look, if any.
 // Returns whether the thread stays followed, in `*next`.
 bool LookAt(Look* look, const Followed* last, unsigned long ident, Object* frame,
-            int64_t threshold_ns, Followed* next) {
+            int64_t interval_ns, Followed* next) {
   // The kernel's id of the thread, from its pthread (right for threads
   // started by C extensions, and for the main thread of a fork child): the
   // thread holds a Python frame while this thread holds the GIL, so it is
@@ -381,27 +427,42 @@ bool LookAt(Look* look, const Followed* last, unsigned long ident, Object* frame
   clockid_t clock;
   if (pthread_getcpuclockid(static_cast<pthread_t>(ident), &clock) != 0) return false;
   pid_t tid = static_cast<pid_t>(~(clock >> 3));
-  *next = {};
-  next->ident = ident;
-  next->tid = tid;
-  next->clock = clock;
-  if (last == nullptr || last->tid != tid) {
-    // First seen: its CPU time counts from now. The window starts before the
-    // CPU time is read and ends after, so that a sample's CPU time always
-    // lies within its window.
-    next->time = Monotonic();
-    next->cpu = ClockNs(clock);
-    next->seen = next->cpu;
-    return next->cpu >= 0;
+  if (last != nullptr && last->tid != tid) {
+    DisarmPyThread(last->slot);  // the ident's earlier thread ended
+    last = nullptr;
+  }
+  if (last == nullptr) {
+    *next = {};
+    next->ident = ident;
+    next->tid = tid;
+    next->clock = clock;
+    if (g_threads.signals) {
+      next->cpu = ClockNs(clock);
+      next->slot = next->cpu >= 0 ? ArmPyThread(tid) : -1;
+      if (next->slot >= 0) return true;
+    }
+    return FollowWithGil(next);
   }
   *next = *last;
+  if (next->slot >= 0) {
+    // Sampled by signal, unless the thread blocks it (or the signal
+    // sampler was turned off): then with the GIL from now on.
+    if (g_threads.signals && PySlotFired(next->slot) != 0) return true;
+    int64_t used = ClockNs(clock);
+    if (used < 0) return false;
+    if (g_threads.signals && used - next->cpu < kSilentIntervals * interval_ns) return true;
+    DisarmPyThread(next->slot);
+    return FollowWithGil(next);
+  }
   int64_t before = Monotonic();
   int64_t used = ClockNs(clock);
   if (used < 0) return false;  // ended; its ident may come back for another
   int64_t after = Monotonic();
   bool ran = used != next->seen;
   next->seen = used;
-  if (!ran || used - next->cpu < threshold_ns) return true;
+  // A thread is sampled once it used half an interval of CPU: a busy thread
+  // then is sampled at every wake-up, even when wake-ups come a little early.
+  if (!ran || used - next->cpu < interval_ns / 2) return true;
   long long stack = look->Stack(frame);
   // 0: no Python frame any more, or nothing interned; the CPU time goes to
   // the next sample. The windows overlap by one reading of the clocks.
@@ -413,7 +474,8 @@ bool LookAt(Look* look, const Followed* last, unsigned long ident, Object* frame
   return true;
 }
 
-// One look at the threads, with the GIL held. Returns 1 if it looked, 0 if
+// One look at the threads, with the GIL held: new threads get their timers
+// (or are sampled here), gone ones lose them. Returns 1 if it looked, 0 if
 // the process was idle.
 int LookAtThreads(int64_t interval_ns) {
   Threads& t = g_threads;
@@ -422,9 +484,12 @@ int LookAtThreads(int64_t interval_ns) {
   int64_t cpu = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
   if (cpu - t.last_cpu < interval_ns / 10) return 0;
   t.last_cpu = cpu;
-  // A thread is sampled once it used half an interval of CPU: a busy thread
-  // then is sampled at every wake-up, even when wake-ups come a little early.
-  int64_t threshold_ns = interval_ns / 2;
+  if (t.signals && !PySignalHandlerKept()) {
+    // The job took the signal for itself: every thread is sampled with the
+    // GIL from now on.
+    t.signals = false;
+    StopPySignals();
+  }
   const Followed* last = t.table[t.current];
   Followed* next = t.table[1 - t.current];
   memset(next, 0, sizeof(t.table[0]));
@@ -442,14 +507,71 @@ int LookAtThreads(int64_t interval_ns) {
     size_t from = ThreadSlot(last, ident);
     Followed entry;
     if (LookAt(&look, last[from].ident == ident ? &last[from] : nullptr, ident, frame,
-               threshold_ns, &entry)) {
+               interval_ns, &entry)) {
       next[ThreadSlot(next, ident)] = entry;
       ++used;
     }
   }
   if (frames != nullptr) g_api.decref(frames);
+  // The timers of threads gone since the last look.
+  for (size_t i = 0; i < kThreadSlots; ++i) {
+    const Followed& gone = last[i];
+    if (gone.ident == 0 || gone.slot < 0) continue;
+    const Followed& now = next[ThreadSlot(next, gone.ident)];
+    if (now.ident != gone.ident || now.slot != gone.slot) DisarmPyThread(gone.slot);
+  }
   t.current = 1 - t.current;
   return 1;
+}
+
+// Whether the signal sampler reads the stack of this thread (the sampler
+// thread, whose Python frames are those of the helper's loop) as the C API
+// does: the same functions and lines, frame by frame. Run with the GIL held.
+bool WalkMatchesApi(const PySignalSetup& setup) {
+  RawFrame raw[kMaxPyDepth];
+  bool cut = false;
+  int depth = WalkOwnPyFrames(setup, raw, &cut);
+  if (depth <= 0 || cut) return false;
+  Object* frame = g_api.eval_get_frame();  // borrowed
+  if (frame == nullptr) return false;
+  g_api.incref(frame);
+  int i = 0;
+  bool same = true;
+  while (frame != nullptr && same) {
+    Object* code = g_api.frame_get_code(frame);
+    int line = g_api.frame_get_line_number(frame);
+    char api[kMaxPyString];
+    char walked[kMaxPyString];
+    size_t api_size = code != nullptr ? CodeText(code, api) : 0;
+    size_t walked_size = 0;
+    same = code != nullptr && i < depth &&
+           PyFrameText(raw[i], walked, sizeof(walked), &walked_size) &&
+           walked_size == api_size && memcmp(api, walked, api_size) == 0 &&
+           raw[i].line == static_cast<uint32_t>(line > 0 ? line : 0);
+    if (code != nullptr) g_api.decref(code);
+    Object* back = g_api.frame_get_back(frame);
+    g_api.decref(frame);
+    frame = back;
+    ++i;
+  }
+  if (frame != nullptr) g_api.decref(frame);
+  g_api.err_clear();
+  return same && i == depth;
+}
+
+// Whether threads can be sampled by signal in this interpreter (the GIL
+// held): a CPython whose structures the shim knows, read here as the C API
+// reads them, and a free signal. IOTAP_TEST_PY_GIL_SAMPLER=1 keeps to the
+// GIL.
+bool StartSignals(int64_t interval_ns) {
+  if (g_config.py_gil_sampler) return false;
+  if (g_api.this_thread_state == nullptr || g_api.eval_get_frame == nullptr ||
+      g_api.unicode_type == nullptr || g_api.version == nullptr) {
+    return false;
+  }
+  PySignalSetup setup = {g_api.this_thread_state, g_api.unicode_type,
+                         PyLayoutFor(*g_api.version)};
+  return StartPySignals(setup, interval_ns) && WalkMatchesApi(setup) && TakePySignal();
 }
 
 // The sampler's loop, its wake-up word and its owner (a fork child has no
@@ -474,6 +596,7 @@ int RunSampler(int64_t interval_ns) {
   Threads& t = g_threads;
   memset(t.table, 0, sizeof(t.table));
   t.last_cpu = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
+  t.signals = StartSignals(interval_ns);
   int64_t deadline = Monotonic() + interval_ns;
   int idle = 0;  // looks in a row that found the process idle
   int result = 0;
@@ -489,6 +612,8 @@ int RunSampler(int64_t interval_ns) {
                FUTEX_BITSET_MATCH_ANY);
     if (g_loop.stop.load(std::memory_order_acquire) != 0) break;
     if (Monotonic() < deadline) continue;  // a signal, or spurious
+    // The samples the threads' handlers took, without the GIL.
+    if (t.signals) DrainPySamples();
     g_api.restore_thread(state);
     bool looked = false;
     if (Recording()) {
@@ -507,6 +632,9 @@ int RunSampler(int64_t interval_ns) {
     now = Monotonic();
     if (deadline < now) deadline = now;
   }
+  // Every timer deleted, what the rings hold recorded.
+  StopPySignals();
+  t.signals = false;
   g_api.restore_thread(state);
   g_loop.running = 0;
   return result;

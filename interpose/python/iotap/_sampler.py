@@ -20,16 +20,28 @@ the GIL and does each look in C by the same rules (the thresholds below and
 MAX_IDLE_INTERVALS: change them in both); it costs less than half of the
 loop written here.
 
-Why a thread and not a signal: a Python signal handler runs only in the main
-thread and only between bytecodes, so it cannot tell which thread used the
-CPU, waits for long C calls to return, and is unavailable where the
-embedding application keeps signals; ITIMER_PROF would also take the one
-profiling timer from the job. A native sampler in the shim would have to
-read the interpreter's frame structures, which change with every Python
-version. sys._current_frames() works on every CPython from 3.8 on, sees
-threads started by C extensions (any thread with a Python frame), and a
-thread running C code (PIL's decoder, a torch operator) shows the Python
-frame that called it, which is what the user can change.
+From CPython 3.11.1 on, the shim takes the samples by signal: at each look
+it gives every new thread with a Python frame a perf task-clock event (a
+POSIX timer on the thread's CPU clock where perf events are refused) whose
+signal interrupts that thread as its CPU time passes, and the handler, in
+the thread itself, copies the thread's own stack from the interpreter's
+frames into a ring that the loop empties without the GIL
+(interpose/core/py_signal.cc). Why a signal: this thread needs the GIL to
+read a stack, so its sample lands where the sampled thread next lets the
+GIL go, and CPU spent in C code that holds the GIL (PIL's filters,
+bytes.translate) is charged to the code that runs after it. Why in the
+shim and not here: a Python signal handler runs only in the main thread and
+only between bytecodes, so it cannot tell which thread used the CPU and
+waits for long C calls to return; SIGPROF and ITIMER_PROF are the job's
+own. The shim reads the frames of CPython 3.11 only (their layout changes
+with every version), checks its reading against the C API at start, and
+falls back to the look described above (sys._current_frames and its C
+equivalent, which work on every CPython from 3.8 on) wherever it cannot
+sample by signal: other versions, no free real-time signal, a thread that
+blocks the signal. Either way a thread running C code (PIL's decoder, a
+torch operator) shows the Python frame that called it, which is what the
+user can change, and threads started by C extensions are sampled once they
+have a Python frame.
 
 From CPython 3.11 on, a frame of another thread must not be walked by Python
 code: between two of the sampler's bytecodes the GIL may go to that thread,

@@ -9,6 +9,11 @@ tests/integration/py_samples_test.cc, run under `iotap run --py-samples`.
                           only waits, in idle_wait
   py_sampler.py fork      the parent in parent_work, then a forked child in
                           child_work; the parent waits for it
+  py_sampler.py gil       the main thread in turns in C code that holds the
+                          GIL (bytes.translate, about 12 ms: hold_gil), right
+                          away in C code that lets it go (hashlib, about
+                          11 ms: release_gil) and in Python code (5 ms:
+                          python_work)
   py_sampler.py loader M  a DataLoader with 2 workers started by M (fork,
                           spawn, forkserver) over a dataset whose
                           __getitem__ spends its CPU time in Slow.decode
@@ -126,6 +131,46 @@ def fork():
         sys.exit(f"child ended with status {status}")
 
 
+def hold_gil(data, table):
+    return data.translate(table)  # one C call that keeps the GIL throughout
+
+
+released = [0]
+
+
+def release_gil(data):
+    # Entered straight from hold_gil's return: the first point where the
+    # thread may let the GIL go after the translate is this function's start.
+    start = time.thread_time_ns()
+    hashlib.sha256(memoryview(data)[:1 << 22]).digest()  # 4 MiB, the GIL let go
+    released[0] += time.thread_time_ns() - start
+
+
+def python_work():
+    burn(0.005)
+
+
+def gil():
+    """CPU time in C code that holds the GIL is charged to that code only by
+    a sampler that does not wait for the GIL to take its sample. hold_gil's
+    time is what the pair of calls used less what release_gil timed itself:
+    a timer read inside hold_gil, after the translate, would be a point where
+    the thread lets the GIL go, in hold_gil."""
+    held = bytes(range(256)) * (1 << 15)  # 8 MiB
+    table = bytes(reversed(range(256)))
+    spent = {"hold_gil": 0, "release_gil": 0, "python_work": 0}
+    pair = 0
+    while sum(spent.values()) < CPU_S * 1e9:
+        start = time.thread_time_ns()
+        release_gil(hold_gil(held, table))
+        pair += time.thread_time_ns() - start
+        spent["release_gil"] = released[0]
+        spent["hold_gil"] = pair - released[0]
+        spent["python_work"] += timed(python_work)
+    for name, ns in spent.items():
+        report(name, ns)
+
+
 class Slow:
     """A map-style dataset whose samples cost CPU time to make."""
 
@@ -150,4 +195,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "loader":
         loader(sys.argv[2])
     else:
-        {"threads": threads, "fork": fork}[sys.argv[1]]()
+        {"threads": threads, "fork": fork, "gil": gil}[sys.argv[1]]()

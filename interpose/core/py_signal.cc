@@ -1,0 +1,516 @@
+// The signal sampler's timers, handler, rings and drain: see py_signal.h.
+//
+// Memory order between a handler and the sampler thread: a slot is armed
+// (ring emptied, its thread's CPU time and window start written, then its
+// epoch stored) before its timer exists, so a handler sees it whole; the
+// handler marks the slot busy before it reads the epoch, and the sampler
+// reuses a slot only when it is free and not busy, so a late signal of an
+// earlier timer (whose epoch no longer matches) never writes into the ring
+// of the slot's next thread.
+
+#include "interpose/core/py_signal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <new>
+
+#include "interpose/core/clock.h"
+#include "interpose/core/config.h"
+#include "interpose/core/py_samples.h"
+#include "interpose/core/raw_syscall.h"
+#include "interpose/core/recorder.h"
+#include "interpose/core/strings.h"
+
+namespace iotap::interpose {
+
+namespace {
+
+// Threads sampled by signal at once; more are sampled with the GIL.
+constexpr int kSlots = 256;
+// A ring holds about 80 samples of 20 frames: 0.8 s of a busy thread's
+// samples at 100 Hz, against wake-ups every 10 ms.
+constexpr uint32_t kRingBytes = 32 * 1024;
+constexpr size_t kMaxPyString = 8192;
+// A task-clock event signals its thread every tenth of an interval of CPU
+// time, and the handler takes a sample at one signal in five once half an
+// interval passed since the last: about one sample an interval, at random
+// moments. Exactly periodic samples fell on the same places of a loop whose
+// turn was close to a multiple of the interval: the shares of the test
+// program's three functions moved by up to 8 points from run to run.
+constexpr int64_t kTaskClockSteps = 10;
+constexpr uint64_t kTakeOneIn = 5;
+
+struct SampleHeader {
+  int64_t cpu_ns;
+  int64_t start_ns;
+  int64_t end_ns;
+  uint32_t depth;
+  uint32_t cut;
+};
+
+// How a slot's thread is signalled: a perf task-clock event (the kernel's
+// hrtimer on the thread's CPU time, exact to microseconds), or a POSIX
+// timer on its CPU clock (expiry seen at the scheduler's tick only).
+enum Clock : uint32_t { kTaskClock = 1, kCpuTimer = 2 };
+
+struct Slot {
+  std::atomic<uint32_t> epoch;  // of the arming; 0: free
+  std::atomic<uint32_t> busy;   // a handler is in it
+  std::atomic<uint32_t> fired;  // handler runs since armed
+  std::atomic<pid_t> tid;
+  std::atomic<uint32_t> clock;  // set before the event or timer runs
+  int timer;          // kCpuTimer's
+  void* event_page;   // kTaskClock's mapping, which holds the event
+  size_t event_bytes;
+  // The thread's next sample: its CPU time and window start. Written by the
+  // sampler before the timer exists, then by the handler only.
+  int64_t cpu;
+  int64_t time;
+  uint64_t random;  // xorshift state, the handler's
+  SampleRing ring;
+};
+
+// The drain's function ids, by CodeTexts slot, for one string generation.
+struct Known {
+  uint32_t seq;
+  uint32_t id;
+  uint32_t generation;
+};
+
+struct State {
+  std::atomic<Slot*> slots;  // read by handlers
+  CodeTexts texts;
+  PySignalSetup setup;
+  int signo;
+  int64_t interval_ns;
+  uint32_t next_epoch;
+  pid_t pid;  // the process the slots are set up for
+  uint32_t generation;
+  Known known[CodeTexts::kSlots];
+};
+constinit State g_state = {};
+
+int64_t Monotonic() { return static_cast<int64_t>(MonotonicNs()); }
+
+int64_t ClockNs(clockid_t clock) {
+  struct timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return -1;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The CPU-time clock of thread `tid` (what pthread_getcpuclockid returns):
+// CPUCLOCK_SCHED of a thread, the id inverted and shifted.
+clockid_t ThreadClock(pid_t tid) { return static_cast<clockid_t>((~tid << 3) | 6); }
+
+// --- The handler -------------------------------------------------------------
+
+void Take(Slot& s) {
+  s.fired.fetch_add(1, std::memory_order_relaxed);
+  if (s.clock.load(std::memory_order_relaxed) == kTaskClock) {
+    uint64_t r = s.random;
+    r ^= r << 13;
+    r ^= r >> 7;
+    r ^= r << 17;
+    s.random = r;
+    if (r % kTakeOneIn != 0) return;
+  }
+  int64_t before = Monotonic();
+  int64_t cpu = ClockNs(CLOCK_THREAD_CPUTIME_ID);
+  int64_t after = Monotonic();
+  // A signal delivered late (the thread was in the kernel, or blocked the
+  // signal a while) is followed by one early: as the GIL sampler does, a
+  // sample is due at half an interval, the CPU time going to the next one.
+  if (cpu < 0 || cpu - s.cpu < g_state.interval_ns / 2) return;
+  RawFrame frames[kMaxPyDepth];
+  bool cut = false;
+  const PySignalSetup& setup = g_state.setup;
+  int depth = WalkPyFrames(*setup.layout, setup.this_thread_state(), setup.unicode_type,
+                           &g_state.texts, frames, &cut);
+  // No Python frame, or a name being copied by another thread: the CPU time
+  // goes to the next sample.
+  if (depth <= 0) return;
+  SampleHeader h = {cpu - s.cpu, s.time, after, static_cast<uint32_t>(depth), cut ? 1u : 0u};
+  // A full ring (the sampler thread not run for a long time) loses the
+  // sample and its CPU time, rather than give it to the next stack.
+  s.ring.Push(&h, sizeof(h), frames, static_cast<uint32_t>(depth * sizeof(RawFrame)));
+  s.cpu = cpu;
+  s.time = before;
+}
+
+void TakeIn(Slot& s, uint32_t epoch, pid_t tid) {
+  s.busy.store(1, std::memory_order_seq_cst);
+  if (s.epoch.load(std::memory_order_seq_cst) == epoch &&
+      s.tid.load(std::memory_order_relaxed) == tid) {
+    Take(s);
+  }
+  s.busy.store(0, std::memory_order_release);
+}
+
+void OnSignal(int, siginfo_t* info, void*) {
+  int saved = errno;
+  Slot* slots = g_state.slots.load(std::memory_order_acquire);
+  if (info != nullptr && slots != nullptr) {
+    if (info->si_code == SI_TIMER) {
+      // A POSIX timer's: its value names the slot and the arming.
+      uint64_t value = reinterpret_cast<uint64_t>(info->si_value.sival_ptr);
+      uint32_t index = static_cast<uint32_t>(value & 0xFFFF);
+      uint32_t epoch = static_cast<uint32_t>(value >> 32);
+      if (index < kSlots && epoch != 0) TakeIn(slots[index], epoch, slots[index].tid.load());
+    } else if (info->si_code == POLL_IN || info->si_code == POLL_HUP) {
+      // A perf event's (F_SETSIG): sent to the thread it counts, whose slot
+      // is found by its id.
+      pid_t tid = static_cast<pid_t>(RawSyscall(SYS_gettid));
+      for (int i = 0; i < kSlots; ++i) {
+        if (slots[i].tid.load(std::memory_order_relaxed) != tid) continue;
+        uint32_t epoch = slots[i].epoch.load(std::memory_order_seq_cst);
+        if (epoch != 0 && slots[i].clock.load(std::memory_order_relaxed) == kTaskClock) {
+          TakeIn(slots[i], epoch, tid);
+        }
+        break;
+      }
+    }
+  }
+  errno = saved;
+}
+
+// --- The signal ---------------------------------------------------------------
+
+bool HandlerIsOurs(int signo) {
+  struct sigaction now;
+  if (sigaction(signo, nullptr, &now) != 0) return false;
+  return (now.sa_flags & SA_SIGINFO) != 0 && now.sa_sigaction == OnSignal;
+}
+
+bool TakeSignal() {
+  if (g_state.signo != 0) return HandlerIsOurs(g_state.signo);
+  for (int signo = SIGRTMAX - 1; signo > SIGRTMIN; --signo) {
+    struct sigaction old;
+    if (sigaction(signo, nullptr, &old) != 0) continue;
+    if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) continue;
+    struct sigaction sa = {};
+    sa.sa_sigaction = OnSignal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(signo, &sa, nullptr) != 0) return false;
+    g_state.signo = signo;
+    return true;
+  }
+  return false;
+}
+
+// --- Recording ----------------------------------------------------------------
+
+uint32_t Intern(const char* bytes, size_t n, StringKind kind) {
+  ThreadState* ts = &tls_thread;
+  bool was_busy = ts->busy;
+  ts->busy = true;
+  uint32_t id = InternString(bytes, n, kind);
+  ts->busy = was_busy;
+  return id;
+}
+
+size_t PutVarint(uint8_t* out, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    out[n++] = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  out[n++] = static_cast<uint8_t>(v);
+  return n;
+}
+
+// "QUALNAME\0FILE\0FIRSTLINE" of `f` into `out`; false if its names were
+// taken over by another code object since the sample.
+bool FrameText(const RawFrame& f, char* out, size_t room, size_t* size) {
+  char qualname[CodeTexts::kTextRoom];
+  char filename[CodeTexts::kTextRoom];
+  size_t q = 0;
+  size_t n = 0;
+  if (room < 2 * CodeTexts::kTextRoom + 24) return false;
+  if (!g_state.texts.Read(f.text, qualname, &q, filename, &n)) return false;
+  memcpy(out, qualname, q);
+  out[q] = '\0';
+  memcpy(out + q + 1, filename, n);
+  out[q + 1 + n] = '\0';
+  size_t used = q + n + 2;
+  used += static_cast<size_t>(
+      snprintf(out + used, 24, "%d", f.firstlineno < 0 ? 0 : static_cast<int>(f.firstlineno)));
+  *size = used;
+  return true;
+}
+
+uint32_t FunctionId(const RawFrame& f) {
+  Known& k = g_state.known[f.text.slot];
+  if (k.id != 0 && k.seq == f.text.seq && k.generation == g_state.generation) return k.id;
+  char text[2 * CodeTexts::kTextRoom + 24];
+  size_t n = 0;
+  if (!FrameText(f, text, sizeof(text), &n)) return 0;
+  uint32_t id = Intern(text, n, kKindPyFunction);
+  k = {f.text.seq, id, g_state.generation};
+  return id;
+}
+
+// Records one raw sample of thread `tid`. The string table may be emptied
+// while its names are interned: the stack is then interned again, once.
+void Record(pid_t tid, const uint8_t* record, uint32_t size) {
+  SampleHeader h;
+  if (size < sizeof(h)) return;
+  memcpy(&h, record, sizeof(h));
+  if (h.depth == 0 || h.depth > kMaxPyDepth || size != sizeof(h) + h.depth * sizeof(RawFrame)) {
+    return;
+  }
+  RawFrame frames[kMaxPyDepth];
+  memcpy(frames, record + sizeof(h), h.depth * sizeof(RawFrame));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    uint32_t generation = StringGeneration();
+    if (generation != g_state.generation) {
+      memset(g_state.known, 0, sizeof(g_state.known));
+      g_state.generation = generation;
+    }
+    uint32_t ids[kMaxPyDepth];
+    for (uint32_t i = 0; i < h.depth; ++i) {
+      ids[i] = FunctionId(frames[i]);
+      if (ids[i] == 0) return;  // names lost, or nothing interned
+    }
+    uint8_t bytes[kMaxPyString];
+    size_t n = 0;
+    if (h.cut != 0) {
+      bytes[n++] = 0;
+      bytes[n++] = 0;
+    }
+    for (uint32_t i = h.depth; i-- > 0 && n + 10 <= sizeof(bytes);) {
+      n += PutVarint(bytes + n, ids[i]);
+      n += PutVarint(bytes + n, frames[i].line);
+    }
+    uint32_t stack = Intern(reinterpret_cast<const char*>(bytes), n, kKindPyStack);
+    if (stack == 0) return;
+    if (StringGeneration() != generation) continue;
+    // 1: the table was emptied since the stack was interned.
+    if (RecordPySample(tid, stack, h.cpu_ns, h.start_ns, h.end_ns, generation) != 1) return;
+  }
+}
+
+int DrainSlot(Slot& s) {
+  alignas(8) uint8_t record[sizeof(SampleHeader) + kMaxPyDepth * sizeof(RawFrame)];
+  int n = 0;
+  while (uint32_t size = s.ring.Pop(record, sizeof(record))) {
+    Record(s.tid.load(std::memory_order_relaxed), record, size);
+    ++n;
+  }
+  return n;
+}
+
+Slot* Slots() { return g_state.slots.load(std::memory_order_relaxed); }
+
+}  // namespace
+
+bool StartPySignals(const PySignalSetup& setup, int64_t interval_ns) {
+  if (setup.layout == nullptr || setup.this_thread_state == nullptr ||
+      setup.unicode_type == nullptr || interval_ns <= 0) {
+    return false;
+  }
+  pid_t pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
+  if (Slots() == nullptr) {
+    // One mapping for the process's life (and its fork children's copies):
+    // a handler may still run on a slot after its timer is deleted.
+    size_t bytes = sizeof(Slot) * kSlots + sizeof(CodeTexts::Entry) * CodeTexts::kSlots +
+                   static_cast<size_t>(kRingBytes) * kSlots;
+    void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return false;
+    uint8_t* p = static_cast<uint8_t*>(m);
+    Slot* slots = new (p) Slot[kSlots];
+    p += sizeof(Slot) * kSlots;
+    g_state.texts.Init(new (p) CodeTexts::Entry[CodeTexts::kSlots]);
+    p += sizeof(CodeTexts::Entry) * CodeTexts::kSlots;
+    for (int i = 0; i < kSlots; ++i) slots[i].ring.Init(p + static_cast<size_t>(i) * kRingBytes,
+                                                       kRingBytes);
+    g_state.pid = pid;
+    g_state.slots.store(slots, std::memory_order_release);
+  } else if (g_state.pid != pid) {
+    // A fork child: no timer survived the fork, nor any thread but this
+    // one; what the parent's slots held is the parent's.
+    for (int i = 0; i < kSlots; ++i) {
+      // The parent's events' mappings are not inherited (VM_DONTCOPY).
+      Slots()[i].epoch.store(0, std::memory_order_relaxed);
+      Slots()[i].clock.store(0, std::memory_order_relaxed);
+      Slots()[i].busy.store(0, std::memory_order_relaxed);
+      Slots()[i].ring.Reset();
+    }
+    g_state.texts.Clear();
+    memset(g_state.known, 0, sizeof(g_state.known));
+    g_state.pid = pid;
+  }
+  g_state.setup = setup;
+  g_state.interval_ns = interval_ns;
+  return true;
+}
+
+bool TakePySignal() { return TakeSignal(); }
+
+bool PySignalHandlerKept() { return g_state.signo != 0 && HandlerIsOurs(g_state.signo); }
+
+namespace {
+
+// A task-clock event on `tid` whose overflow, every interval of the
+// thread's CPU time, sends the signal to that thread. The descriptor is
+// closed at once (interpose/README.md, "Descriptors the shim opens"): the
+// mapping of its first page holds the event, and unmapping it ends it.
+bool ArmTaskClock(Slot& s, pid_t tid) {
+  if (g_config.no_perf) return false;
+  struct perf_event_attr a;
+  memset(&a, 0, sizeof(a));
+  a.size = sizeof(a);
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = PERF_COUNT_SW_TASK_CLOCK;
+  a.sample_period = static_cast<uint64_t>(g_state.interval_ns / kTaskClockSteps);
+  // User time only: an overflow in the kernel would leave the signal
+  // pending through the rest of the system call, and a sleep that follows
+  // in it would end with EINTR where SA_RESTART does not restart it
+  // (epoll_wait, poll, select). An overflow in user mode is delivered on
+  // the interrupt's return, and never meets a system call. A period that
+  // ends in the kernel goes to the next sample. (Allowed, too, where
+  // perf_event_paranoid is 2.)
+  a.exclude_kernel = 1;
+  a.exclude_hv = 1;
+  a.disabled = 1;
+  int fd = static_cast<int>(RawSyscall(SYS_perf_event_open, &a, tid, -1, -1,
+                                       PERF_FLAG_FD_CLOEXEC));
+  if (fd < 0) return false;
+  struct f_owner_ex owner = {F_OWNER_TID, tid};
+  size_t bytes = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  long page = -1;
+  if (RawSyscall(SYS_fcntl, fd, F_SETOWN_EX, &owner) == 0 &&
+      RawSyscall(SYS_fcntl, fd, F_SETSIG, g_state.signo) == 0 &&
+      RawSyscall(SYS_fcntl, fd, F_SETFL, O_ASYNC) == 0) {
+    page = RawSyscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  s.clock.store(kTaskClock, std::memory_order_relaxed);
+  if (page != -1 && RawSyscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+    RawSyscall(SYS_munmap, page, bytes);
+    page = -1;
+  }
+  RawSyscall(SYS_close, fd);
+  if (page == -1) {
+    s.clock.store(0, std::memory_order_relaxed);
+    return false;
+  }
+  s.event_page = reinterpret_cast<void*>(page);
+  s.event_bytes = bytes;
+  return true;
+}
+
+// A POSIX timer on `tid`'s CPU clock, which signals it every interval.
+bool ArmCpuTimer(Slot& s, int index, uint32_t epoch, clockid_t clock, pid_t tid) {
+  struct sigevent event = {};
+  event.sigev_notify = SIGEV_THREAD_ID;
+  event.sigev_signo = g_state.signo;
+  event._sigev_un._tid = tid;
+  event.sigev_value.sival_ptr =
+      reinterpret_cast<void*>((static_cast<uint64_t>(epoch) << 32) | static_cast<uint64_t>(index));
+  int timer = -1;
+  if (RawSyscall(SYS_timer_create, clock, &event, &timer) != 0) return false;
+  s.timer = timer;
+  s.clock.store(kCpuTimer, std::memory_order_relaxed);
+  struct itimerspec every = {};
+  every.it_interval.tv_sec = static_cast<time_t>(g_state.interval_ns / 1000000000);
+  every.it_interval.tv_nsec = static_cast<long>(g_state.interval_ns % 1000000000);
+  every.it_value = every.it_interval;
+  if (RawSyscall(SYS_timer_settime, timer, 0, &every, nullptr) != 0) {
+    RawSyscall(SYS_timer_delete, timer);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int ArmPyThread(pid_t tid) {
+  Slot* slots = Slots();
+  if (slots == nullptr || g_state.signo == 0) return -1;
+  int index = -1;
+  for (int i = 0; i < kSlots; ++i) {
+    if (slots[i].epoch.load(std::memory_order_seq_cst) == 0 &&
+        slots[i].busy.load(std::memory_order_seq_cst) == 0) {
+      index = i;
+      break;
+    }
+  }
+  if (index < 0) return -1;
+  Slot& s = slots[index];
+  clockid_t clock = ThreadClock(tid);
+  s.ring.Reset();
+  s.fired.store(0, std::memory_order_relaxed);
+  s.tid.store(tid, std::memory_order_relaxed);
+  s.time = Monotonic();
+  s.cpu = ClockNs(clock);
+  s.random = (static_cast<uint64_t>(tid) << 32) ^ static_cast<uint64_t>(s.time) ^ 0x9E3779B97F4A7C15ull;
+  if (s.cpu < 0) return -1;
+  if (++g_state.next_epoch == 0) ++g_state.next_epoch;
+  uint32_t epoch = g_state.next_epoch;
+  s.clock.store(0, std::memory_order_relaxed);
+  s.epoch.store(epoch, std::memory_order_seq_cst);
+  if (!ArmTaskClock(s, tid) && !ArmCpuTimer(s, index, epoch, clock, tid)) {
+    s.epoch.store(0, std::memory_order_seq_cst);
+    return -1;
+  }
+  return index;
+}
+
+uint32_t PySlotFired(int slot) {
+  if (slot < 0 || slot >= kSlots || Slots() == nullptr) return 0;
+  return Slots()[slot].fired.load(std::memory_order_relaxed);
+}
+
+void DisarmPyThread(int slot) {
+  if (slot < 0 || slot >= kSlots || Slots() == nullptr) return;
+  Slot& s = Slots()[slot];
+  if (s.epoch.load(std::memory_order_relaxed) == 0) return;
+  // No signal of a deleted timer is delivered after timer_delete returns
+  // (the kernel takes a pending one back); one of an event may be, and
+  // finds the slot free or another thread's. A handler already running is
+  // kept out of the slot's next use by its busy mark.
+  uint32_t clock = s.clock.load(std::memory_order_relaxed);
+  if (clock == kCpuTimer) RawSyscall(SYS_timer_delete, s.timer);
+  if (clock == kTaskClock) RawSyscall(SYS_munmap, s.event_page, s.event_bytes);
+  s.clock.store(0, std::memory_order_relaxed);
+  DrainSlot(s);
+  s.epoch.store(0, std::memory_order_seq_cst);
+}
+
+int DrainPySamples() {
+  Slot* slots = Slots();
+  if (slots == nullptr) return 0;
+  int n = 0;
+  for (int i = 0; i < kSlots; ++i) {
+    if (slots[i].epoch.load(std::memory_order_relaxed) != 0) n += DrainSlot(slots[i]);
+  }
+  return n;
+}
+
+void StopPySignals() {
+  if (Slots() == nullptr) return;
+  for (int i = 0; i < kSlots; ++i) DisarmPyThread(i);
+}
+
+int WalkOwnPyFrames(const PySignalSetup& setup, RawFrame* frames, bool* cut) {
+  if (!g_state.texts.ready() || setup.layout == nullptr) return -1;
+  return WalkPyFrames(*setup.layout, setup.this_thread_state(), setup.unicode_type,
+                      &g_state.texts, frames, cut);
+}
+
+bool PyFrameText(const RawFrame& frame, char* out, size_t room, size_t* size) {
+  return FrameText(frame, out, room, size);
+}
+
+}  // namespace iotap::interpose
