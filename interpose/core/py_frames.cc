@@ -5,6 +5,10 @@
 #include "interpose/core/py_frames.h"
 
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "interpose/core/raw_syscall.h"
 
 namespace iotap::interpose {
 
@@ -16,6 +20,10 @@ namespace {
 // Debian's 3.11.2 headers; unchanged within 3.11.
 constexpr PyLayout kPython311 = {
     .tstate_cframe = 56,
+    .tstate_datastack_chunk = 296,
+    .chunk_previous = 0,
+    .chunk_size = 8,
+    .chunk_data = 24,
     .cframe_current_frame = 8,
     .frame_code = 32,
     .frame_previous = 48,
@@ -42,12 +50,39 @@ constexpr PyLayout kPython311 = {
     .state_ascii_bit = 1u << 6,
 };
 
+// Bytes of a frame and of a code object's head that a walk reads: each is
+// copied whole once, and its fields taken from the copy.
+constexpr size_t kFrameCopy = 80;
+constexpr size_t kCodeCopy = 192;
+// Chunks of a thread's data stack whose bounds a walk keeps; frames in
+// deeper chunks are read through the reader.
+constexpr int kMaxChunks = 16;
+
 template <typename T>
-T Load(uintptr_t address) {
+T Field(const uint8_t* copy, uint32_t offset) {
   T value;
-  __builtin_memcpy(&value, reinterpret_cast<const void*>(address), sizeof(T));
+  __builtin_memcpy(&value, copy + offset, sizeof(T));
   return value;
 }
+
+// One walk's reading of the interpreter's memory.
+class Reader {
+ public:
+  explicit Reader(MemoryReader read)
+      : read_(read), pid_(static_cast<pid_t>(RawSyscall(SYS_getpid))) {}
+
+  bool Copy(uintptr_t address, void* out, size_t n) const {
+    return address != 0 && read_(pid_, address, out, n);
+  }
+  template <typename T>
+  bool Load(uintptr_t address, T* out) const {
+    return Copy(address, out, sizeof(T));
+  }
+
+ private:
+  MemoryReader read_;
+  pid_t pid_;
+};
 
 // CPython's location table varints: 6 bits a byte, bit 6 says more follow.
 bool Varint(const uint8_t** p, const uint8_t* end, uint32_t* out) {
@@ -63,16 +98,43 @@ bool Varint(const uint8_t** p, const uint8_t* end, uint32_t* out) {
   return false;
 }
 
+size_t PutUtf8(uint32_t c, uint8_t* bytes) {
+  if (c < 0x80) {
+    bytes[0] = static_cast<uint8_t>(c);
+    return 1;
+  }
+  if (c < 0x800) {
+    bytes[0] = static_cast<uint8_t>(0xC0 | (c >> 6));
+    bytes[1] = static_cast<uint8_t>(0x80 | (c & 63));
+    return 2;
+  }
+  if (c < 0x10000) {
+    bytes[0] = static_cast<uint8_t>(0xE0 | (c >> 12));
+    bytes[1] = static_cast<uint8_t>(0x80 | ((c >> 6) & 63));
+    bytes[2] = static_cast<uint8_t>(0x80 | (c & 63));
+    return 3;
+  }
+  bytes[0] = static_cast<uint8_t>(0xF0 | ((c >> 18) & 7));
+  bytes[1] = static_cast<uint8_t>(0x80 | ((c >> 12) & 63));
+  bytes[2] = static_cast<uint8_t>(0x80 | ((c >> 6) & 63));
+  bytes[3] = static_cast<uint8_t>(0x80 | (c & 63));
+  return 4;
+}
+
 // Copies string object `s` as UTF-8 into `out`, at most `room` bytes: "?"
-// if it is not a compact str (code objects' names always are).
-size_t CopyString(const PyLayout& l, uintptr_t s, const void* unicode_type, char* out,
-                  size_t room) {
+// if it cannot be read or is not a compact str (code objects' names always
+// are).
+size_t CopyString(const PyWalk& w, const Reader& r, uintptr_t s, char* out, size_t room) {
   if (room == 0) return 0;
-  uint32_t state = 0;
+  const PyLayout& l = *w.layout;
+  uint8_t head[80];
+  size_t head_size = l.str_compact_data;
   int64_t length = -1;
-  if (s != 0 && Load<const void*>(s + l.object_type) == unicode_type) {
-    state = Load<uint32_t>(s + l.str_state);
-    length = Load<int64_t>(s + l.str_length);
+  uint32_t state = 0;
+  if (head_size <= sizeof(head) && r.Copy(s, head, head_size) &&
+      Field<const void*>(head, l.object_type) == w.unicode_type) {
+    state = Field<uint32_t>(head, l.str_state);
+    length = Field<int64_t>(head, l.str_length);
   }
   if (length < 0 || (state & l.state_compact_bit) == 0) {
     out[0] = '?';
@@ -81,48 +143,35 @@ size_t CopyString(const PyLayout& l, uintptr_t s, const void* unicode_type, char
   size_t n = static_cast<size_t>(length);
   if ((state & l.state_ascii_bit) != 0) {
     if (n > room) n = room;
-    __builtin_memcpy(out, reinterpret_cast<const void*>(s + l.str_ascii_data), n);
-    return n;
+    return r.Copy(s + l.str_ascii_data, out, n) ? n : 0;
   }
-  uintptr_t utf8 = Load<uintptr_t>(s + l.str_utf8);
+  uintptr_t utf8 = Field<uintptr_t>(head, l.str_utf8);
   if (utf8 != 0) {
-    int64_t size = Load<int64_t>(s + l.str_utf8_length);
+    int64_t size = Field<int64_t>(head, l.str_utf8_length);
     n = size < 0 ? 0 : static_cast<size_t>(size);
     if (n > room) n = room;
-    __builtin_memcpy(out, reinterpret_cast<const void*>(utf8), n);
-    return n;
+    return r.Copy(utf8, out, n) ? n : 0;
   }
   uint32_t kind = (state >> l.state_kind_shift) & 7;
+  if (kind != 1 && kind != 2 && kind != 4) return 0;
   uintptr_t data = s + l.str_compact_data;
   size_t used = 0;
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t c = kind == 1   ? Load<uint8_t>(data + i)
-                 : kind == 2 ? Load<uint16_t>(data + 2 * i)
-                             : Load<uint32_t>(data + 4 * i);
-    uint8_t bytes[4];
-    size_t k;
-    if (c < 0x80) {
-      bytes[0] = static_cast<uint8_t>(c);
-      k = 1;
-    } else if (c < 0x800) {
-      bytes[0] = static_cast<uint8_t>(0xC0 | (c >> 6));
-      bytes[1] = static_cast<uint8_t>(0x80 | (c & 63));
-      k = 2;
-    } else if (c < 0x10000) {
-      bytes[0] = static_cast<uint8_t>(0xE0 | (c >> 12));
-      bytes[1] = static_cast<uint8_t>(0x80 | ((c >> 6) & 63));
-      bytes[2] = static_cast<uint8_t>(0x80 | (c & 63));
-      k = 3;
-    } else {
-      bytes[0] = static_cast<uint8_t>(0xF0 | ((c >> 18) & 7));
-      bytes[1] = static_cast<uint8_t>(0x80 | ((c >> 12) & 63));
-      bytes[2] = static_cast<uint8_t>(0x80 | ((c >> 6) & 63));
-      bytes[3] = static_cast<uint8_t>(0x80 | (c & 63));
-      k = 4;
+  uint8_t piece[256];
+  for (size_t i = 0; i < n;) {
+    size_t take = sizeof(piece) / kind;
+    if (take > n - i) take = n - i;
+    if (!r.Copy(data + i * kind, piece, take * kind)) break;
+    for (size_t j = 0; j < take; ++j) {
+      uint32_t c = kind == 1   ? piece[j]
+                   : kind == 2 ? Field<uint16_t>(piece, static_cast<uint32_t>(2 * j))
+                               : Field<uint32_t>(piece, static_cast<uint32_t>(4 * j));
+      uint8_t bytes[4];
+      size_t k = PutUtf8(c, bytes);
+      if (used + k > room) return used;
+      __builtin_memcpy(out + used, bytes, k);
+      used += k;
     }
-    if (used + k > room) break;
-    __builtin_memcpy(out + used, bytes, k);
-    used += k;
+    i += take;
   }
   return used;
 }
@@ -221,6 +270,7 @@ bool CodeTexts::Claim(const CodeKey& key, Ref* ref) {
   __builtin_memcpy(&e.key, &key, sizeof(key));
   e.qualname_size = 0;
   e.filename_size = 0;
+  e.table_size = kTableNotKept;
   *ref = {static_cast<uint32_t>(slot), seq + 1};
   return true;
 }
@@ -247,8 +297,26 @@ bool CodeTexts::Read(const Ref& ref, char* qualname, size_t* qualname_size, char
   return true;
 }
 
+int CodeTexts::LineAt(const Ref& ref, int first, int address) const {
+  if (ref.slot >= kSlots || (ref.seq & 1) != 0) return -2;
+  const Entry& e = entries_[ref.slot];
+  if (e.seq.load(std::memory_order_acquire) != ref.seq) return -2;
+  size_t size = e.table_size;
+  if (size > kTableRoom) return -2;
+  // The entry may be taken over while it is read: the line is then thrown
+  // away (the table's bytes, read racing, stay inside the entry).
+  int line = PyLineAt(e.table, size, first, address);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (e.seq.load(std::memory_order_relaxed) != ref.seq) return -2;
+  return line;
+}
+
 void CodeTexts::Clear() {
-  for (size_t i = 0; i < kSlots; ++i) entries_[i].seq.store(0, std::memory_order_relaxed);
+  for (size_t i = 0; i < kSlots; ++i) {
+    if (entries_[i].seq.load(std::memory_order_relaxed) != 0) {
+      entries_[i].seq.store(0, std::memory_order_relaxed);
+    }
+  }
 }
 
 // --- SampleRing --------------------------------------------------------------
@@ -317,24 +385,122 @@ uint32_t SampleRing::Pop(void* out, uint32_t room) {
 
 // --- WalkPyFrames ------------------------------------------------------------
 
-int WalkPyFrames(const PyLayout& l, const void* tstate, const void* unicode_type,
-                 CodeTexts* texts, RawFrame* frames, bool* cut) {
+bool ReadOwnMemory(pid_t pid, uintptr_t address, void* out, size_t n) {
+  struct iovec local = {out, n};
+  struct iovec remote = {reinterpret_cast<void*>(address), n};
+  return RawSyscall(SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0) ==
+         static_cast<long>(n);
+}
+
+namespace {
+
+// The bounds of the chunks of a thread's data stack, innermost first.
+struct Chunks {
+  uintptr_t begin[kMaxChunks];
+  uintptr_t end[kMaxChunks];
+  int count = 0;
+
+  void Find(const PyLayout& l, const Reader& r, uintptr_t tstate) {
+    uintptr_t chunk = 0;
+    if (!r.Load(tstate + l.tstate_datastack_chunk, &chunk)) return;
+    uint8_t head[64];
+    if (l.chunk_data > sizeof(head)) return;
+    while (chunk != 0 && count < kMaxChunks) {
+      if (!r.Copy(chunk, head, l.chunk_data)) return;
+      uint64_t size = Field<uint64_t>(head, l.chunk_size);
+      if (size < l.chunk_data + kFrameCopy || size > (uint64_t{1} << 40)) return;
+      begin[count] = chunk + l.chunk_data;
+      end[count] = chunk + size;
+      ++count;
+      chunk = Field<uintptr_t>(head, l.chunk_previous);
+    }
+  }
+
+  bool Hold(uintptr_t frame) const {
+    for (int i = 0; i < count; ++i) {
+      if (frame >= begin[i] && frame <= end[i] - kFrameCopy) return true;
+    }
+    return false;
+  }
+};
+
+// Copies the head of frame `frame`: with a plain copy inside a chunk of the
+// data stack (mapped while linked, whatever the frame holds), else through
+// the reader (a generator's frame, or a pointer caught mid-update).
+bool CopyFrame(const Chunks& chunks, const Reader& r, uintptr_t frame, uint8_t* out) {
+  if (chunks.Hold(frame)) {
+    __builtin_memcpy(out, reinterpret_cast<const void*>(frame), kFrameCopy);
+    return true;
+  }
+  return r.Copy(frame, out, kFrameCopy);
+}
+
+// Fills the entry claimed as `ref` for `key`: names, and the location table
+// where it fits.
+void FillText(const PyWalk& w, const Reader& r, CodeTexts* texts, const CodeKey& key,
+              CodeTexts::Ref* ref) {
+  const PyLayout& l = *w.layout;
+  CodeTexts::Entry* e = texts->Text(*ref);
+  size_t q = CopyString(w, r, key.qualname, e->text, CodeTexts::kQualnameRoom);
+  size_t n = CopyString(w, r, key.filename, e->text + q, CodeTexts::kTextRoom - q);
+  e->qualname_size = static_cast<uint16_t>(q);
+  e->filename_size = static_cast<uint16_t>(n);
+  int64_t size = -1;
+  if (r.Load(key.linetable + l.bytes_size, &size) && size >= 0 &&
+      static_cast<uint64_t>(size) <= CodeTexts::kTableRoom &&
+      r.Copy(key.linetable + l.bytes_data, e->table, static_cast<size_t>(size))) {
+    e->table_size = static_cast<uint16_t>(size);
+  }
+  texts->Publish(ref);
+}
+
+// The line of byte offset `address` of a code object whose table is not
+// kept: read at each sample, up to 4 KiB of it. 0 if none.
+int ReadLine(const PyLayout& l, const Reader& r, const CodeKey& key, int address) {
+  uint8_t table[4096];
+  int64_t size = -1;
+  if (!r.Load(key.linetable + l.bytes_size, &size) || size < 0) return 0;
+  size_t n = static_cast<uint64_t>(size) < sizeof(table) ? static_cast<size_t>(size)
+                                                         : sizeof(table);
+  if (!r.Copy(key.linetable + l.bytes_data, table, n)) return 0;
+  return PyLineAt(table, n, key.firstlineno, address);
+}
+
+}  // namespace
+
+int WalkPyFrames(const PyWalk& w, const void* tstate, CodeTexts* texts, RawFrame* frames,
+                 bool* cut) {
   *cut = false;
   if (tstate == nullptr) return 0;
-  uintptr_t cframe = Load<uintptr_t>(reinterpret_cast<uintptr_t>(tstate) + l.tstate_cframe);
+  const PyLayout& l = *w.layout;
+  Reader r(w.read);
+  uintptr_t ts = reinterpret_cast<uintptr_t>(tstate);
+  uintptr_t cframe = 0;
+  uintptr_t frame = 0;
+  if (!r.Load(ts + l.tstate_cframe, &cframe)) return -2;
   if (cframe == 0) return 0;
-  uintptr_t frame = Load<uintptr_t>(cframe + l.cframe_current_frame);
+  if (!r.Load(cframe + l.cframe_current_frame, &frame)) return -2;
+  if (frame == 0) return 0;
+  Chunks chunks;
+  chunks.Find(l, r, ts);
   int depth = 0;
   // Incomplete frames are skipped, but not without end.
   for (int steps = 0; frame != 0 && steps < 4 * kMaxPyDepth; ++steps) {
-    uintptr_t code = Load<uintptr_t>(frame + l.frame_code);
+    alignas(8) uint8_t f[kFrameCopy];
+    if (!CopyFrame(chunks, r, frame, f)) return -2;
+    uintptr_t code = Field<uintptr_t>(f, l.frame_code);
     if (code == 0) break;
-    uintptr_t prev_instr = Load<uintptr_t>(frame + l.frame_prev_instr);
+    alignas(8) uint8_t c[kCodeCopy];
+    if (!r.Copy(code, c, kCodeCopy) || Field<const void*>(c, l.object_type) != w.code_type) {
+      return -2;
+    }
+    uintptr_t prev_instr = Field<uintptr_t>(f, l.frame_prev_instr);
     uintptr_t first_unit = code + l.code_code;
-    int32_t traceable = Load<int32_t>(code + l.code_firsttraceable);
-    uintptr_t next = Load<uintptr_t>(frame + l.frame_previous);
-    if (Load<uint8_t>(frame + l.frame_owner) != l.owned_by_generator &&
-        static_cast<intptr_t>(prev_instr - first_unit) < 2 * static_cast<intptr_t>(traceable)) {
+    int32_t traceable = Field<int32_t>(c, l.code_firsttraceable);
+    uintptr_t next = Field<uintptr_t>(f, l.frame_previous);
+    intptr_t address = static_cast<intptr_t>(prev_instr - first_unit);
+    if (Field<uint8_t>(f, l.frame_owner) != l.owned_by_generator &&
+        address < 2 * static_cast<intptr_t>(traceable)) {
       frame = next;  // pushed, not started: as _PyFrame_IsIncomplete
       continue;
     }
@@ -342,31 +508,21 @@ int WalkPyFrames(const PyLayout& l, const void* tstate, const void* unicode_type
       *cut = true;
       break;
     }
-    CodeKey key = {code, Load<uintptr_t>(code + l.code_qualname),
-                   Load<uintptr_t>(code + l.code_filename),
-                   Load<int32_t>(code + l.code_firstlineno)};
-    RawFrame& f = frames[depth];
-    if (!texts->Find(key, &f.text)) {
-      if (!texts->Claim(key, &f.text)) return -1;
-      CodeTexts::Entry* e = texts->Text(f.text);
-      size_t q = CopyString(l, key.qualname, unicode_type, e->text, CodeTexts::kQualnameRoom);
-      size_t n = CopyString(l, key.filename, unicode_type, e->text + q, CodeTexts::kTextRoom - q);
-      e->qualname_size = static_cast<uint16_t>(q);
-      e->filename_size = static_cast<uint16_t>(n);
-      texts->Publish(&f.text);
+    CodeKey key = {code, Field<uintptr_t>(c, l.code_qualname),
+                   Field<uintptr_t>(c, l.code_filename), Field<uintptr_t>(c, l.code_linetable),
+                   Field<int32_t>(c, l.code_firstlineno)};
+    RawFrame& out = frames[depth];
+    if (!texts->Find(key, &out.text)) {
+      if (!texts->Claim(key, &out.text)) return -1;
+      FillText(w, r, texts, key, &out.text);
     }
-    f.firstlineno = key.firstlineno;
+    out.firstlineno = key.firstlineno;
     int line = -1;
-    uintptr_t table = Load<uintptr_t>(code + l.code_linetable);
-    if (table != 0) {
-      int64_t size = Load<int64_t>(table + l.bytes_size);
-      if (size >= 0 && size <= (1 << 24)) {
-        line = PyLineAt(reinterpret_cast<const uint8_t*>(table + l.bytes_data),
-                        static_cast<size_t>(size), key.firstlineno,
-                        static_cast<int>(static_cast<intptr_t>(prev_instr - first_unit)));
-      }
+    if (address >= -(intptr_t{1} << 30) && address <= (intptr_t{1} << 30)) {
+      line = texts->LineAt(out.text, key.firstlineno, static_cast<int>(address));
+      if (line == -2) line = ReadLine(l, r, key, static_cast<int>(address));
     }
-    f.line = line > 0 ? static_cast<uint32_t>(line) : 0;
+    out.line = line > 0 ? static_cast<uint32_t>(line) : 0;
     ++depth;
     frame = next;
   }

@@ -1,23 +1,38 @@
 // Reading a Python thread's own stack from CPython's internal structures,
 // in a signal handler: what the signal sampler (py_signal.h) records.
 //
-//   const PyLayout* layout = PyLayoutFor(py_version);      // nullptr: unknown
+//   PyWalk walk = {PyLayoutFor(py_version), &PyUnicode_Type, &PyCode_Type,
+//                  ReadOwnMemory};                       // layout nullptr: unknown
 //   RawFrame frames[kMaxPyDepth];
 //   bool cut;
-//   int depth = WalkPyFrames(*layout, tstate, &texts, frames, &cut);
+//   int depth = WalkPyFrames(walk, tstate, &texts, frames, &cut);
 //
 // Everything here is async-signal-safe: no allocation, no lock, no call into
 // the interpreter. The structures read are those of one CPython version
-// (PyLayout), checked at start against the C API (ValidatePyLayout, in
-// py_stacks.cc); the code objects' names are copied into CodeTexts, a fixed
-// table filled by the handlers and read by the sampler thread without the
-// GIL; the samples go through SampleRing, one per sampled thread.
+// (PyLayout), checked at start against the C API (WalkMatchesApi, in
+// py_stacks.cc); the code objects' names and location tables are copied into
+// CodeTexts, a fixed table filled by the handlers and read by the sampler
+// thread without the GIL; the samples go through SampleRing, one per sampled
+// thread.
+//
+// A handler can interrupt the interpreter anywhere, also between two stores
+// that CPython makes as one step: a frame pointer may be uninitialised stack
+// for a few instructions (3.11 sets tstate->cframe to a new _PyCFrame before
+// that cframe's current_frame), or name a frame being cleared, whose code
+// object may be freed. So no pointer read from the interpreter's objects is
+// followed with a plain load: a walk reads through `read` (ReadOwnMemory: a
+// system call that copies, and fails where memory is not mapped, rather than
+// fault), except for a frame that lies inside the thread's own data stack,
+// whose chunks stay mapped while the thread links them. What a stale pointer
+// can still give is a wrong name or line, never a fault; a code object is
+// used only if its type is the code type.
 
 #ifndef IOTAP_INTERPOSE_CORE_PY_FRAMES_H_
 #define IOTAP_INTERPOSE_CORE_PY_FRAMES_H_
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <atomic>
 
@@ -30,6 +45,10 @@ constexpr int kMaxPyDepth = 128;
 // aarch64 alike (LP64). The sampler reads nothing else.
 struct PyLayout {
   uint32_t tstate_cframe;          // PyThreadState.cframe
+  uint32_t tstate_datastack_chunk; // .datastack_chunk (the innermost chunk)
+  uint32_t chunk_previous;         // _PyStackChunk.previous
+  uint32_t chunk_size;             // .size (bytes, the header included)
+  uint32_t chunk_data;             // .data: the first frame's place
   uint32_t cframe_current_frame;   // _PyCFrame.current_frame
   uint32_t frame_code;             // _PyInterpreterFrame.f_code
   uint32_t frame_previous;         // .previous
@@ -56,6 +75,24 @@ struct PyLayout {
   uint32_t state_ascii_bit;
 };
 
+// Copies `n` bytes at `address` of process `pid` (the caller's own) into
+// `out`; false if any of them cannot be read. Must not fault.
+using MemoryReader = bool (*)(pid_t pid, uintptr_t address, void* out, size_t n);
+
+// A MemoryReader that copies with process_vm_readv: about 1 us a call. False
+// also where the system call is refused (a seccomp profile), which a walk
+// then reports as an unreadable stack.
+bool ReadOwnMemory(pid_t pid, uintptr_t address, void* out, size_t n);
+
+// What a walk needs: the structures' layout, the types that tell a str and
+// a code object, and how memory the walk does not trust is read.
+struct PyWalk {
+  const PyLayout* layout;
+  const void* unicode_type;  // &PyUnicode_Type
+  const void* code_type;     // &PyCode_Type
+  MemoryReader read;
+};
+
 // The layout of CPython `py_version` (Py_Version: 0xMMmmppRS), or nullptr if
 // the sampler does not know it. 3.11.1 and later 3.11 releases only: 3.11.0
 // cleared a returning frame while the thread's current frame still pointed
@@ -70,19 +107,22 @@ const PyLayout* PyLayoutFor(unsigned long py_version);
 int PyLineAt(const uint8_t* table, size_t size, int first, int address);
 
 // The identity of a code object as a handler sees it: its address, and what
-// tells a code object later made at the same address apart (its name and
-// file objects and first line).
+// tells a code object later made at the same address apart (its name, file
+// and location table objects and first line).
 struct CodeKey {
   uintptr_t code;
   uintptr_t qualname;
   uintptr_t filename;
+  uintptr_t linetable;
   int32_t firstlineno;
 
   bool operator==(const CodeKey&) const = default;
 };
 
-// A fixed table of code objects' names, "QUALNAME" and "FILE" as UTF-8,
-// filled by signal handlers in any thread and read by the sampler thread.
+// A fixed table of code objects' names, "QUALNAME" and "FILE" as UTF-8, and
+// of their location tables (so that a sample's line costs no read of the
+// interpreter's memory), filled by signal handlers in any thread and read by
+// handlers and the sampler thread.
 // An entry is written under its sequence number (odd while written): a
 // reader copies it and keeps the copy only if the number did not change, so
 // an entry taken over by another code object is never read as this one's.
@@ -94,13 +134,19 @@ class CodeTexts {
   // qualname: longer names are cut (the GIL sampler cuts at 4 KiB).
   static constexpr size_t kTextRoom = 1000;
   static constexpr size_t kQualnameRoom = 400;
+  // Room for a location table: 99% of those of PyTorch's and PIL's
+  // functions fit (CPython 3.11.2). A longer one is read at each sample.
+  static constexpr size_t kTableRoom = 1024;
+  static constexpr uint16_t kTableNotKept = 0xFFFF;
 
   struct Entry {
     std::atomic<uint32_t> seq;  // 0: never written; odd: being written
     CodeKey key;
     uint16_t qualname_size;
     uint16_t filename_size;
+    uint16_t table_size;  // kTableNotKept: too long, or unreadable
     char text[kTextRoom];  // the qualname, then the file name
+    uint8_t table[kTableRoom];
   };
 
   // A reference to an entry as written: slot and sequence number.
@@ -128,7 +174,13 @@ class CodeTexts {
   bool Read(const Ref& ref, char* qualname, size_t* qualname_size, char* filename,
             size_t* filename_size) const;
 
-  // Empties the table (in a fork child, before any handler runs).
+  // The line of byte offset `address` in the location table kept in
+  // `ref`'s entry (PyLineAt, first line `first`). -1: no line; -2: the
+  // entry keeps no table, or is no longer `ref`'s. Signal-safe.
+  int LineAt(const Ref& ref, int first, int address) const;
+
+  // Empties the table (in a fork child, before any handler runs), writing
+  // only entries that were used: pages never touched stay unallocated.
   void Clear();
 
  private:
@@ -169,11 +221,14 @@ struct RawFrame {
 // first, into `frames` (kMaxPyDepth of them). Incomplete frames (pushed, not
 // yet started) are skipped, as the C API does. Returns the depth, 0 if the
 // thread has no Python frame, -1 if a name could not be copied (another
-// thread's handler was writing the entry: the caller tries again later).
-// `*cut` says the stack went deeper than kMaxPyDepth. Signal-safe, given
-// that the calling thread is `tstate`'s (its frames cannot change).
-int WalkPyFrames(const PyLayout& layout, const void* tstate, const void* unicode_type,
-                 CodeTexts* texts, RawFrame* frames, bool* cut);
+// thread's handler was writing the entry: the caller tries again later), -2
+// if a frame or code object could not be read or is not one (a pointer
+// caught between two stores, or `walk.read` refused): no part of such a
+// stack is kept. `*cut` says the stack went deeper than kMaxPyDepth.
+// Signal-safe, given that the calling thread is `tstate`'s (its frames
+// cannot change while the handler runs) and that `tstate` is alive.
+int WalkPyFrames(const PyWalk& walk, const void* tstate, CodeTexts* texts, RawFrame* frames,
+                 bool* cut);
 
 }  // namespace iotap::interpose
 

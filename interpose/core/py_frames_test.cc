@@ -5,6 +5,8 @@
 #include "interpose/core/py_frames.h"
 
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -107,7 +109,7 @@ class CodeTextsTest : public ::testing::Test {
 };
 
 TEST_F(CodeTextsTest, FindsWhatWasPublished) {
-  CodeKey a = {0x7f0000001000, 0x7f0000002000, 0x7f0000003000, 12};
+  CodeKey a = {0x7f0000001000, 0x7f0000002000, 0x7f0000003000, 0x7f0000004000, 12};
   CodeTexts::Ref ref;
   EXPECT_FALSE(texts_.Find(a, &ref));
   CodeTexts::Ref put = Put(a, "Net.forward", "/m/net.py");
@@ -119,26 +121,28 @@ TEST_F(CodeTextsTest, FindsWhatWasPublished) {
 }
 
 TEST_F(CodeTextsTest, AReusedAddressIsAnotherCodeObject) {
-  CodeKey a = {0x7f0000001000, 0x7f0000002000, 0x7f0000003000, 12};
+  CodeKey a = {0x7f0000001000, 0x7f0000002000, 0x7f0000003000, 0x7f0000004000, 12};
   Put(a, "old", "/a.py");
   CodeTexts::Ref ref;
   // The same address with another name object, file object or first line.
-  for (CodeKey other : {CodeKey{a.code, 0x7f0000009000, a.filename, a.firstlineno},
-                        CodeKey{a.code, a.qualname, 0x7f0000009000, a.firstlineno},
-                        CodeKey{a.code, a.qualname, a.filename, 13}}) {
+  for (CodeKey other :
+       {CodeKey{a.code, 0x7f0000009000, a.filename, a.linetable, a.firstlineno},
+        CodeKey{a.code, a.qualname, 0x7f0000009000, a.linetable, a.firstlineno},
+        CodeKey{a.code, a.qualname, a.filename, 0x7f0000009000, a.firstlineno},
+        CodeKey{a.code, a.qualname, a.filename, a.linetable, 13}}) {
     EXPECT_FALSE(texts_.Find(other, &ref));
   }
   EXPECT_TRUE(texts_.Find(a, &ref));
 }
 
 TEST_F(CodeTextsTest, ATakeOverInvalidatesOldReferences) {
-  CodeKey a = {0x7f0000001000, 0x7f0000002000, 0x7f0000003000, 12};
+  CodeKey a = {0x7f0000001000, 0x7f0000002000, 0x7f0000003000, 0x7f0000004000, 12};
   CodeTexts::Ref old_ref = Put(a, "old", "/a.py");
   // Fill every probe of a's home with other keys, then one more: whichever
   // entry is taken over, a reference to its former content reads as gone.
   std::vector<CodeTexts::Ref> refs = {old_ref};
   for (uintptr_t i = 1; refs.size() <= CodeTexts::kProbes; ++i) {
-    CodeKey k = {a.code, 0x7f0000002000 + i, a.filename, a.firstlineno};
+    CodeKey k = {a.code, 0x7f0000002000 + i, a.filename, a.linetable, a.firstlineno};
     refs.push_back(Put(k, "f" + std::to_string(i), "/b.py"));
   }
   int gone = 0;
@@ -150,7 +154,7 @@ TEST_F(CodeTextsTest, ATakeOverInvalidatesOldReferences) {
 }
 
 TEST_F(CodeTextsTest, AClaimedEntryIsNotFoundUntilPublished) {
-  CodeKey a = {0x7f0000001000, 0x7f0000002000, 0x7f0000003000, 12};
+  CodeKey a = {0x7f0000001000, 0x7f0000002000, 0x7f0000003000, 0x7f0000004000, 12};
   CodeTexts::Ref ref;
   ASSERT_TRUE(texts_.Claim(a, &ref));
   CodeTexts::Ref found;
@@ -227,6 +231,225 @@ TEST_F(SampleRingTest, ARecordLargerThanTheReaderRoomIsDropped) {
   uint8_t out[16];
   EXPECT_EQ(ring_.Pop(out, sizeof(out)), 0u);
   EXPECT_EQ(ring_.Pop(out, sizeof(out)), 8u);
+}
+
+// A CPython 3.11 thread in miniature, laid out as PyLayoutFor says: a
+// thread state, its _PyCFrame, one data-stack chunk of frames, code objects
+// with str names and bytes location tables, and a page that is not mapped.
+class WalkTest : public ::testing::Test {
+ protected:
+  static constexpr unsigned long kVersion = 0x030B02F0;  // 3.11.2
+
+  void SetUp() override {
+    layout_ = PyLayoutFor(kVersion);
+    ASSERT_NE(layout_, nullptr);
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    arena_bytes_ = 64 * page_;
+    void* m = mmap(nullptr, arena_bytes_ + page_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(m, MAP_FAILED);
+    arena_ = static_cast<uint8_t*>(m);
+    // The page after the arena is left unmapped: a pointer into it faults.
+    ASSERT_EQ(munmap(arena_ + arena_bytes_, page_), 0);
+    unmapped_ = reinterpret_cast<uintptr_t>(arena_ + arena_bytes_) + 64;
+    entries_ = std::make_unique<CodeTexts::Entry[]>(CodeTexts::kSlots);
+    texts_.Init(entries_.get());
+    tstate_ = Alloc(512);
+    cframe_ = Alloc(16);
+    chunk_ = Alloc(24 + 8 * 80);
+    Put<uintptr_t>(tstate_ + layout_->tstate_cframe, cframe_);
+    Put<uintptr_t>(tstate_ + layout_->tstate_datastack_chunk, chunk_);
+    Put<uint64_t>(chunk_ + layout_->chunk_size, 24 + 8 * 80);
+    reads_ = 0;
+    refuse_ = false;
+  }
+  void TearDown() override { munmap(arena_, arena_bytes_); }
+
+  uintptr_t Alloc(size_t n) {
+    uintptr_t at = reinterpret_cast<uintptr_t>(arena_) + used_;
+    used_ += (n + 15) & ~size_t{15};
+    EXPECT_LE(used_, arena_bytes_);
+    return at;
+  }
+  template <typename T>
+  static void Put(uintptr_t at, T value) {
+    memcpy(reinterpret_cast<void*>(at), &value, sizeof(T));
+  }
+
+  uintptr_t Str(const std::string& text) {
+    uintptr_t s = Alloc(layout_->str_ascii_data + text.size() + 1);
+    Put<const void*>(s + layout_->object_type, &unicode_type_);
+    Put<int64_t>(s + layout_->str_length, static_cast<int64_t>(text.size()));
+    Put<uint32_t>(s + layout_->str_state, layout_->state_compact_bit | layout_->state_ascii_bit);
+    memcpy(reinterpret_cast<void*>(s + layout_->str_ascii_data), text.data(), text.size());
+    return s;
+  }
+  uintptr_t Bytes(const uint8_t* data, size_t n) {
+    uintptr_t b = Alloc(layout_->bytes_data + n);
+    Put<int64_t>(b + layout_->bytes_size, static_cast<int64_t>(n));
+    memcpy(reinterpret_cast<void*>(b + layout_->bytes_data), data, n);
+    return b;
+  }
+  uintptr_t Code(const std::string& qualname, const std::string& file, int first,
+                 const uint8_t* table, size_t table_size) {
+    uintptr_t c = Alloc(256);
+    Put<const void*>(c + layout_->object_type, &code_type_);
+    Put<uintptr_t>(c + layout_->code_qualname, Str(qualname));
+    Put<uintptr_t>(c + layout_->code_filename, Str(file));
+    Put<uintptr_t>(c + layout_->code_linetable, Bytes(table, table_size));
+    Put<int32_t>(c + layout_->code_firstlineno, first);
+    Put<int32_t>(c + layout_->code_firsttraceable, 0);
+    return c;
+  }
+  // Frame `index` of the chunk (or `at`, if given), running code unit
+  // `unit` of `code`, called from `previous`.
+  uintptr_t Frame(int index, uintptr_t code, int unit, uintptr_t previous, uintptr_t at = 0) {
+    uintptr_t f = at != 0 ? at : chunk_ + layout_->chunk_data + 80 * index;
+    Put<uintptr_t>(f + layout_->frame_code, code);
+    Put<uintptr_t>(f + layout_->frame_previous, previous);
+    Put<uintptr_t>(f + layout_->frame_prev_instr, code + layout_->code_code + 2 * unit);
+    Put<uint8_t>(f + layout_->frame_owner, at != 0 ? layout_->owned_by_generator : 0);
+    return f;
+  }
+  void SetTop(uintptr_t frame) { Put<uintptr_t>(cframe_ + layout_->cframe_current_frame, frame); }
+
+  PyWalk Walk() { return {layout_, &unicode_type_, &code_type_, &Counted}; }
+  int Run(RawFrame* frames, bool* cut) {
+    return WalkPyFrames(Walk(), reinterpret_cast<void*>(tstate_), &texts_, frames, cut);
+  }
+  std::string Text(const RawFrame& f) {
+    char q[CodeTexts::kTextRoom];
+    char n[CodeTexts::kTextRoom];
+    size_t qn = 0;
+    size_t nn = 0;
+    if (!texts_.Read(f.text, q, &qn, n, &nn)) return "(gone)";
+    return std::string(q, qn) + "|" + std::string(n, nn) + ":" + std::to_string(f.line);
+  }
+
+  static bool Counted(pid_t pid, uintptr_t address, void* out, size_t n) {
+    ++reads_;
+    return !refuse_ && ReadOwnMemory(pid, address, out, n);
+  }
+  static inline int reads_ = 0;
+  static inline bool refuse_ = false;
+
+  const PyLayout* layout_ = nullptr;
+  size_t page_ = 0;
+  size_t arena_bytes_ = 0;
+  size_t used_ = 0;
+  uint8_t* arena_ = nullptr;
+  uintptr_t unmapped_ = 0;
+  uintptr_t tstate_ = 0;
+  uintptr_t cframe_ = 0;
+  uintptr_t chunk_ = 0;
+  char unicode_type_ = 0;  // stand-ins for &PyUnicode_Type, &PyCode_Type
+  char code_type_ = 0;
+  std::unique_ptr<CodeTexts::Entry[]> entries_;
+  CodeTexts texts_;
+};
+
+TEST_F(WalkTest, NamesAndLinesOfEveryFrameInnermostFirst) {
+  uintptr_t main = Code("<module>", "/job/train.py", 1, kFar, sizeof(kFar));
+  uintptr_t step = Code("Loader.step", "/job/data.py", 2, kSample, sizeof(kSample));
+  uintptr_t f0 = Frame(0, main, 16, 0);              // line 305
+  uintptr_t f1 = Frame(1, step, 12, f0);             // line 5
+  SetTop(Frame(2, step, 40, f1));                    // line 10
+  RawFrame frames[kMaxPyDepth];
+  bool cut = true;
+  ASSERT_EQ(Run(frames, &cut), 3);
+  EXPECT_FALSE(cut);
+  EXPECT_EQ(Text(frames[0]), "Loader.step|/job/data.py:10");
+  EXPECT_EQ(Text(frames[1]), "Loader.step|/job/data.py:5");
+  EXPECT_EQ(Text(frames[2]), "<module>|/job/train.py:305");
+  EXPECT_EQ(frames[0].firstlineno, 2);
+  EXPECT_EQ(frames[2].firstlineno, 1);
+  // Once the names and tables are kept, a walk reads the interpreter's
+  // memory through the reader 4 times (the thread state's two fields, the
+  // frame pointer, the chunk's head) and once a frame (its code object): no
+  // frame of the chunk is read that way.
+  reads_ = 0;
+  ASSERT_EQ(Run(frames, &cut), 3);
+  EXPECT_EQ(reads_, 4 + 3);
+  EXPECT_EQ(Text(frames[0]), "Loader.step|/job/data.py:10");
+}
+
+TEST_F(WalkTest, AFrameOutsideTheDataStackIsReadThroughTheReader) {
+  uintptr_t main = Code("<module>", "/job/train.py", 1, kFar, sizeof(kFar));
+  uintptr_t gen = Code("batches", "/job/data.py", 2, kSample, sizeof(kSample));
+  uintptr_t f0 = Frame(0, main, 0, 0);
+  // A generator's frame lives in the generator object, not the chunk.
+  SetTop(Frame(-1, gen, 6, f0, Alloc(80)));
+  RawFrame frames[kMaxPyDepth];
+  bool cut = false;
+  ASSERT_EQ(Run(frames, &cut), 2);
+  EXPECT_EQ(Text(frames[0]), "batches|/job/data.py:4");
+  EXPECT_EQ(Text(frames[1]), "<module>|/job/train.py:1");
+  reads_ = 0;
+  ASSERT_EQ(Run(frames, &cut), 2);
+  EXPECT_EQ(reads_, 4 + 2 + 1);
+}
+
+TEST_F(WalkTest, APointerCaughtMidUpdateIsNeverFollowed) {
+  uintptr_t main = Code("<module>", "/job/train.py", 1, kFar, sizeof(kFar));
+  uintptr_t f0 = Frame(0, main, 0, 0);
+  RawFrame frames[kMaxPyDepth];
+  bool cut = false;
+  // The top frame pointer is uninitialised stack: unmapped memory ...
+  SetTop(unmapped_);
+  EXPECT_EQ(Run(frames, &cut), -2);
+  // ... a "frame" whose code pointer is unmapped ...
+  uintptr_t stale = Alloc(80);
+  Put<uintptr_t>(stale + layout_->frame_code, unmapped_);
+  Put<uintptr_t>(stale + layout_->frame_previous, f0);
+  SetTop(stale);
+  EXPECT_EQ(Run(frames, &cut), -2);
+  // ... or mapped but not a code object (a freed one, another object).
+  Put<uintptr_t>(stale + layout_->frame_code, Str("not code"));
+  EXPECT_EQ(Run(frames, &cut), -2);
+  // A frame in the chunk whose previous frame is unmapped: nothing kept.
+  SetTop(Frame(1, main, 0, unmapped_));
+  EXPECT_EQ(Run(frames, &cut), -2);
+  // The same stack, whole again, reads as it should.
+  SetTop(Frame(1, main, 0, f0));
+  EXPECT_EQ(Run(frames, &cut), 2);
+}
+
+TEST_F(WalkTest, ARefusingReaderGivesNoStack) {
+  uintptr_t main = Code("<module>", "/job/train.py", 1, kFar, sizeof(kFar));
+  SetTop(Frame(0, main, 0, 0));
+  refuse_ = true;
+  RawFrame frames[kMaxPyDepth];
+  bool cut = false;
+  EXPECT_EQ(Run(frames, &cut), -2);
+  refuse_ = false;
+  EXPECT_EQ(Run(frames, &cut), 1);
+}
+
+TEST_F(WalkTest, UnreadableNamesAndLongTables) {
+  // A location table longer than an entry keeps: read at each sample.
+  std::vector<uint8_t> table(CodeTexts::kTableRoom + 40, 0x80);  // code 0: no line change
+  table.back() = 0xd8;                                            // code 11: line + 1
+  uintptr_t code = Code("long", "/job/long.py", 7, table.data(), table.size());
+  // Its file name object is not mapped.
+  Put<uintptr_t>(code + layout_->code_filename, unmapped_);
+  SetTop(Frame(0, code, static_cast<int>(table.size()) - 1, 0));
+  RawFrame frames[kMaxPyDepth];
+  bool cut = false;
+  ASSERT_EQ(Run(frames, &cut), 1);
+  EXPECT_EQ(Text(frames[0]), "long|?:8");
+  reads_ = 0;
+  ASSERT_EQ(Run(frames, &cut), 1);
+  EXPECT_EQ(reads_, 4 + 1 + 2);  // and the table's size and bytes
+}
+
+TEST_F(WalkTest, NoFrameNoStack) {
+  RawFrame frames[kMaxPyDepth];
+  bool cut = false;
+  SetTop(0);
+  EXPECT_EQ(Run(frames, &cut), 0);
+  Put<uintptr_t>(tstate_ + layout_->tstate_cframe, 0);
+  EXPECT_EQ(Run(frames, &cut), 0);
+  EXPECT_EQ(WalkPyFrames(Walk(), nullptr, &texts_, frames, &cut), 0);
 }
 
 }  // namespace

@@ -135,10 +135,9 @@ void Take(Slot& s) {
   RawFrame frames[kMaxPyDepth];
   bool cut = false;
   const PySignalSetup& setup = g_state.setup;
-  int depth = WalkPyFrames(*setup.layout, setup.this_thread_state(), setup.unicode_type,
-                           &g_state.texts, frames, &cut);
-  // No Python frame, or a name being copied by another thread: the CPU time
-  // goes to the next sample.
+  int depth = WalkPyFrames(setup.walk, setup.this_thread_state(), &g_state.texts, frames, &cut);
+  // No Python frame, a name being copied by another thread, or a stack
+  // caught mid-update: the CPU time goes to the next sample.
   if (depth <= 0) return;
   SampleHeader h = {cpu - s.cpu, s.time, after, static_cast<uint32_t>(depth), cut ? 1u : 0u};
   // A full ring (the sampler thread not run for a long time) loses the
@@ -316,8 +315,9 @@ Slot* Slots() { return g_state.slots.load(std::memory_order_relaxed); }
 }  // namespace
 
 bool StartPySignals(const PySignalSetup& setup, int64_t interval_ns) {
-  if (setup.layout == nullptr || setup.this_thread_state == nullptr ||
-      setup.unicode_type == nullptr || interval_ns <= 0) {
+  if (setup.walk.layout == nullptr || setup.this_thread_state == nullptr ||
+      setup.walk.unicode_type == nullptr || setup.walk.code_type == nullptr ||
+      setup.walk.read == nullptr || interval_ns <= 0) {
     return false;
   }
   pid_t pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
@@ -504,9 +504,8 @@ void StopPySignals() {
 }
 
 int WalkOwnPyFrames(const PySignalSetup& setup, RawFrame* frames, bool* cut) {
-  if (!g_state.texts.ready() || setup.layout == nullptr) return -1;
-  return WalkPyFrames(*setup.layout, setup.this_thread_state(), setup.unicode_type,
-                      &g_state.texts, frames, cut);
+  if (!g_state.texts.ready() || setup.walk.layout == nullptr) return -1;
+  return WalkPyFrames(setup.walk, setup.this_thread_state(), &g_state.texts, frames, cut);
 }
 
 bool PyFrameText(const RawFrame& frame, char* out, size_t room, size_t* size) {

@@ -22,7 +22,7 @@
 //
 // Used by the sampler's loop (py_stacks.cc), on the sampler thread only:
 //
-//   if (StartPySignals({this_thread_state, unicode_type, layout}, interval_ns) &&
+//   if (StartPySignals({this_thread_state, walk}, interval_ns) &&
 //       /* the walk checked, WalkOwnPyFrames */ TakePySignal()) {
 //     int slot = ArmPyThread(tid);   // at each new thread; -1: not possible
 //     ...
@@ -49,8 +49,7 @@ namespace iotap::interpose {
 
 struct PySignalSetup {
   void* (*this_thread_state)();  // PyGILState_GetThisThreadState
-  const void* unicode_type;      // &PyUnicode_Type
-  const PyLayout* layout;
+  PyWalk walk;
 };
 
 // Readies the rings and the names' table (afresh in a fork child). False if

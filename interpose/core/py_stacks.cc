@@ -98,6 +98,7 @@ struct PythonApi {
   void* (*this_thread_state)();
   Object* (*eval_get_frame)();
   const void* unicode_type;
+  const void* code_type;
   const unsigned long* version;
 };
 
@@ -131,6 +132,7 @@ bool Api() {
       Find(&a.this_thread_state, "PyGILState_GetThisThreadState");
       Find(&a.eval_get_frame, "PyEval_GetFrame");
       a.unicode_type = ResolveGlobal("PyUnicode_Type");
+      a.code_type = ResolveGlobal("PyCode_Type");
       a.version = static_cast<const unsigned long*>(ResolveGlobal("Py_Version"));
     }
     g_api_state = ok ? 1 : -1;
@@ -566,11 +568,12 @@ bool WalkMatchesApi(const PySignalSetup& setup) {
 bool StartSignals(int64_t interval_ns) {
   if (g_config.py_gil_sampler) return false;
   if (g_api.this_thread_state == nullptr || g_api.eval_get_frame == nullptr ||
-      g_api.unicode_type == nullptr || g_api.version == nullptr) {
+      g_api.unicode_type == nullptr || g_api.code_type == nullptr || g_api.version == nullptr) {
     return false;
   }
-  PySignalSetup setup = {g_api.this_thread_state, g_api.unicode_type,
-                         PyLayoutFor(*g_api.version)};
+  PySignalSetup setup = {g_api.this_thread_state,
+                         {PyLayoutFor(*g_api.version), g_api.unicode_type, g_api.code_type,
+                          ReadOwnMemory}};
   return StartPySignals(setup, interval_ns) && WalkMatchesApi(setup) && TakePySignal();
 }
 
