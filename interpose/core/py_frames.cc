@@ -58,6 +58,14 @@ constexpr size_t kCodeCopy = 192;
 // deeper chunks are read through the reader.
 constexpr int kMaxChunks = 16;
 
+// A load from memory known to be mapped: the thread state and what it links.
+template <typename T>
+T Plain(uintptr_t address) {
+  T value;
+  __builtin_memcpy(&value, reinterpret_cast<const void*>(address), sizeof(T));
+  return value;
+}
+
 template <typename T>
 T Field(const uint8_t* copy, uint32_t offset) {
   T value;
@@ -72,7 +80,14 @@ class Reader {
       : read_(read), pid_(static_cast<pid_t>(RawSyscall(SYS_getpid))) {}
 
   bool Copy(uintptr_t address, void* out, size_t n) const {
-    return address != 0 && read_(pid_, address, out, n);
+    ReadPiece piece = {address, out, n};
+    return address != 0 && read_(pid_, &piece, 1);
+  }
+  bool CopyAll(const ReadPiece* pieces, int count) const {
+    for (int i = 0; i < count; ++i) {
+      if (pieces[i].address == 0) return false;
+    }
+    return count == 0 || read_(pid_, pieces, count);
   }
   template <typename T>
   bool Load(uintptr_t address, T* out) const {
@@ -271,6 +286,7 @@ bool CodeTexts::Claim(const CodeKey& key, Ref* ref) {
   e.qualname_size = 0;
   e.filename_size = 0;
   e.table_size = kTableNotKept;
+  e.last_line.store(0, std::memory_order_relaxed);
   *ref = {static_cast<uint32_t>(slot), seq + 1};
   return true;
 }
@@ -303,9 +319,23 @@ int CodeTexts::LineAt(const Ref& ref, int first, int address) const {
   if (e.seq.load(std::memory_order_acquire) != ref.seq) return -2;
   size_t size = e.table_size;
   if (size > kTableRoom) return -2;
-  // The entry may be taken over while it is read: the line is then thrown
-  // away (the table's bytes, read racing, stay inside the entry).
-  int line = PyLineAt(e.table, size, first, address);
+  constexpr uint64_t kField = (uint64_t{1} << 24) - 1;
+  uint64_t tag = ((static_cast<uint64_t>(ref.seq) & 0xFFFF) << 48) |
+                 ((static_cast<uint64_t>(address) & kField) << 24);
+  bool memo = address >= 0 && static_cast<uint64_t>(address) <= kField;
+  uint64_t last = e.last_line.load(std::memory_order_relaxed);
+  int line;
+  if (memo && last != 0 && (last & ~kField) == tag) {
+    line = static_cast<int>(last & kField) - 2;
+  } else {
+    // The entry may be taken over while it is read: the line is then
+    // thrown away (the table's bytes, read racing, stay inside the entry),
+    // and a line kept here under the old seq never matches the new one's.
+    line = PyLineAt(e.table, size, first, address);
+    if (memo && line >= -1 && static_cast<uint64_t>(line) + 2 <= kField) {
+      e.last_line.store(tag | static_cast<uint64_t>(line + 2), std::memory_order_relaxed);
+    }
+  }
   std::atomic_thread_fence(std::memory_order_acquire);
   if (e.seq.load(std::memory_order_relaxed) != ref.seq) return -2;
   return line;
@@ -385,11 +415,19 @@ uint32_t SampleRing::Pop(void* out, uint32_t room) {
 
 // --- WalkPyFrames ------------------------------------------------------------
 
-bool ReadOwnMemory(pid_t pid, uintptr_t address, void* out, size_t n) {
-  struct iovec local = {out, n};
-  struct iovec remote = {reinterpret_cast<void*>(address), n};
-  return RawSyscall(SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0) ==
-         static_cast<long>(n);
+bool ReadOwnMemory(pid_t pid, const ReadPiece* pieces, int count) {
+  if (count <= 0 || count > kMaxReadPieces) return false;
+  struct iovec local[kMaxReadPieces];
+  struct iovec remote[kMaxReadPieces];
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) {
+    local[i] = {pieces[i].out, pieces[i].size};
+    remote[i] = {reinterpret_cast<void*>(pieces[i].address), pieces[i].size};
+    total += pieces[i].size;
+  }
+  // A piece that cannot be read ends the copy there: fewer bytes than asked.
+  return RawSyscall(SYS_process_vm_readv, pid, local, count, remote, count, 0) ==
+         static_cast<long>(total);
 }
 
 namespace {
@@ -400,19 +438,18 @@ struct Chunks {
   uintptr_t end[kMaxChunks];
   int count = 0;
 
-  void Find(const PyLayout& l, const Reader& r, uintptr_t tstate) {
-    uintptr_t chunk = 0;
-    if (!r.Load(tstate + l.tstate_datastack_chunk, &chunk)) return;
-    uint8_t head[64];
-    if (l.chunk_data > sizeof(head)) return;
+  // Plain loads: the thread state is the calling thread's own, and a chunk
+  // stays mapped while it is linked (CPython unlinks one before it frees
+  // it; this thread, which does both, is the one interrupted).
+  void Find(const PyLayout& l, uintptr_t tstate) {
+    uintptr_t chunk = Plain<uintptr_t>(tstate + l.tstate_datastack_chunk);
     while (chunk != 0 && count < kMaxChunks) {
-      if (!r.Copy(chunk, head, l.chunk_data)) return;
-      uint64_t size = Field<uint64_t>(head, l.chunk_size);
+      uint64_t size = Plain<uint64_t>(chunk + l.chunk_size);
       if (size < l.chunk_data + kFrameCopy || size > (uint64_t{1} << 40)) return;
       begin[count] = chunk + l.chunk_data;
       end[count] = chunk + size;
       ++count;
-      chunk = Field<uintptr_t>(head, l.chunk_previous);
+      chunk = Plain<uintptr_t>(chunk + l.chunk_previous);
     }
   }
 
@@ -475,56 +512,77 @@ int WalkPyFrames(const PyWalk& w, const void* tstate, CodeTexts* texts, RawFrame
   const PyLayout& l = *w.layout;
   Reader r(w.read);
   uintptr_t ts = reinterpret_cast<uintptr_t>(tstate);
-  uintptr_t cframe = 0;
-  uintptr_t frame = 0;
-  if (!r.Load(ts + l.tstate_cframe, &cframe)) return -2;
+  // tstate->cframe is the thread state's root cframe or one on this
+  // thread's C stack, mapped either way; what its current_frame holds may
+  // be stale (set a few instructions after the cframe is installed).
+  uintptr_t cframe = Plain<uintptr_t>(ts + l.tstate_cframe);
   if (cframe == 0) return 0;
-  if (!r.Load(cframe + l.cframe_current_frame, &frame)) return -2;
+  uintptr_t frame = Plain<uintptr_t>(cframe + l.cframe_current_frame);
   if (frame == 0) return 0;
   Chunks chunks;
-  chunks.Find(l, r, ts);
+  chunks.Find(l, ts);
   int depth = 0;
-  // Incomplete frames are skipped, but not without end.
-  for (int steps = 0; frame != 0 && steps < 4 * kMaxPyDepth; ++steps) {
-    alignas(8) uint8_t f[kFrameCopy];
-    if (!CopyFrame(chunks, r, frame, f)) return -2;
-    uintptr_t code = Field<uintptr_t>(f, l.frame_code);
-    if (code == 0) break;
-    alignas(8) uint8_t c[kCodeCopy];
-    if (!r.Copy(code, c, kCodeCopy) || Field<const void*>(c, l.object_type) != w.code_type) {
-      return -2;
+  // Frames are followed kMaxReadPieces at a time, and their code objects
+  // copied with one read; incomplete frames are skipped, but not without end.
+  struct Pending {
+    uintptr_t code;
+    uintptr_t prev_instr;
+    uint8_t owner;
+  };
+  int steps = 0;
+  while (frame != 0 && steps < 4 * kMaxPyDepth) {
+    Pending pending[kMaxReadPieces];
+    alignas(8) uint8_t codes[kMaxReadPieces][kCodeCopy];
+    ReadPiece pieces[kMaxReadPieces];
+    int n = 0;
+    bool end = false;
+    while (n < kMaxReadPieces && frame != 0 && steps < 4 * kMaxPyDepth) {
+      alignas(8) uint8_t f[kFrameCopy];
+      if (!CopyFrame(chunks, r, frame, f)) return -2;
+      ++steps;
+      uintptr_t code = Field<uintptr_t>(f, l.frame_code);
+      if (code == 0) {
+        end = true;
+        break;
+      }
+      pending[n] = {code, Field<uintptr_t>(f, l.frame_prev_instr), Field<uint8_t>(f, l.frame_owner)};
+      pieces[n] = {code, codes[n], kCodeCopy};
+      ++n;
+      frame = Field<uintptr_t>(f, l.frame_previous);
     }
-    uintptr_t prev_instr = Field<uintptr_t>(f, l.frame_prev_instr);
-    uintptr_t first_unit = code + l.code_code;
-    int32_t traceable = Field<int32_t>(c, l.code_firsttraceable);
-    uintptr_t next = Field<uintptr_t>(f, l.frame_previous);
-    intptr_t address = static_cast<intptr_t>(prev_instr - first_unit);
-    if (Field<uint8_t>(f, l.frame_owner) != l.owned_by_generator &&
-        address < 2 * static_cast<intptr_t>(traceable)) {
-      frame = next;  // pushed, not started: as _PyFrame_IsIncomplete
-      continue;
+    if (!r.CopyAll(pieces, n)) return -2;
+    for (int i = 0; i < n; ++i) {
+      const uint8_t* c = codes[i];
+      if (Field<const void*>(c, l.object_type) != w.code_type) return -2;
+      uintptr_t code = pending[i].code;
+      intptr_t address = static_cast<intptr_t>(pending[i].prev_instr - (code + l.code_code));
+      int32_t traceable = Field<int32_t>(c, l.code_firsttraceable);
+      if (pending[i].owner != l.owned_by_generator &&
+          address < 2 * static_cast<intptr_t>(traceable)) {
+        continue;  // pushed, not started: as _PyFrame_IsIncomplete
+      }
+      if (depth == kMaxPyDepth) {
+        *cut = true;
+        return depth;
+      }
+      CodeKey key = {code, Field<uintptr_t>(c, l.code_qualname),
+                     Field<uintptr_t>(c, l.code_filename), Field<uintptr_t>(c, l.code_linetable),
+                     Field<int32_t>(c, l.code_firstlineno)};
+      RawFrame& out = frames[depth];
+      if (!texts->Find(key, &out.text)) {
+        if (!texts->Claim(key, &out.text)) return -1;
+        FillText(w, r, texts, key, &out.text);
+      }
+      out.firstlineno = key.firstlineno;
+      int line = -1;
+      if (address >= -(intptr_t{1} << 30) && address <= (intptr_t{1} << 30)) {
+        line = texts->LineAt(out.text, key.firstlineno, static_cast<int>(address));
+        if (line == -2) line = ReadLine(l, r, key, static_cast<int>(address));
+      }
+      out.line = line > 0 ? static_cast<uint32_t>(line) : 0;
+      ++depth;
     }
-    if (depth == kMaxPyDepth) {
-      *cut = true;
-      break;
-    }
-    CodeKey key = {code, Field<uintptr_t>(c, l.code_qualname),
-                   Field<uintptr_t>(c, l.code_filename), Field<uintptr_t>(c, l.code_linetable),
-                   Field<int32_t>(c, l.code_firstlineno)};
-    RawFrame& out = frames[depth];
-    if (!texts->Find(key, &out.text)) {
-      if (!texts->Claim(key, &out.text)) return -1;
-      FillText(w, r, texts, key, &out.text);
-    }
-    out.firstlineno = key.firstlineno;
-    int line = -1;
-    if (address >= -(intptr_t{1} << 30) && address <= (intptr_t{1} << 30)) {
-      line = texts->LineAt(out.text, key.firstlineno, static_cast<int>(address));
-      if (line == -2) line = ReadLine(l, r, key, static_cast<int>(address));
-    }
-    out.line = line > 0 ? static_cast<uint32_t>(line) : 0;
-    ++depth;
-    frame = next;
+    if (end) break;
   }
   return depth;
 }

@@ -75,14 +75,24 @@ struct PyLayout {
   uint32_t state_ascii_bit;
 };
 
-// Copies `n` bytes at `address` of process `pid` (the caller's own) into
-// `out`; false if any of them cannot be read. Must not fault.
-using MemoryReader = bool (*)(pid_t pid, uintptr_t address, void* out, size_t n);
+// One piece of a read: `size` bytes at `address`, into `out`.
+struct ReadPiece {
+  uintptr_t address;
+  void* out;
+  size_t size;
+};
+// At most this many pieces a read.
+constexpr int kMaxReadPieces = 16;
 
-// A MemoryReader that copies with process_vm_readv: about 1 us a call. False
-// also where the system call is refused (a seccomp profile), which a walk
-// then reports as an unreadable stack.
-bool ReadOwnMemory(pid_t pid, uintptr_t address, void* out, size_t n);
+// Copies `count` pieces of process `pid`'s memory (the caller's own); false
+// if any byte of them cannot be read. Must not fault.
+using MemoryReader = bool (*)(pid_t pid, const ReadPiece* pieces, int count);
+
+// A MemoryReader that copies with one process_vm_readv: about 0.85 us a
+// call and 0.35 us more a piece on the 2-core VM. False also where the
+// system call is refused (a seccomp profile), which a walk then reports as
+// an unreadable stack.
+bool ReadOwnMemory(pid_t pid, const ReadPiece* pieces, int count);
 
 // What a walk needs: the structures' layout, the types that tell a str and
 // a code object, and how memory the walk does not trust is read.
@@ -145,6 +155,10 @@ class CodeTexts {
     uint16_t qualname_size;
     uint16_t filename_size;
     uint16_t table_size;  // kTableNotKept: too long, or unreadable
+    // The last line looked up: the entry's seq (low 16 bits), the byte
+    // offset (24 bits) and the line + 2 (24 bits); 0: none. The callers'
+    // frames of a busy thread sit at the same offset sample after sample.
+    mutable std::atomic<uint64_t> last_line;
     char text[kTextRoom];  // the qualname, then the file name
     uint8_t table[kTableRoom];
   };

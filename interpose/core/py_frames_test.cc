@@ -170,6 +170,39 @@ TEST_F(CodeTextsTest, AClaimedEntryIsNotFoundUntilPublished) {
   EXPECT_FALSE(texts_.Find(a, &found));
 }
 
+TEST_F(CodeTextsTest, ALineIsKeptPerOffsetAndNeverOutlivesItsEntry) {
+  CodeKey a = {0x7f0000001000, 0x7f0000002000, 0x7f0000003000, 0x7f0000004000, 2};
+  CodeTexts::Ref ref = Put(a, "f", "/a.py");
+  CodeTexts::Entry* e = texts_.Text(ref);
+  memcpy(e->table, kSample, sizeof(kSample));
+  e->table_size = sizeof(kSample);
+  for (int pass = 0; pass < 2; ++pass) {  // computed, then kept
+    EXPECT_EQ(texts_.LineAt(ref, 2, 2 * 12), 5);
+    EXPECT_EQ(texts_.LineAt(ref, 2, 2 * 40), 10);
+  }
+  // Taken over by another code object with another table: the line kept
+  // for the old one is not the new one's.
+  for (uintptr_t i = 1; i <= CodeTexts::kProbes; ++i) {
+    Put({a.code, a.qualname + i, a.filename, a.linetable, a.firstlineno}, "g", "/b.py");
+  }
+  EXPECT_EQ(texts_.LineAt(ref, 2, 2 * 40), -2);
+  CodeTexts::Ref now;
+  CodeKey b = {a.code, a.qualname + CodeTexts::kProbes, a.filename, a.linetable, a.firstlineno};
+  ASSERT_EQ(a.code >> 6 & (CodeTexts::kProbes - 1), 0u);  // so b took a's entry
+  ASSERT_TRUE(texts_.Find(b, &now));
+  CodeTexts::Entry* taken = texts_.Text(now);
+  memcpy(taken->table, kFar, sizeof(kFar));
+  taken->table_size = sizeof(kFar);
+  // The offset whose line 10 was kept for the old table is past kFar's end.
+  EXPECT_EQ(texts_.LineAt(now, 1, 2 * 40), -1);
+  // kFar's unit 16 is line 305 (first line 1).
+  EXPECT_EQ(texts_.LineAt(now, 1, 2 * 16), 305);
+  EXPECT_EQ(texts_.LineAt(now, 1, 2 * 16), 305);
+  // No table kept: the caller reads it.
+  taken->table_size = CodeTexts::kTableNotKept;
+  EXPECT_EQ(texts_.LineAt(now, 1, 0), -2);
+}
+
 class SampleRingTest : public ::testing::Test {
  protected:
   void SetUp() override { ring_.Init(memory_, sizeof(memory_)); }
@@ -239,6 +272,7 @@ TEST_F(SampleRingTest, ARecordLargerThanTheReaderRoomIsDropped) {
 class WalkTest : public ::testing::Test {
  protected:
   static constexpr unsigned long kVersion = 0x030B02F0;  // 3.11.2
+  static constexpr int kChunkFrames = 200;
 
   void SetUp() override {
     layout_ = PyLayoutFor(kVersion);
@@ -256,10 +290,10 @@ class WalkTest : public ::testing::Test {
     texts_.Init(entries_.get());
     tstate_ = Alloc(512);
     cframe_ = Alloc(16);
-    chunk_ = Alloc(24 + 8 * 80);
+    chunk_ = Alloc(24 + kChunkFrames * 80);
     Put<uintptr_t>(tstate_ + layout_->tstate_cframe, cframe_);
     Put<uintptr_t>(tstate_ + layout_->tstate_datastack_chunk, chunk_);
-    Put<uint64_t>(chunk_ + layout_->chunk_size, 24 + 8 * 80);
+    Put<uint64_t>(chunk_ + layout_->chunk_size, 24 + kChunkFrames * 80);
     reads_ = 0;
     refuse_ = false;
   }
@@ -326,9 +360,9 @@ class WalkTest : public ::testing::Test {
     return std::string(q, qn) + "|" + std::string(n, nn) + ":" + std::to_string(f.line);
   }
 
-  static bool Counted(pid_t pid, uintptr_t address, void* out, size_t n) {
+  static bool Counted(pid_t pid, const ReadPiece* pieces, int count) {
     ++reads_;
-    return !refuse_ && ReadOwnMemory(pid, address, out, n);
+    return !refuse_ && ReadOwnMemory(pid, pieces, count);
   }
   static inline int reads_ = 0;
   static inline bool refuse_ = false;
@@ -364,13 +398,37 @@ TEST_F(WalkTest, NamesAndLinesOfEveryFrameInnermostFirst) {
   EXPECT_EQ(frames[0].firstlineno, 2);
   EXPECT_EQ(frames[2].firstlineno, 1);
   // Once the names and tables are kept, a walk reads the interpreter's
-  // memory through the reader 4 times (the thread state's two fields, the
-  // frame pointer, the chunk's head) and once a frame (its code object): no
-  // frame of the chunk is read that way.
+  // memory through the reader once for the code objects of up to
+  // kMaxReadPieces frames: the thread state, what it links and the frames
+  // of its data-stack chunks need no reader.
   reads_ = 0;
   ASSERT_EQ(Run(frames, &cut), 3);
-  EXPECT_EQ(reads_, 4 + 3);
+  EXPECT_EQ(reads_, 1);
   EXPECT_EQ(Text(frames[0]), "Loader.step|/job/data.py:10");
+}
+
+TEST_F(WalkTest, DeepStacksAreReadSixteenCodeObjectsAtATimeAndCut) {
+  uintptr_t main = Code("<module>", "/job/train.py", 1, kFar, sizeof(kFar));
+  uintptr_t rec = Code("walk", "/job/tree.py", 2, kSample, sizeof(kSample));
+  uintptr_t f = Frame(0, main, 0, 0);
+  for (int i = 1; i < 40; ++i) f = Frame(i, rec, 40, f);
+  SetTop(f);
+  RawFrame frames[kMaxPyDepth];
+  bool cut = true;
+  ASSERT_EQ(Run(frames, &cut), 40);
+  EXPECT_FALSE(cut);
+  EXPECT_EQ(Text(frames[0]), "walk|/job/tree.py:10");
+  EXPECT_EQ(Text(frames[38]), "walk|/job/tree.py:10");
+  EXPECT_EQ(Text(frames[39]), "<module>|/job/train.py:1");
+  reads_ = 0;
+  ASSERT_EQ(Run(frames, &cut), 40);
+  EXPECT_EQ(reads_, 3);  // 16 + 16 + 8 code objects
+  // Deeper than kMaxPyDepth: the innermost kMaxPyDepth frames, and cut.
+  for (int i = 40; i < kMaxPyDepth + 10; ++i) f = Frame(i, rec, 40, f);
+  SetTop(f);
+  ASSERT_EQ(Run(frames, &cut), kMaxPyDepth);
+  EXPECT_TRUE(cut);
+  EXPECT_EQ(Text(frames[kMaxPyDepth - 1]), "walk|/job/tree.py:10");
 }
 
 TEST_F(WalkTest, AFrameOutsideTheDataStackIsReadThroughTheReader) {
@@ -386,7 +444,7 @@ TEST_F(WalkTest, AFrameOutsideTheDataStackIsReadThroughTheReader) {
   EXPECT_EQ(Text(frames[1]), "<module>|/job/train.py:1");
   reads_ = 0;
   ASSERT_EQ(Run(frames, &cut), 2);
-  EXPECT_EQ(reads_, 4 + 2 + 1);
+  EXPECT_EQ(reads_, 1 + 1);  // and the generator's frame
 }
 
 TEST_F(WalkTest, APointerCaughtMidUpdateIsNeverFollowed) {
@@ -439,7 +497,7 @@ TEST_F(WalkTest, UnreadableNamesAndLongTables) {
   EXPECT_EQ(Text(frames[0]), "long|?:8");
   reads_ = 0;
   ASSERT_EQ(Run(frames, &cut), 1);
-  EXPECT_EQ(reads_, 4 + 1 + 2);  // and the table's size and bytes
+  EXPECT_EQ(reads_, 1 + 2);  // and the table's size, and its bytes
 }
 
 TEST_F(WalkTest, NoFrameNoStack) {

@@ -42,14 +42,20 @@ constexpr int kSlots = 256;
 // samples at 100 Hz, against wake-ups every 10 ms.
 constexpr uint32_t kRingBytes = 32 * 1024;
 constexpr size_t kMaxPyString = 8192;
-// A task-clock event signals its thread every tenth of an interval of CPU
-// time, and the handler takes a sample at one signal in five once half an
-// interval passed since the last: about one sample an interval, at random
-// moments. Exactly periodic samples fell on the same places of a loop whose
-// turn was close to a multiple of the interval: the shares of the test
-// program's three functions moved by up to 8 points from run to run.
-constexpr int64_t kTaskClockSteps = 10;
-constexpr uint64_t kTakeOneIn = 5;
+// A task-clock event signals its thread every fifth of an interval of CPU
+// time, and the handler takes a sample at one signal in three once half an
+// interval passed since the last (the third signal, then one in three: an
+// interval on average): samples at random moments. Exactly periodic samples
+// fell on the same places of a loop whose turn was close to a multiple of
+// the interval: the shares of the test program's three functions moved by
+// up to 8 points from run to run. Each signal costs the kernel an irq_work
+// interrupt and a signal frame. On the 2-core VM, a tenth of an interval
+// (one in five kept) put those shares within 1.2 points of their timers in
+// 4 runs, and the signals took 2.7% of an imagefolder epoch's CPU samples
+// in perf (one run); a fifth, within 2.9 points in 7 runs, for 0.9% to
+// 1.6% (5 runs); a half (one in two), 4.1 points, 0.6% (one run).
+constexpr int64_t kTaskClockSteps = 5;
+constexpr uint64_t kTakeOneIn = 3;
 
 struct SampleHeader {
   int64_t cpu_ns;

@@ -6,8 +6,8 @@
 // GIL, which a sampler that needs the GIL cannot see.
 //
 // The signal comes from a perf task-clock event on the thread (the kernel's
-// high-resolution timer on the thread's CPU time), every tenth of an
-// interval of it, and the handler keeps one in five at random once half an
+// high-resolution timer on the thread's CPU time), every fifth of an
+// interval of it, and the handler keeps one in three at random once half an
 // interval passed since its last sample: samples at random moments, about
 // one per interval. Where perf_event_open is
 // refused (perf_event_paranoid 3, a seccomp profile), from a POSIX timer on
