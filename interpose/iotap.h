@@ -113,13 +113,18 @@ int iotap_py_stacks(const unsigned long* idents, int n, long long* stacks) __att
 int iotap_py_run_sampler(long long interval_ns) __attribute__((weak));
 void iotap_py_stop_sampler(void) __attribute__((weak));
 
-/* States of iotap_py_sampler. */
+/* States of iotap_py_sampler: the sampler started, or cannot run; then,
+ * once started, how its samples are taken: by a signal to each thread where
+ * its CPU time is spent, or with the GIL (charging CPU time in C code that
+ * holds the GIL to the Python code that runs after it). */
 #define IOTAP_PY_SAMPLER_STARTED 1
 #define IOTAP_PY_SAMPLER_UNAVAILABLE 2
+#define IOTAP_PY_SAMPLER_BY_SIGNAL 3
+#define IOTAP_PY_SAMPLER_WITH_GIL 4
 
-/* Records that this process's sampler started, taking
- * `samples_per_cpu_second`, or that it is unavailable, with a `note` saying
- * why (NULL for none). Returns 0 if recorded, -1 if not. */
+/* Records a state of this process's sampler, taking
+ * `samples_per_cpu_second`, with a `note` (NULL for none) saying why it is
+ * unavailable or samples with the GIL. Returns 0 if recorded, -1 if not. */
 int iotap_py_sampler(int state, long long samples_per_cpu_second, const char* note)
     __attribute__((weak));
 

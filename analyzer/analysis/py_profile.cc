@@ -143,10 +143,15 @@ uint32_t PySampleCollector::Stack(const ProcessTrace& process, uint32_t id) {
 
 void PySampleCollector::OnEvent(const ProcessTrace& process, const Event& e, int64_t offset) {
   if (e.op == OP_PY_SAMPLER) {
+    // trace.proto: 1 started, 2 unavailable, 3 by signal, 4 with the GIL.
+    std::string_view note = process.Text(e.file);
     if (e.result == 1) {
       out_.started = true;
+    } else if (e.result == 3) {
+      out_.by_signal = true;
+    } else if (e.result == 4) {
+      out_.with_gil = note.empty() ? "no reason recorded" : std::string(note);
     } else if (out_.unavailable.empty()) {
-      std::string_view note = process.Text(e.file);
       out_.unavailable = note.empty() ? "not available" : std::string(note);
     }
     return;

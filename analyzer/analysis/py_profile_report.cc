@@ -207,9 +207,11 @@ double Share(const std::vector<TimeWindow>& windows, const PySample& s) {
 void AddSamplingNotes(RunState& s) {
   std::vector<std::string> silent;
   std::map<std::string, std::vector<std::string>> unavailable;
+  std::map<std::string, std::vector<std::string>> with_gil;
   for (size_t i = 0; i < s.catalog.entries.size() && i < s.py_samples.size(); ++i) {
     const ProcessHeader& h = s.catalog.entries[i].header;
     const PySamples& p = s.py_samples[i];
+    if (!p.with_gil.empty()) with_gil[p.with_gil].push_back(absl::StrCat(h.pid()));
     if (!p.unavailable.empty()) {
       unavailable[p.unavailable].push_back(absl::StrCat(h.pid()));
     } else if (h.py_sample_hz() > 0 && !p.started && s.read_ok[i] &&
@@ -225,6 +227,14 @@ void AddSamplingNotes(RunState& s) {
   for (const auto& [why, pids] : unavailable) {
     notes.push_back(absl::StrCat("Python stack samples unavailable in process(es) ",
                                  absl::StrJoin(pids, ", "), ": ", why));
+  }
+  for (const auto& [why, pids] : with_gil) {
+    notes.push_back(absl::StrCat(
+        "Python stack samples of process(es) ", absl::StrJoin(pids, ", "),
+        " were taken with the GIL (", why,
+        "): CPU time in C code that holds the GIL (PIL's filters and resizing, some "
+        "decoders) is counted for the Python code that runs after it, so such a "
+        "transform can show below its share and the next one above"));
   }
   if (!silent.empty()) {
     notes.push_back(absl::StrCat(

@@ -276,14 +276,16 @@ void Fields(PySample& x, F&& f) {
   f(x.tid);
 }
 
-IOTAP_FIELDS_OF(PySamples, 112);
+IOTAP_FIELDS_OF(PySamples, 144);
 template <typename F>
 void Fields(PySamples& x, F&& f) {
   f(x.functions);
   f(x.stacks);
   f(x.samples);
   f(x.started);
+  f(x.by_signal);
   f(x.unavailable);
+  f(x.with_gil);
 }
 
 IOTAP_FIELDS_OF(MappedFileStats, 80);

@@ -26,9 +26,6 @@ namespace {
 // or a stack of up to 128 frames (two varints each, at most 5 + 5 bytes).
 constexpr size_t kMaxPyString = 8192;
 
-// The sampler's states, OP_PY_SAMPLER's `result` (trace.proto).
-constexpr int kSamplerStarted = 1;
-constexpr int kSamplerUnavailable = 2;
 
 }  // namespace
 
@@ -70,17 +67,8 @@ int RecordPySample(pid_t tid, uint32_t stack, int64_t cpu_ns, int64_t start_mono
   return 0;
 }
 
-}  // namespace iotap::interpose
-
-IOTAP_EXPORT int iotap_py_sample(int tid, unsigned stack, long long cpu_ns,
-                                 long long start_monotonic_ns, long long end_monotonic_ns,
-                                 unsigned generation) {
-  return RecordPySample(tid, stack, cpu_ns, start_monotonic_ns, end_monotonic_ns, generation);
-}
-
-IOTAP_EXPORT int iotap_py_sampler(int state, long long samples_per_cpu_second,
-                                  const char* note) {
-  if ((state != kSamplerStarted && state != kSamplerUnavailable) || samples_per_cpu_second < 0) {
+int RecordPySamplerState(int state, int64_t samples_per_cpu_second, const char* note) {
+  if (state < kPySamplerStarted || state > kPySamplerWithGil || samples_per_cpu_second < 0) {
     return -1;
   }
   TraceCall call(kLayerAll);
@@ -92,4 +80,17 @@ IOTAP_EXPORT int iotap_py_sampler(int state, long long samples_per_cpu_second,
     e->file = InternString(note, strnlen(note, 4096), kKindMark);
   }
   return 0;
+}
+
+}  // namespace iotap::interpose
+
+IOTAP_EXPORT int iotap_py_sample(int tid, unsigned stack, long long cpu_ns,
+                                 long long start_monotonic_ns, long long end_monotonic_ns,
+                                 unsigned generation) {
+  return RecordPySample(tid, stack, cpu_ns, start_monotonic_ns, end_monotonic_ns, generation);
+}
+
+IOTAP_EXPORT int iotap_py_sampler(int state, long long samples_per_cpu_second,
+                                  const char* note) {
+  return RecordPySamplerState(state, samples_per_cpu_second, note);
 }

@@ -1,7 +1,9 @@
-// Recording one Python stack sample: the body of iotap_py_sample, for the
-// shim's own sampler loop (iotap_py_run_sampler in py_stacks.cc) as well.
+// Recording one Python stack sample and the sampler's states: the bodies of
+// iotap_py_sample and iotap_py_sampler, for the shim's own sampler loop
+// (iotap_py_run_sampler in py_stacks.cc) as well.
 //
 //   if (RecordPySample(tid, stack_id, cpu_ns, start_ns, end_ns, generation) == 0) { ... }
+//   RecordPySamplerState(kPySamplerWithGil, 100, "why");
 
 #ifndef IOTAP_INTERPOSE_CORE_PY_SAMPLES_H_
 #define IOTAP_INTERPOSE_CORE_PY_SAMPLES_H_
@@ -18,6 +20,16 @@ namespace iotap::interpose {
 // event dropped).
 int RecordPySample(pid_t tid, uint32_t stack, int64_t cpu_ns, int64_t start_monotonic_ns,
                    int64_t end_monotonic_ns, uint32_t generation);
+
+// The sampler's states, OP_PY_SAMPLER's `result` (trace.proto, iotap.h).
+constexpr int kPySamplerStarted = 1;
+constexpr int kPySamplerUnavailable = 2;
+constexpr int kPySamplerBySignal = 3;
+constexpr int kPySamplerWithGil = 4;
+
+// Records OP_PY_SAMPLER: `state`, `samples_per_cpu_second` and `note` (a
+// KIND_MARK string; null or empty for none). 0 if recorded, -1 if not.
+int RecordPySamplerState(int state, int64_t samples_per_cpu_second, const char* note);
 
 }  // namespace iotap::interpose
 

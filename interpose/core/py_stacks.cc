@@ -476,6 +476,13 @@ bool LookAt(Look* look, const Followed* last, unsigned long ident, Object* frame
   return true;
 }
 
+// Records how this process's samples are taken from now on.
+void RecordMethod(bool signals, int64_t interval_ns, const char* why) {
+  if (!Recording()) return;
+  RecordPySamplerState(signals ? kPySamplerBySignal : kPySamplerWithGil,
+                       interval_ns > 0 ? 1000000000 / interval_ns : 0, signals ? nullptr : why);
+}
+
 // One look at the threads, with the GIL held: new threads get their timers
 // (or are sampled here), gone ones lose them. Returns 1 if it looked, 0 if
 // the process was idle.
@@ -491,6 +498,7 @@ int LookAtThreads(int64_t interval_ns) {
     // GIL from now on.
     t.signals = false;
     StopPySignals();
+    RecordMethod(false, interval_ns, "the job installed its own handler for the sampler's signal");
   }
   const Followed* last = t.table[t.current];
   Followed* next = t.table[1 - t.current];
@@ -564,17 +572,52 @@ bool WalkMatchesApi(const PySignalSetup& setup) {
 // Whether threads can be sampled by signal in this interpreter (the GIL
 // held): a CPython whose structures the shim knows, read here as the C API
 // reads them, and a free signal. IOTAP_TEST_PY_GIL_SAMPLER=1 keeps to the
-// GIL.
-bool StartSignals(int64_t interval_ns) {
-  if (g_config.py_gil_sampler) return false;
+// GIL. Where not, `*why` says why (static text or `buffer`).
+bool StartSignals(int64_t interval_ns, const char** why, char* buffer, size_t room) {
+  if (g_config.py_gil_sampler) {
+    *why = "IOTAP_TEST_PY_GIL_SAMPLER=1";
+    return false;
+  }
   if (g_api.this_thread_state == nullptr || g_api.eval_get_frame == nullptr ||
       g_api.unicode_type == nullptr || g_api.code_type == nullptr || g_api.version == nullptr) {
+    *why = "the interpreter lacks a C API symbol the signal sampler needs";
+    return false;
+  }
+  const PyLayout* layout = PyLayoutFor(*g_api.version);
+  if (layout == nullptr) {
+    unsigned long v = *g_api.version;
+    snprintf(buffer, room,
+             "CPython %lu.%lu.%lu: the signal sampler reads the frames of 3.11.1 to 3.11.x only",
+             (v >> 24) & 0xFF, (v >> 16) & 0xFF, (v >> 8) & 0xFF);
+    *why = buffer;
     return false;
   }
   PySignalSetup setup = {g_api.this_thread_state,
-                         {PyLayoutFor(*g_api.version), g_api.unicode_type, g_api.code_type,
-                          ReadOwnMemory}};
-  return StartPySignals(setup, interval_ns) && WalkMatchesApi(setup) && TakePySignal();
+                         {layout, g_api.unicode_type, g_api.code_type, ReadOwnMemory}};
+  // The walk reads through process_vm_readv: where a seccomp profile
+  // refuses it, the check below would only say that the walk failed.
+  uint64_t probe = 1;
+  uint64_t copy = 0;
+  ReadPiece piece = {reinterpret_cast<uintptr_t>(&probe), &copy, sizeof(copy)};
+  if (!ReadOwnMemory(static_cast<pid_t>(RawSyscall(SYS_getpid)), &piece, 1) || copy != 1) {
+    snprintf(buffer, room, "process_vm_readv of the process's own memory refused (%s)",
+             strerror(errno));
+    *why = buffer;
+    return false;
+  }
+  if (!StartPySignals(setup, interval_ns)) {
+    *why = "no memory for the signal sampler's rings";
+    return false;
+  }
+  if (!WalkMatchesApi(setup)) {
+    *why = "the signal handler's reading of this interpreter's frames differs from its C API's";
+    return false;
+  }
+  if (!TakePySignal()) {
+    *why = "no real-time signal left with its default handler";
+    return false;
+  }
+  return true;
 }
 
 // The sampler's loop, its wake-up word and its owner (a fork child has no
@@ -599,7 +642,10 @@ int RunSampler(int64_t interval_ns) {
   Threads& t = g_threads;
   memset(t.table, 0, sizeof(t.table));
   t.last_cpu = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
-  t.signals = StartSignals(interval_ns);
+  const char* why = "";
+  char buffer[160];
+  t.signals = StartSignals(interval_ns, &why, buffer, sizeof(buffer));
+  RecordMethod(t.signals, interval_ns, why);
   int64_t deadline = Monotonic() + interval_ns;
   int idle = 0;  // looks in a row that found the process idle
   int result = 0;

@@ -146,6 +146,20 @@ std::map<std::string, Spent> ParseSpent(const std::string& out) {
   return spent;
 }
 
+// The states a process's sampler recorded, in order of state (threads'
+// events reach the trace in the order their buffers are written, not in the
+// order of time), and each one's note.
+std::map<int64_t, std::string> States(const SampledProcess& p) {
+  std::map<int64_t, std::string> out;
+  for (size_t i = 0; i < p.states.size(); ++i) out[p.states[i]] = p.notes[i];
+  return out;
+}
+std::vector<int64_t> StateList(const SampledProcess& p) {
+  std::vector<int64_t> out;
+  for (const auto& [state, note] : States(p)) out.push_back(state);
+  return out;
+}
+
 bool Contains(const Sample& s, const std::string& function) {
   for (const std::string& f : s.functions) {
     if (f == function) return true;
@@ -167,12 +181,14 @@ int64_t CpuIn(const SampledProcess& p, uint32_t tid, const std::string& function
 }
 
 RunResult RunSampled(const std::vector<std::string>& options, const std::vector<std::string>& argv,
-                     const std::string& trace_dir, int cpu_ms = 300) {
+                     const std::string& trace_dir, int cpu_ms = 300,
+                     const std::map<std::string, std::string>& env = {}) {
   std::vector<std::string> full = {IotapBinary(), "run", "-o", trace_dir};
   full.insert(full.end(), options.begin(), options.end());
   full.push_back("--");
   full.insert(full.end(), argv.begin(), argv.end());
   RunOptions o;
+  o.env = env;
   o.env["PY_SAMPLER_CPU_S"] = std::to_string(cpu_ms / 1000.0);
   return RunProgram(full, o);
 }
@@ -205,9 +221,12 @@ TEST(PySamplesTest, EachThreadWhereItSpentItsCpu) {
   ASSERT_EQ(processes.size(), 1u);
   const SampledProcess& p = processes[0];
   EXPECT_EQ(p.py_sample_hz, 100u);
-  ASSERT_EQ(p.states, std::vector<int64_t>{1});
-  EXPECT_EQ(p.rates, std::vector<uint64_t>{100});
-  EXPECT_EQ(p.notes[0].rfind("cpython 3.", 0), 0u) << p.notes[0];
+  // Started, and sampling by signal (CPython 3.11.1 or later, here).
+  ASSERT_EQ(p.states.size(), 2u);
+  ASSERT_EQ(StateList(p), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(p.rates, (std::vector<uint64_t>{100, 100}));
+  EXPECT_EQ(States(p)[1].rfind("cpython 3.", 0), 0u) << States(p)[1];
+  EXPECT_EQ(States(p)[3], "");
 
   uint32_t main_tid = spent["spin_long"].tid;
   EXPECT_EQ(spent["spin_short"].tid, main_tid);
@@ -327,6 +346,35 @@ TEST(PySamplesTest, CpuInCodeThatHoldsTheGilIsChargedToIt) {
   }
 }
 
+// A process sampled with the GIL says so and why, and the report warns
+// that CPU in C code that holds the GIL is then counted for the code after
+// it; one sampled by signal needs no such note.
+TEST(PySamplesTest, TheTraceAndTheReportSayHowSamplesWereTaken) {
+  for (bool gil : {true, false}) {
+    TempDir dir;
+    std::map<std::string, std::string> env;
+    if (gil) env["IOTAP_TEST_PY_GIL_SAMPLER"] = "1";
+    RunResult r = RunSampled({"--py-samples"},
+                             {Python(), SourcePath("tests/integration/programs/py_sampler.py"),
+                              "threads"},
+                             dir.Sub("trace"), 300, env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<SampledProcess> processes = LoadSamples(dir.Sub("trace"));
+    ASSERT_EQ(processes.size(), 1u);
+    const SampledProcess& p = processes[0];
+    ASSERT_EQ(p.states.size(), 2u);
+    ASSERT_EQ(StateList(p), (std::vector<int64_t>{1, gil ? 4 : 3}));
+    EXPECT_EQ(States(p)[gil ? 4 : 3], gil ? "IOTAP_TEST_PY_GIL_SAMPLER=1" : "");
+    EXPECT_FALSE(p.samples.empty());
+    RunResult report = RunProgram({IotapBinary(), "report", dir.Sub("trace")});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    std::string note = "Python stack samples of process(es) " + std::to_string(p.pid) +
+                       " were taken with the GIL (IOTAP_TEST_PY_GIL_SAMPLER=1)";
+    EXPECT_EQ(report.out.find(note) != std::string::npos, gil) << report.out;
+    EXPECT_EQ(report.out.find("taken with the GIL") != std::string::npos, gil) << report.out;
+  }
+}
+
 // A forked child samples its own threads into its own trace, from the
 // moment it exists; the parent's samples stay in the parent's trace.
 TEST(PySamplesTest, ForkedChildSamplesItself) {
@@ -347,8 +395,10 @@ TEST(PySamplesTest, ForkedChildSamplesItself) {
   }
   ASSERT_NE(child, nullptr);
   ASSERT_NE(parent, nullptr);
-  EXPECT_EQ(parent->states, std::vector<int64_t>{1});
-  EXPECT_EQ(child->states, std::vector<int64_t>{1});
+  EXPECT_EQ(parent->states.size(), 2u);
+  EXPECT_EQ(StateList(*parent), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(child->states.size(), 2u);
+  EXPECT_EQ(StateList(*child), (std::vector<int64_t>{1, 3}));
   ExpectCpuNear(CpuIn(*parent, spent["parent_work"].tid, "parent_work"),
                 spent["parent_work"].cpu_ns, "parent_work");
   ExpectCpuNear(CpuIn(*child, spent["child_work"].tid, "child_work"),
@@ -387,7 +437,8 @@ TEST_P(PySamplesLoaderTest, WorkersSampleTheirDataset) {
     }
     if (in_decode > 0) {
       ++workers;
-      EXPECT_EQ(p.states, std::vector<int64_t>{1});
+      EXPECT_EQ(p.states.size(), 2u);
+      EXPECT_EQ(StateList(p), (std::vector<int64_t>{1, 3}));
     }
     decode_cpu += in_decode;
   }

@@ -71,6 +71,7 @@ PY_FUNCTION = 12
 PY_STACK = 13
 STARTED = 1
 UNAVAILABLE = 2
+WITH_GIL = 4
 
 DEFAULT_HZ = 100
 # Frames kept per sample, innermost first; a deeper stack is cut and marked
@@ -346,9 +347,15 @@ class _Sampler:
     def run(self):
         try:
             if self.runner is not None:
-                # Returns at stop(), or when tracing is off.
+                # Returns at stop(), or when tracing is off. It records how
+                # it samples (by signal, or with the GIL and why).
                 self.runner[0](self.interval_ns)
             else:
+                v = sys.version_info
+                why = (f"CPython {v[0]}.{v[1]}.{v[2]}: the signal sampler reads the frames of "
+                       "3.11.1 to 3.11.x only" if v < (3, 11) else
+                       "the shim did not find the C API the signal sampler needs")
+                self.state_fn(WITH_GIL, self.hz, why.encode("utf-8", "replace"))
                 self._loop()
         finally:
             self.done.release()
