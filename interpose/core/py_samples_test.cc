@@ -108,9 +108,12 @@ TEST_F(PySamplesTest, RecordsTheSamplerStateWithItsNote) {
   uint64_t before = Head();
   ASSERT_EQ(iotap_py_sampler(1, 100, "CPython 3.11"), 0);
   ASSERT_EQ(iotap_py_sampler(2, 0, nullptr), 0);
-  EXPECT_EQ(iotap_py_sampler(3, 100, nullptr), -1);
+  ASSERT_EQ(iotap_py_sampler(3, 100, nullptr), 0);
+  ASSERT_EQ(iotap_py_sampler(4, 100, "no free signal"), 0);
+  EXPECT_EQ(iotap_py_sampler(0, 100, nullptr), -1);
+  EXPECT_EQ(iotap_py_sampler(5, 100, nullptr), -1);
   EXPECT_EQ(iotap_py_sampler(1, -1, nullptr), -1);
-  ASSERT_EQ(Head(), before + 2);
+  ASSERT_EQ(Head(), before + 4);
   const RawEvent& started = EventAt(before);
   EXPECT_EQ(started.op, kOpPySampler);
   EXPECT_EQ(started.result, 1);
@@ -119,6 +122,11 @@ TEST_F(PySamplesTest, RecordsTheSamplerStateWithItsNote) {
   const RawEvent& unavailable = EventAt(before + 1);
   EXPECT_EQ(unavailable.result, 2);
   EXPECT_EQ(unavailable.file, 0u);
+  EXPECT_EQ(EventAt(before + 2).result, 3);
+  EXPECT_EQ(EventAt(before + 2).file, 0u);
+  const RawEvent& with_gil = EventAt(before + 3);
+  EXPECT_EQ(with_gil.result, 4);
+  EXPECT_EQ(with_gil.file, InternString("no free signal", 14, kKindMark));
 }
 
 // Filling the string table empties it: the generation goes up by one, ids go
