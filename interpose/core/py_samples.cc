@@ -67,6 +67,15 @@ int RecordPySample(pid_t tid, uint32_t stack, int64_t cpu_ns, int64_t start_mono
   return 0;
 }
 
+uint32_t InternForSampler(const char* bytes, size_t n, StringKind kind) {
+  ThreadState* ts = &tls_thread;
+  bool was_busy = ts->busy;
+  ts->busy = true;
+  uint32_t id = InternString(bytes, n, kind);
+  ts->busy = was_busy;
+  return id;
+}
+
 int RecordPySamplerState(int state, int64_t samples_per_cpu_second, const char* note) {
   if (state < kPySamplerStarted || state > kPySamplerWithGil || samples_per_cpu_second < 0) {
     return -1;

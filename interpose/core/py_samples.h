@@ -8,8 +8,11 @@
 #ifndef IOTAP_INTERPOSE_CORE_PY_SAMPLES_H_
 #define IOTAP_INTERPOSE_CORE_PY_SAMPLES_H_
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "interpose/core/strings.h"
 
 namespace iotap::interpose {
 
@@ -20,6 +23,11 @@ namespace iotap::interpose {
 // event dropped).
 int RecordPySample(pid_t tid, uint32_t stack, int64_t cpu_ns, int64_t start_monotonic_ns,
                    int64_t end_monotonic_ns, uint32_t generation);
+
+// Interns a function or stack for the shim's samplers (the calling thread
+// marked busy meanwhile, so that the table's own calls are not traced).
+// The id, or 0.
+uint32_t InternForSampler(const char* bytes, size_t n, StringKind kind);
 
 // The sampler's states, OP_PY_SAMPLER's `result` (trace.proto, iotap.h).
 constexpr int kPySamplerStarted = 1;

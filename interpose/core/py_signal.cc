@@ -31,6 +31,7 @@
 #include "interpose/core/raw_syscall.h"
 #include "interpose/core/recorder.h"
 #include "interpose/core/strings.h"
+#include "proto/wire/varint.h"
 
 namespace iotap::interpose {
 
@@ -216,25 +217,6 @@ bool TakeSignal() {
 
 // --- Recording ----------------------------------------------------------------
 
-uint32_t Intern(const char* bytes, size_t n, StringKind kind) {
-  ThreadState* ts = &tls_thread;
-  bool was_busy = ts->busy;
-  ts->busy = true;
-  uint32_t id = InternString(bytes, n, kind);
-  ts->busy = was_busy;
-  return id;
-}
-
-size_t PutVarint(uint8_t* out, uint64_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    out[n++] = static_cast<uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  out[n++] = static_cast<uint8_t>(v);
-  return n;
-}
-
 // "QUALNAME\0FILE\0FIRSTLINE" of `f` into `out`; false if its names were
 // taken over by another code object since the sample.
 bool FrameText(const RawFrame& f, char* out, size_t room, size_t* size) {
@@ -261,7 +243,7 @@ uint32_t FunctionId(const RawFrame& f) {
   char text[2 * CodeTexts::kTextRoom + 24];
   size_t n = 0;
   if (!FrameText(f, text, sizeof(text), &n)) return 0;
-  uint32_t id = Intern(text, n, kKindPyFunction);
+  uint32_t id = InternForSampler(text, n, kKindPyFunction);
   k = {f.text.seq, id, g_state.generation};
   return id;
 }
@@ -295,10 +277,10 @@ void Record(pid_t tid, const uint8_t* record, uint32_t size) {
       bytes[n++] = 0;
     }
     for (uint32_t i = h.depth; i-- > 0 && n + 10 <= sizeof(bytes);) {
-      n += PutVarint(bytes + n, ids[i]);
-      n += PutVarint(bytes + n, frames[i].line);
+      n = static_cast<size_t>(wire::PutVarint(bytes + n, ids[i]) - bytes);
+      n = static_cast<size_t>(wire::PutVarint(bytes + n, frames[i].line) - bytes);
     }
-    uint32_t stack = Intern(reinterpret_cast<const char*>(bytes), n, kKindPyStack);
+    uint32_t stack = InternForSampler(reinterpret_cast<const char*>(bytes), n, kKindPyStack);
     if (stack == 0) return;
     if (StringGeneration() != generation) continue;
     // 1: the table was emptied since the stack was interned.

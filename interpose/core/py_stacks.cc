@@ -59,6 +59,7 @@
 #include "interpose/core/real.h"
 #include "interpose/core/recorder.h"
 #include "interpose/core/strings.h"
+#include "proto/wire/varint.h"
 
 using namespace iotap::interpose;
 
@@ -190,15 +191,6 @@ void AppendText(Object* code, const char* name, char* out, size_t* n, size_t roo
   g_api.err_clear();
 }
 
-uint32_t Intern(const char* bytes, size_t n, StringKind kind) {
-  ThreadState* ts = &tls_thread;
-  bool was_busy = ts->busy;
-  ts->busy = true;
-  uint32_t id = InternString(bytes, n, kind);
-  ts->busy = was_busy;
-  return id;
-}
-
 // "QUALNAME\0FILE\0FIRSTLINE" of `code` into `text` (kMaxPyString bytes).
 size_t CodeText(Object* code, char* text) {
   size_t n = 0;
@@ -224,7 +216,7 @@ uint32_t FunctionId(Object* code) {
   if (g_cache.code[slot] == code) return g_cache.id[slot];
   char text[kMaxPyString];
   size_t n = CodeText(code, text);
-  uint32_t id = Intern(text, n, kKindPyFunction);
+  uint32_t id = InternForSampler(text, n, kKindPyFunction);
   if (id == 0) return 0;
   if (g_cache.used < kCacheMax) {
     g_api.incref(code);
@@ -233,16 +225,6 @@ uint32_t FunctionId(Object* code) {
     ++g_cache.used;
   }
   return id;
-}
-
-size_t PutVarint(uint8_t* out, uint64_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    out[n++] = static_cast<uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  out[n++] = static_cast<uint8_t>(v);
-  return n;
 }
 
 // The stack id of the thread whose current frame is `frame` (a borrowed
@@ -280,10 +262,10 @@ uint32_t StackId(Object* frame) {
     bytes[n++] = 0;
   }
   for (int i = depth; i-- > 0 && n + 10 <= sizeof(bytes);) {
-    n += PutVarint(bytes + n, ids[i]);
-    n += PutVarint(bytes + n, lines[i]);
+    n = static_cast<size_t>(iotap::wire::PutVarint(bytes + n, ids[i]) - bytes);
+    n = static_cast<size_t>(iotap::wire::PutVarint(bytes + n, lines[i]) - bytes);
   }
-  return n == 0 ? 0 : Intern(reinterpret_cast<const char*>(bytes), n, kKindPyStack);
+  return n == 0 ? 0 : InternForSampler(reinterpret_cast<const char*>(bytes), n, kKindPyStack);
 }
 
 }  // namespace
