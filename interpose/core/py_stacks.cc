@@ -2,8 +2,9 @@
 // process's threads, read and interned in C with the GIL held throughout.
 //
 // iotap_py_run_sampler is the sampler thread's whole loop: it sleeps without
-// the GIL and, at each wake-up, takes it for one look at the threads (which
-// are due, their stacks, the samples). Written in Python, the loop and the
+// the GIL and, at each wake-up (at one in kSignalLookEvery where the threads
+// are sampled by signal), takes it for one look at the threads (which are
+// due, their stacks, the samples). Written in Python, the loop and the
 // look cost about 150 us of CPU per wake-up (bytecodes, ctypes calls, a
 // timed lock), 2% of the sampled thread's CPU at 100 samples a second.
 //
@@ -369,7 +370,16 @@ struct Threads {
   int current;  // the last look's table
   int64_t last_cpu;  // the process's CPU time at the last look
   bool signals;  // threads are sampled by signal
+  int with_gil;  // threads the last look sampled with the GIL
+  int skipped;   // wake-ups without a look since the last one
 };
+
+// With the signal sampler, and every followed thread sampled by signal, a
+// look (which takes the GIL from the job) only finds new and gone threads:
+// one in kSignalLookEvery wake-ups does, the others only empty the rings.
+// A thread's first tenth of a second (at 100 Hz) may so go unsampled; the
+// signal's handler is checked at every wake-up all the same.
+constexpr int kSignalLookEvery = 10;
 constinit Threads g_threads = {};
 
 size_t ThreadSlot(const Followed* table, unsigned long ident) {
@@ -505,6 +515,10 @@ int LookAtThreads(int64_t interval_ns) {
     }
   }
   if (frames != nullptr) g_api.decref(frames);
+  t.with_gil = 0;
+  for (size_t i = 0; i < kThreadSlots; ++i) {
+    if (next[i].ident != 0 && next[i].slot < 0) ++t.with_gil;
+  }
   // The timers of threads gone since the last look.
   for (size_t i = 0; i < kThreadSlots; ++i) {
     const Followed& gone = last[i];
@@ -623,6 +637,8 @@ int RunSampler(int64_t interval_ns) {
   g_loop.running = pid;
   Threads& t = g_threads;
   memset(t.table, 0, sizeof(t.table));
+  t.with_gil = 0;
+  t.skipped = kSignalLookEvery;  // the first wake-up looks
   t.last_cpu = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
   const char* why = "";
   char buffer[160];
@@ -645,6 +661,14 @@ int RunSampler(int64_t interval_ns) {
     if (Monotonic() < deadline) continue;  // a signal, or spurious
     // The samples the threads' handlers took, without the GIL.
     if (t.signals) DrainPySamples();
+    if (t.signals && t.with_gil == 0 && ++t.skipped < kSignalLookEvery &&
+        PySignalHandlerKept()) {
+      deadline += interval_ns;
+      now = Monotonic();
+      if (deadline < now) deadline = now;
+      continue;
+    }
+    t.skipped = 0;
     g_api.restore_thread(state);
     bool looked = false;
     if (Recording()) {
