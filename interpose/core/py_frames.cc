@@ -52,8 +52,11 @@ constexpr PyLayout kPython311 = {
 
 // Bytes of a frame and of a code object's head that a walk reads: each is
 // copied whole once, and its fields taken from the copy.
+// (80: the whole _PyInterpreterFrame head; 176: a code object up to its
+// last field read, _co_firsttraceable, so that a copy never runs past a
+// small object at the end of a mapping.)
 constexpr size_t kFrameCopy = 80;
-constexpr size_t kCodeCopy = 192;
+constexpr size_t kCodeCopy = 176;
 // Chunks of a thread's data stack whose bounds a walk keeps; frames in
 // deeper chunks are read through the reader.
 constexpr int kMaxChunks = 16;
@@ -142,11 +145,13 @@ size_t PutUtf8(uint32_t c, uint8_t* bytes) {
 size_t CopyString(const PyWalk& w, const Reader& r, uintptr_t s, char* out, size_t room) {
   if (room == 0) return 0;
   const PyLayout& l = *w.layout;
+  // The head of a compact ASCII string first (what names nearly always
+  // are), the rest of a compact one only where it is not ASCII: a copy
+  // never runs past a short string at the end of a mapping.
   uint8_t head[80];
-  size_t head_size = l.str_compact_data;
   int64_t length = -1;
   uint32_t state = 0;
-  if (head_size <= sizeof(head) && r.Copy(s, head, head_size) &&
+  if (l.str_compact_data <= sizeof(head) && r.Copy(s, head, l.str_ascii_data) &&
       Field<const void*>(head, l.object_type) == w.unicode_type) {
     state = Field<uint32_t>(head, l.str_state);
     length = Field<int64_t>(head, l.str_length);
@@ -159,6 +164,10 @@ size_t CopyString(const PyWalk& w, const Reader& r, uintptr_t s, char* out, size
   if ((state & l.state_ascii_bit) != 0) {
     if (n > room) n = room;
     return r.Copy(s + l.str_ascii_data, out, n) ? n : 0;
+  }
+  if (!r.Copy(s + l.str_ascii_data, head + l.str_ascii_data,
+              l.str_compact_data - l.str_ascii_data)) {
+    return 0;
   }
   uintptr_t utf8 = Field<uintptr_t>(head, l.str_utf8);
   if (utf8 != 0) {

@@ -500,6 +500,33 @@ TEST_F(WalkTest, UnreadableNamesAndLongTables) {
   EXPECT_EQ(reads_, 1 + 2);  // and the table's size, and its bytes
 }
 
+TEST_F(WalkTest, NamesOfEveryKindAndAtTheEndOfAMapping) {
+  // A compact str of 2-byte code points ("café→", no UTF-8 copy), as UTF-8.
+  const uint16_t wide[] = {'c', 'a', 'f', 0xE9, 0x2192};
+  uintptr_t name = Alloc(layout_->str_compact_data + sizeof(wide) + 2);
+  Put<const void*>(name + layout_->object_type, &unicode_type_);
+  Put<int64_t>(name + layout_->str_length, 5);
+  Put<uint32_t>(name + layout_->str_state,
+                layout_->state_compact_bit | (2u << layout_->state_kind_shift));
+  memcpy(reinterpret_cast<void*>(name + layout_->str_compact_data), wide, sizeof(wide));
+  // An ASCII file name whose last byte is the last of the mapping.
+  const std::string file = "/job/x.py";
+  uintptr_t end = reinterpret_cast<uintptr_t>(arena_ + arena_bytes_);
+  uintptr_t tail = end - (layout_->str_ascii_data + file.size());
+  Put<const void*>(tail + layout_->object_type, &unicode_type_);
+  Put<int64_t>(tail + layout_->str_length, static_cast<int64_t>(file.size()));
+  Put<uint32_t>(tail + layout_->str_state, layout_->state_compact_bit | layout_->state_ascii_bit);
+  memcpy(reinterpret_cast<void*>(tail + layout_->str_ascii_data), file.data(), file.size());
+  uintptr_t code = Code("unused", "unused", 3, kSample, sizeof(kSample));
+  Put<uintptr_t>(code + layout_->code_qualname, name);
+  Put<uintptr_t>(code + layout_->code_filename, tail);
+  SetTop(Frame(0, code, 0, 0));
+  RawFrame frames[kMaxPyDepth];
+  bool cut = false;
+  ASSERT_EQ(Run(frames, &cut), 1);
+  EXPECT_EQ(Text(frames[0]), "caf\xc3\xa9\xe2\x86\x92|/job/x.py:3");
+}
+
 TEST_F(WalkTest, NoFrameNoStack) {
   RawFrame frames[kMaxPyDepth];
   bool cut = false;
