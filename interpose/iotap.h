@@ -93,7 +93,7 @@ int iotap_py_sample(int tid, unsigned stack, long long cpu_ns, long long start_m
  * thread with no Python frame. Walks the frames in C, with the GIL held
  * throughout and the garbage collector paused: call it through
  * ctypes.PyDLL, from CPython 3.11 on, whose frame objects of other threads
- * must not be walked by Python code (see interpose/core/py_stacks.cc).
+ * must not be walked by Python code (see interpose/pystacks/py_stacks.cc).
  * Returns how many stacks it interned, or -1 when this is no CPython with
  * the functions it needs (or bad arguments). */
 int iotap_py_stacks(const unsigned long* idents, int n, long long* stacks) __attribute__((weak));

@@ -15,7 +15,7 @@ read per wake-up, and is woken less and less often, down to `hz` / 8 times
 a second.
 
 From CPython 3.11 on the thread's whole loop is one call into the shim
-(iotap_py_run_sampler, interpose/core/py_stacks.cc), which sleeps without
+(iotap_py_run_sampler, interpose/pystacks/py_stacks.cc), which sleeps without
 the GIL and does each look in C by the same rules (the thresholds below and
 MAX_IDLE_INTERVALS: change them in both); it costs less than half of the
 loop written here.
@@ -26,7 +26,7 @@ POSIX timer on the thread's CPU clock where perf events are refused) whose
 signal interrupts that thread as its CPU time passes, and the handler, in
 the thread itself, copies the thread's own stack from the interpreter's
 frames into a ring that the loop empties without the GIL
-(interpose/core/py_signal.cc). Why a signal: this thread needs the GIL to
+(interpose/pystacks/py_signal.cc). Why a signal: this thread needs the GIL to
 read a stack, so its sample lands where the sampled thread next lets the
 GIL go, and CPU spent in C code that holds the GIL (PIL's filters,
 bytes.translate) is charged to the code that runs after it. Why in the

@@ -2,7 +2,7 @@
 // table of code objects' names, and the per-thread ring of raw samples: see
 // py_frames.h. Nothing here allocates, locks or calls the interpreter.
 
-#include "interpose/core/py_frames.h"
+#include "interpose/pystacks/py_frames.h"
 
 #include <string.h>
 #include <sys/syscall.h>

@@ -2,7 +2,7 @@
 // location table decoder against what CPython 3.11 itself says of real code
 // objects, the names' table and its checks, and the samples' ring.
 
-#include "interpose/core/py_frames.h"
+#include "interpose/pystacks/py_frames.h"
 
 #include <string.h>
 #include <sys/mman.h>

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "interpose/core/py_samples.h"
+#include "interpose/pystacks/py_samples.h"
 
 #include "interpose/core/io_event.h"
 #include "interpose/core/strings.h"

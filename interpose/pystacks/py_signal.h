@@ -43,7 +43,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "interpose/core/py_frames.h"
+#include "interpose/pystacks/py_frames.h"
 
 namespace iotap::interpose {
 

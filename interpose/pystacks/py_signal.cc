@@ -8,7 +8,7 @@
 // earlier timer (whose epoch no longer matches) never writes into the ring
 // of the slot's next thread.
 
-#include "interpose/core/py_signal.h"
+#include "interpose/pystacks/py_signal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +27,7 @@
 
 #include "interpose/core/clock.h"
 #include "interpose/core/config.h"
-#include "interpose/core/py_samples.h"
+#include "interpose/pystacks/py_samples.h"
 #include "interpose/core/raw_syscall.h"
 #include "interpose/core/recorder.h"
 #include "interpose/core/strings.h"
