@@ -27,8 +27,8 @@
 // can still give is a wrong name or line, never a fault; a code object is
 // used only if its type is the code type.
 
-#ifndef IOTAP_INTERPOSE_CORE_PY_FRAMES_H_
-#define IOTAP_INTERPOSE_CORE_PY_FRAMES_H_
+#ifndef IOTAP_INTERPOSE_PYSTACKS_PY_FRAMES_H_
+#define IOTAP_INTERPOSE_PYSTACKS_PY_FRAMES_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -246,4 +246,4 @@ int WalkPyFrames(const PyWalk& walk, const void* tstate, CodeTexts* texts, RawFr
 
 }  // namespace iotap::interpose
 
-#endif  // IOTAP_INTERPOSE_CORE_PY_FRAMES_H_
+#endif  // IOTAP_INTERPOSE_PYSTACKS_PY_FRAMES_H_

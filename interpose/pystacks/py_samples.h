@@ -5,8 +5,8 @@
 //   if (RecordPySample(tid, stack_id, cpu_ns, start_ns, end_ns, generation) == 0) { ... }
 //   RecordPySamplerState(kPySamplerWithGil, 100, "why");
 
-#ifndef IOTAP_INTERPOSE_CORE_PY_SAMPLES_H_
-#define IOTAP_INTERPOSE_CORE_PY_SAMPLES_H_
+#ifndef IOTAP_INTERPOSE_PYSTACKS_PY_SAMPLES_H_
+#define IOTAP_INTERPOSE_PYSTACKS_PY_SAMPLES_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -41,4 +41,4 @@ int RecordPySamplerState(int state, int64_t samples_per_cpu_second, const char* 
 
 }  // namespace iotap::interpose
 
-#endif  // IOTAP_INTERPOSE_CORE_PY_SAMPLES_H_
+#endif  // IOTAP_INTERPOSE_PYSTACKS_PY_SAMPLES_H_

@@ -37,8 +37,8 @@
 // debuggers (valgrind takes it). SIGPROF is not used: it is the job's own
 // profilers' signal (setitimer(ITIMER_PROF), gperftools, vmprof).
 
-#ifndef IOTAP_INTERPOSE_CORE_PY_SIGNAL_H_
-#define IOTAP_INTERPOSE_CORE_PY_SIGNAL_H_
+#ifndef IOTAP_INTERPOSE_PYSTACKS_PY_SIGNAL_H_
+#define IOTAP_INTERPOSE_PYSTACKS_PY_SIGNAL_H_
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -92,4 +92,4 @@ bool PyFrameText(const RawFrame& frame, char* out, size_t room, size_t* size);
 
 }  // namespace iotap::interpose
 
-#endif  // IOTAP_INTERPOSE_CORE_PY_SIGNAL_H_
+#endif  // IOTAP_INTERPOSE_PYSTACKS_PY_SIGNAL_H_
