@@ -148,7 +148,7 @@ void PySampleCollector::OnEvent(const ProcessTrace& process, const Event& e, int
     if (e.result == 1) {
       out_.started = true;
     } else if (e.result == 3) {
-      out_.by_signal = true;
+      // By signal: nothing to warn of.
     } else if (e.result == 4) {
       out_.with_gil = note.empty() ? "no reason recorded" : std::string(note);
     } else if (out_.unavailable.empty()) {

@@ -52,7 +52,6 @@ struct PySamples {
   std::vector<std::vector<uint32_t>> stacks;
   std::vector<PySample> samples;
   bool started = false;      // an OP_PY_SAMPLER said it started
-  bool by_signal = false;    // ... that it samples by signal (from some time)
   std::string unavailable;   // what an OP_PY_SAMPLER said when it could not
   // Why it samples with the GIL (from some time on), where it said so:
   // CPU in C code that holds the GIL then goes to the Python code after it.

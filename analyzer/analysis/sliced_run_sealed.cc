@@ -102,7 +102,6 @@ void AppendPySamples(const PySamples& slice, PySamples* into) {
     into->samples.push_back(sample);
   }
   into->started = into->started || slice.started;
-  into->by_signal = into->by_signal || slice.by_signal;
   if (into->unavailable.empty()) into->unavailable = slice.unavailable;
   if (!slice.with_gil.empty()) into->with_gil = slice.with_gil;
 }

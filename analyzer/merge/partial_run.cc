@@ -283,7 +283,6 @@ void Fields(PySamples& x, F&& f) {
   f(x.stacks);
   f(x.samples);
   f(x.started);
-  f(x.by_signal);
   f(x.unavailable);
   f(x.with_gil);
 }

@@ -46,6 +46,14 @@ inline uint64_t RealtimeNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
+// Clock `clock` in ns, signed; -1 if it cannot be read (the CPU clock of a
+// thread that ended).
+inline int64_t ClockNs(clockid_t clock) {
+  struct timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return -1;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 // The raw time stamp of an event: TSC ticks or monotonic ns.
 inline uint64_t Now() {
 #if defined(__x86_64__)

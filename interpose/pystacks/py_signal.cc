@@ -27,10 +27,10 @@
 
 #include "interpose/core/clock.h"
 #include "interpose/core/config.h"
-#include "interpose/pystacks/py_samples.h"
 #include "interpose/core/raw_syscall.h"
 #include "interpose/core/recorder.h"
 #include "interpose/core/strings.h"
+#include "interpose/pystacks/py_samples.h"
 #include "proto/wire/varint.h"
 
 namespace iotap::interpose {
@@ -109,12 +109,6 @@ struct State {
 constinit State g_state = {};
 
 int64_t Monotonic() { return static_cast<int64_t>(MonotonicNs()); }
-
-int64_t ClockNs(clockid_t clock) {
-  struct timespec ts;
-  if (clock_gettime(clock, &ts) != 0) return -1;
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // The CPU-time clock of thread `tid` (what pthread_getcpuclockid returns):
 // CPUCLOCK_SCHED of a thread, the id inverted and shifted.

@@ -54,12 +54,12 @@
 #include "interpose/core/clock.h"
 #include "interpose/core/config.h"
 #include "interpose/core/io_event.h"
-#include "interpose/pystacks/py_samples.h"
-#include "interpose/pystacks/py_signal.h"
 #include "interpose/core/raw_syscall.h"
 #include "interpose/core/real.h"
 #include "interpose/core/recorder.h"
 #include "interpose/core/strings.h"
+#include "interpose/pystacks/py_samples.h"
+#include "interpose/pystacks/py_signal.h"
 #include "proto/wire/varint.h"
 
 using namespace iotap::interpose;
@@ -391,12 +391,6 @@ size_t ThreadSlot(const Followed* table, unsigned long ident) {
 
 // CLOCK_MONOTONIC (Python's time.monotonic_ns), as a signed count.
 int64_t Monotonic() { return static_cast<int64_t>(MonotonicNs()); }
-
-int64_t ClockNs(clockid_t clock) {
-  struct timespec ts;
-  if (clock_gettime(clock, &ts) != 0) return -1;
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // Starts sampling `next`'s thread with the GIL, its CPU time counted from
 // now. The window starts before the CPU time is read and ends after, so
