@@ -217,7 +217,12 @@ struct LongWrite {
     if (file.Create(dir.c_str(), kPid, kTime) != 0) return 2;
     pthread_t thread;
     if (pthread_create(&thread, nullptr, AppendOnThread, &job) != 0) return 4;
-    while (TraceFile::WritingFd() == -1 && !job.returned.load()) {
+    // Under way once the file grows: a write published but not yet started
+    // may still see the end coming and never start (Append), which would
+    // leave nothing to wait for.
+    struct stat st;
+    while (!job.returned.load() &&
+           (TraceFile::WritingFd() == -1 || stat(file.path(), &st) != 0 || st.st_size == 0)) {
     }
     return job.returned.load() ? 5 : 0;  // too fast to tell: the case proves nothing
   }
