@@ -25,6 +25,7 @@
 #include "interpose/hdf5/hdf5_objects.h"
 #include "interpose/mapped/fault_sampler.h"
 #include "interpose/mapped/mappings.h"
+#include "interpose/pystacks/py_signal.h"
 #include "interpose/tfrecord/tfrecord.h"
 #include "interpose/uring/uring_requests.h"
 #include "interpose/uring/uring_rings.h"
@@ -78,6 +79,7 @@ void ForkChild() {
   TfRecordAfterForkChild();
   Hdf5AfterForkChild();
   ResolveAfterForkChild();
+  PySignalsAfterForkChild();
   if (!Recording()) return;
   tls_thread.busy = true;
   int err = OpenTrace(/*forked=*/true);

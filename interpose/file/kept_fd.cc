@@ -1,11 +1,12 @@
-#include "interpose/core/raw_syscall.h"
 #include "interpose/file/kept_fd.h"
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "interpose/core/parked_fds.h"
+#include "interpose/core/raw_syscall.h"
 
 namespace iotap::interpose {
 
@@ -14,15 +15,11 @@ namespace {
 // Set on the writer thread once its descriptor table is its own.
 constinit __thread bool t_own_table __attribute__((tls_model("initial-exec"))) = false;
 
-// Descriptors at or above this are the shim's. Staying under 1024 keeps the
-// kernel's descriptor table small and out of select()'s range problems for
-// descriptors the program opens itself.
+// Descriptors at or above this are the shim's (core/parked_fds.h).
 int ParkingFloor() {
-  struct rlimit rl;
-  if (RawSyscall(SYS_getrlimit, RLIMIT_NOFILE, &rl) != 0) return -1;
-  rlim_t limit = rl.rlim_cur < 1024 ? rl.rlim_cur : 1024;
-  if (limit < 64) return -1;  // too few descriptors to set any aside
-  return static_cast<int>(limit) - 16;
+  int ceiling = ParkingCeiling();
+  if (ceiling < 64) return -1;  // too few descriptors to set any aside
+  return ceiling - 16;
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 
 #include "interpose/core/clock.h"
 #include "interpose/core/config.h"
+#include "interpose/core/parked_fds.h"
 #include "interpose/core/raw_syscall.h"
 #include "interpose/core/recorder.h"
 #include "interpose/core/strings.h"
@@ -43,18 +44,28 @@ constexpr int kSlots = 256;
 // samples at 100 Hz, against wake-ups every 10 ms.
 constexpr uint32_t kRingBytes = 32 * 1024;
 constexpr size_t kMaxPyString = 8192;
-// A task-clock event signals its thread every fifth of an interval of CPU
-// time, and the handler takes a sample at one signal in three once half an
+// Samples must fall at random moments: exactly periodic ones fell on the
+// same places of a loop whose turn was close to a multiple of the interval,
+// and the shares of the test program's three functions (py_samples_test,
+// CpuInCodeThatHoldsTheGilIsChargedToIt) moved by up to 8 points from run
+// to run. Each signal costs the kernel an irq_work interrupt and a signal
+// frame, which in a VM are exits to the hypervisor, so there should be one
+// signal per sample. The handler therefore draws the event's next period
+// (PERF_EVENT_IOC_PERIOD on the event's descriptor, parked high) evenly
+// from half an interval to one and a half: on the 2-core VM the shares
+// stayed within 3.0 points of their timers in 5 runs, and the signals, the
+// handler and its walk took 0.8% to 0.9% of an imagefolder epoch's CPU
+// samples in perf (2 runs), against 1.8% with the scheme below.
+//
+// Where the descriptor cannot be parked (a descriptor limit under 256, 48
+// threads already sampled), the event signals every fifth of an interval,
+// and the handler takes a sample at one signal in three once half an
 // interval passed since the last (the third signal, then one in three: an
-// interval on average): samples at random moments. Exactly periodic samples
-// fell on the same places of a loop whose turn was close to a multiple of
-// the interval: the shares of the test program's three functions moved by
-// up to 8 points from run to run. Each signal costs the kernel an irq_work
-// interrupt and a signal frame. On the 2-core VM, a tenth of an interval
-// (one in five kept) put those shares within 1.2 points of their timers in
-// 4 runs, and the signals took 2.7% of an imagefolder epoch's CPU samples
-// in perf (one run); a fifth, within 2.9 points in 7 runs, for 0.9% to
-// 1.6% (5 runs); a half (one in two), 4.1 points, 0.6% (one run).
+// interval on average). A tenth of an interval (one in five kept) put those
+// shares within 1.2 points of their timers in 4 runs, and the signals took
+// 2.7% of an epoch's CPU samples (one run); a fifth, within 2.9 points in 7
+// runs, for 0.9% to 1.6% (5 runs); a half (one in two), 4.1 points, 0.6%
+// (one run).
 constexpr int64_t kTaskClockSteps = 5;
 constexpr uint64_t kTakeOneIn = 3;
 
@@ -69,7 +80,7 @@ struct SampleHeader {
 // How a slot's thread is signalled: a perf task-clock event (the kernel's
 // hrtimer on the thread's CPU time, exact to microseconds), or a POSIX
 // timer on its CPU clock (expiry seen at the scheduler's tick only).
-enum Clock : uint32_t { kTaskClock = 1, kCpuTimer = 2 };
+enum Clock : uint32_t { kTaskClock = 1, kCpuTimer = 2, kJitteredClock = 3 };
 
 struct Slot {
   std::atomic<uint32_t> epoch;  // of the arming; 0: free
@@ -78,6 +89,11 @@ struct Slot {
   std::atomic<pid_t> tid;
   std::atomic<uint32_t> clock;  // set before the event or timer runs
   int timer;          // kCpuTimer's
+  std::atomic<int> fd{-1};  // kJitteredClock's event, parked high
+  uint64_t event_id;        // its PERF_EVENT_IOC_ID, to know it is still ours
+  // Set by the handler when the period could not be set (the job closed
+  // every descriptor): the period then stays as it was.
+  std::atomic<uint32_t> fixed;
   void* event_page;   // kTaskClock's mapping, which holds the event
   size_t event_bytes;
   // The thread's next sample: its CPU time and window start. Written by the
@@ -116,16 +132,43 @@ clockid_t ThreadClock(pid_t tid) { return static_cast<clockid_t>((~tid << 3) | 6
 
 // --- The handler -------------------------------------------------------------
 
+uint64_t NextRandom(Slot& s) {
+  uint64_t r = s.random;
+  r ^= r << 13;
+  r ^= r >> 7;
+  r ^= r << 17;
+  s.random = r;
+  return r;
+}
+
+// A period drawn evenly from half an interval to one and a half.
+uint64_t JitteredPeriod(uint64_t r) {
+  uint64_t interval = static_cast<uint64_t>(g_state.interval_ns);
+  return interval / 2 + (r >> 11) % (interval + 1);
+}
+
+// The event's next period, from now. A descriptor that no longer names the
+// event (closed by the job, whatever has its number now) is not tried again.
+void DrawPeriod(Slot& s) {
+  if (s.fixed.load(std::memory_order_relaxed) != 0) return;
+  uint64_t period = JitteredPeriod(NextRandom(s));
+  if (RawSyscall(SYS_ioctl, s.fd.load(std::memory_order_relaxed), PERF_EVENT_IOC_PERIOD, &period) != 0) {
+    s.fixed.store(1, std::memory_order_relaxed);
+  }
+}
+
+void TakeSample(Slot& s);
+
 void Take(Slot& s) {
   s.fired.fetch_add(1, std::memory_order_relaxed);
-  if (s.clock.load(std::memory_order_relaxed) == kTaskClock) {
-    uint64_t r = s.random;
-    r ^= r << 13;
-    r ^= r >> 7;
-    r ^= r << 17;
-    s.random = r;
-    if (r % kTakeOneIn != 0) return;
-  }
+  // After the busy mark (TakeIn), against DisarmPyThread's wait.
+  uint32_t clock = s.clock.load(std::memory_order_seq_cst);
+  if (clock == kJitteredClock) DrawPeriod(s);
+  if (clock == kTaskClock && NextRandom(s) % kTakeOneIn != 0) return;
+  TakeSample(s);
+}
+
+void TakeSample(Slot& s) {
   int64_t before = Monotonic();
   int64_t cpu = ClockNs(CLOCK_THREAD_CPUTIME_ID);
   int64_t after = Monotonic();
@@ -174,7 +217,8 @@ void OnSignal(int, siginfo_t* info, void*) {
       for (int i = 0; i < kSlots; ++i) {
         if (slots[i].tid.load(std::memory_order_relaxed) != tid) continue;
         uint32_t epoch = slots[i].epoch.load(std::memory_order_seq_cst);
-        if (epoch != 0 && slots[i].clock.load(std::memory_order_relaxed) == kTaskClock) {
+        uint32_t clock = slots[i].clock.load(std::memory_order_relaxed);
+        if (epoch != 0 && (clock == kTaskClock || clock == kJitteredClock)) {
           TakeIn(slots[i], epoch, tid);
         }
         break;
@@ -294,6 +338,16 @@ int DrainSlot(Slot& s) {
 
 Slot* Slots() { return g_state.slots.load(std::memory_order_relaxed); }
 
+// Closes slot `s`'s parked event descriptor if the number still names its
+// event: a job that closed every descriptor may have a file of its own there
+// now, which is left alone.
+void CloseParked(Slot& s, int fd) {
+  uint64_t id = 0;
+  if (RawSyscall(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &id) == 0 && id == s.event_id) {
+    RawSyscall(SYS_close, fd);
+  }
+}
+
 }  // namespace
 
 bool StartPySignals(const PySignalSetup& setup, int64_t interval_ns) {
@@ -320,22 +374,31 @@ bool StartPySignals(const PySignalSetup& setup, int64_t interval_ns) {
     g_state.pid = pid;
     g_state.slots.store(slots, std::memory_order_release);
   } else if (g_state.pid != pid) {
-    // A fork child: no timer survived the fork, nor any thread but this
-    // one; what the parent's slots held is the parent's.
-    for (int i = 0; i < kSlots; ++i) {
-      // The parent's events' mappings are not inherited (VM_DONTCOPY).
-      Slots()[i].epoch.store(0, std::memory_order_relaxed);
-      Slots()[i].clock.store(0, std::memory_order_relaxed);
-      Slots()[i].busy.store(0, std::memory_order_relaxed);
-      Slots()[i].ring.Reset();
-    }
-    g_state.texts.Clear();
-    memset(g_state.known, 0, sizeof(g_state.known));
-    g_state.pid = pid;
+    PySignalsAfterForkChild();
   }
   g_state.setup = setup;
   g_state.interval_ns = interval_ns;
   return true;
+}
+
+void PySignalsAfterForkChild() {
+  Slot* slots = Slots();
+  if (slots == nullptr) return;
+  // No timer or event survived the fork, nor any thread but this one; what
+  // the parent's slots held is the parent's. The parent's events' mappings
+  // are not inherited (VM_DONTCOPY); the copies of their parked
+  // descriptors are closed, so that no event outlives the parent's use of it.
+  for (int i = 0; i < kSlots; ++i) {
+    slots[i].epoch.store(0, std::memory_order_relaxed);
+    slots[i].clock.store(0, std::memory_order_relaxed);
+    slots[i].busy.store(0, std::memory_order_relaxed);
+    int fd = slots[i].fd.exchange(-1, std::memory_order_relaxed);
+    if (fd >= 0) CloseParked(slots[i], fd);
+    slots[i].ring.Reset();
+  }
+  g_state.texts.Clear();
+  memset(g_state.known, 0, sizeof(g_state.known));
+  g_state.pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
 }
 
 bool TakePySignal() { return TakeSignal(); }
@@ -377,13 +440,24 @@ bool ArmTaskClock(Slot& s, pid_t tid) {
       RawSyscall(SYS_fcntl, fd, F_SETFL, O_ASYNC) == 0) {
     page = RawSyscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   }
-  s.clock.store(kTaskClock, std::memory_order_relaxed);
+  // Parked, the descriptor lets the handler draw each next period; where it
+  // cannot be parked, the event signals every fifth of an interval.
+  int ceiling = ParkingCeiling();
+  int parked = page == -1 || ceiling < 256 ? -1 : ParkFd(fd, ceiling - 64, ceiling - 16);
+  if (parked >= 0) fd = parked;
+  uint64_t period = JitteredPeriod(NextRandom(s));
+  bool jittered = parked >= 0 && RawSyscall(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &s.event_id) == 0 &&
+                  RawSyscall(SYS_ioctl, fd, PERF_EVENT_IOC_PERIOD, &period) == 0;
+  s.fd.store(jittered ? fd : -1, std::memory_order_relaxed);
+  s.fixed.store(0, std::memory_order_relaxed);
+  s.clock.store(jittered ? kJitteredClock : kTaskClock, std::memory_order_relaxed);
   if (page != -1 && RawSyscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
     RawSyscall(SYS_munmap, page, bytes);
     page = -1;
   }
-  RawSyscall(SYS_close, fd);
+  if (page == -1 || !jittered) RawSyscall(SYS_close, fd);
   if (page == -1) {
+    s.fd.store(-1, std::memory_order_relaxed);
     s.clock.store(0, std::memory_order_relaxed);
     return false;
   }
@@ -464,8 +538,18 @@ void DisarmPyThread(int slot) {
   // kept out of the slot's next use by its busy mark.
   uint32_t clock = s.clock.load(std::memory_order_relaxed);
   if (clock == kCpuTimer) RawSyscall(SYS_timer_delete, s.timer);
-  if (clock == kTaskClock) RawSyscall(SYS_munmap, s.event_page, s.event_bytes);
-  s.clock.store(0, std::memory_order_relaxed);
+  if (clock == kTaskClock || clock == kJitteredClock) {
+    RawSyscall(SYS_munmap, s.event_page, s.event_bytes);
+  }
+  s.clock.store(0, std::memory_order_seq_cst);
+  if (s.fd.load(std::memory_order_relaxed) >= 0) {
+    // A handler still in the slot is let finish with the descriptor, so
+    // that it never sets the period of a file opened after.
+    for (int i = 0; i < 100000 && s.busy.load(std::memory_order_seq_cst) != 0; ++i) {
+      RawSyscall(SYS_sched_yield);
+    }
+    CloseParked(s, s.fd.exchange(-1, std::memory_order_relaxed));
+  }
   DrainSlot(s);
   s.epoch.store(0, std::memory_order_seq_cst);
 }

@@ -6,10 +6,13 @@
 // GIL, which a sampler that needs the GIL cannot see.
 //
 // The signal comes from a perf task-clock event on the thread (the kernel's
-// high-resolution timer on the thread's CPU time), every fifth of an
-// interval of it, and the handler keeps one in three at random once half an
-// interval passed since its last sample: samples at random moments, about
-// one per interval. Where perf_event_open is
+// high-resolution timer on the thread's CPU time), after a period of it that
+// the handler draws anew at each signal, evenly from half an interval to one
+// and a half: one signal per sample, at random moments. The event's
+// descriptor, which that takes, is parked high in the descriptor table
+// (core/parked_fds.h); where it cannot be, the event signals every fifth of
+// an interval and the handler keeps one in three at random once half an
+// interval passed since its last sample. Where perf_event_open is
 // refused (perf_event_paranoid 3, a seccomp profile), from a POSIX timer on
 // the thread's CPU clock (timer_create, SIGEV_THREAD_ID), every interval:
 // the kernel sees such a timer expire only at its scheduler tick, and with
@@ -55,6 +58,11 @@ struct PySignalSetup {
 // Readies the rings and the names' table (afresh in a fork child). False if
 // it cannot (no memory): the caller then samples with the GIL.
 bool StartPySignals(const PySignalSetup& setup, int64_t interval_ns);
+
+// In a fork child (shim.cc's fork handler): frees the slots of the
+// parent's threads and closes the child's copies of their parked event
+// descriptors. Also done by StartPySignals in a child where it was not.
+void PySignalsAfterForkChild();
 
 // Takes the signal (once per process: a fork child keeps its parent's
 // handler). False if no signal is free.

@@ -14,6 +14,14 @@ tests/integration/py_samples_test.cc, run under `iotap run --py-samples`.
                           away in C code that lets it go (hashlib, about
                           11 ms: release_gil) and in Python code (5 ms:
                           python_work)
+  py_sampler.py closefds  a thread in before_close; the job then closes
+                          every descriptor above 2 (the sampler's parked
+                          events with them) and puts /dev/null on each
+                          number from 3 to 1023 (or below the descriptor
+                          limit); the thread goes on in after_close and ends;
+                          the job prints `kept N of M`: how many of those M
+                          descriptors are still open, and /dev/null, at its
+                          end
   py_sampler.py loader M  a DataLoader with 2 workers started by M (fork,
                           spawn, forkserver) over a dataset whose
                           __getitem__ spends its CPU time in Slow.decode
@@ -26,6 +34,7 @@ compare the samples' weights with it.
 import ctypes
 import hashlib
 import os
+import resource
 import sys
 import threading
 import time
@@ -171,6 +180,47 @@ def gil():
         report(name, ns)
 
 
+def before_close():
+    burn(CPU_S)
+
+
+def after_close():
+    burn(CPU_S)
+
+
+def closefds():
+    closed = threading.Event()
+    go_on = threading.Event()
+
+    def work():
+        report("before_close", timed(before_close))
+        closed.set()
+        go_on.wait()
+        report("after_close", timed(after_close))
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    closed.wait()
+    null = os.open("/dev/null", os.O_RDONLY)
+    null_id = os.fstat(null)[:2]
+    top = min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 1024)
+    os.closerange(3, top)
+    null = os.open("/dev/null", os.O_RDONLY)
+    for fd in range(3, top):
+        if fd != null:
+            os.dup2(null, fd, inheritable=False)
+    go_on.set()
+    thread.join()
+    time.sleep(0.3)  # the sampler notices the thread's end and lets it go
+    kept = 0
+    for fd in range(3, top):
+        try:
+            kept += os.fstat(fd)[:2] == null_id
+        except OSError:
+            pass
+    print(f"kept {kept} of {top - 3}", flush=True)
+
+
 class Slow:
     """A map-style dataset whose samples cost CPU time to make."""
 
@@ -195,4 +245,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "loader":
         loader(sys.argv[2])
     else:
-        {"threads": threads, "fork": fork, "gil": gil}[sys.argv[1]]()
+        {"threads": threads, "fork": fork, "gil": gil, "closefds": closefds}[sys.argv[1]]()
