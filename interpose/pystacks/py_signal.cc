@@ -41,7 +41,7 @@ namespace {
 // Threads sampled by signal at once; more are sampled with the GIL.
 constexpr int kSlots = 256;
 // A ring holds about 80 samples of 20 frames: 0.8 s of a busy thread's
-// samples at 100 Hz, against wake-ups every 10 ms.
+// samples at 100 Hz, against wake-ups every 20 ms (py_stacks.cc).
 constexpr uint32_t kRingBytes = 32 * 1024;
 constexpr size_t kMaxPyString = 8192;
 // Samples must fall at random moments: exactly periodic ones fell on the
@@ -396,7 +396,11 @@ void PySignalsAfterForkChild() {
     if (fd >= 0) CloseParked(slots[i], fd);
     slots[i].ring.Reset();
   }
-  g_state.texts.Clear();
+  // The names' table stays: the child's memory is the parent's, so each
+  // entry still describes the code object at its address, and is checked
+  // against it at each use as in the parent (an entry a parent's handler
+  // was writing stays odd, and unused). The functions' ids were the
+  // parent's trace's.
   memset(g_state.known, 0, sizeof(g_state.known));
   g_state.pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
 }

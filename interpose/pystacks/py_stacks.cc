@@ -377,9 +377,12 @@ struct Threads {
 // With the signal sampler, and every followed thread sampled by signal, a
 // look (which takes the GIL from the job) only finds new and gone threads:
 // one in kSignalLookEvery wake-ups does, the others only empty the rings.
-// A thread's first tenth of a second (at 100 Hz) may so go unsampled; the
-// signal's handler is checked at every wake-up all the same.
-constexpr int kSignalLookEvery = 10;
+// The sampler then wakes every kSignalWakeIntervals intervals (the rings
+// hold 0.8 s of a busy thread's samples at 100 Hz). A thread's first tenth
+// of a second (at 100 Hz) may so go unsampled; the signal's handler is
+// checked at every wake-up all the same.
+constexpr int kSignalWakeIntervals = 2;
+constexpr int kSignalLookEvery = 5;
 constinit Threads g_threads = {};
 
 size_t ThreadSlot(const Followed* table, unsigned long ident) {
@@ -655,9 +658,9 @@ int RunSampler(int64_t interval_ns) {
     if (Monotonic() < deadline) continue;  // a signal, or spurious
     // The samples the threads' handlers took, without the GIL.
     if (t.signals) DrainPySamples();
-    if (t.signals && t.with_gil == 0 && ++t.skipped < kSignalLookEvery &&
-        PySignalHandlerKept()) {
-      deadline += interval_ns;
+    bool by_signal = t.signals && t.with_gil == 0;
+    if (by_signal && ++t.skipped < kSignalLookEvery && PySignalHandlerKept()) {
+      deadline += interval_ns * kSignalWakeIntervals;
       now = Monotonic();
       if (deadline < now) deadline = now;
       continue;
@@ -677,6 +680,9 @@ int RunSampler(int64_t interval_ns) {
     // next sample's weight.
     idle = looked ? 0 : idle + 1;
     int64_t step = interval_ns * (1 + idle < kMaxIdleIntervals ? 1 + idle : kMaxIdleIntervals);
+    if (t.signals && t.with_gil == 0 && step < interval_ns * kSignalWakeIntervals) {
+      step = interval_ns * kSignalWakeIntervals;
+    }
     deadline += step;
     now = Monotonic();
     if (deadline < now) deadline = now;
