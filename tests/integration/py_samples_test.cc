@@ -287,8 +287,9 @@ TEST(PySamplesTest, EachThreadWhereItSpentItsCpu) {
   ExpectCpuNear(in_hash, spent["hash_work"].cpu_ns, "hash_work as the innermost frame");
 }
 
-// The share of thread `tid`'s samples whose CPU time lies within 0.1 ms of
-// a multiple of 2 ms (a fifth of the interval), and how many there are.
+// The share of thread `tid`'s samples whose CPU time lies within 0.2 ms of
+// a multiple of 2 ms (a fifth of the interval), and how many there are:
+// about a fifth for CPU times spread evenly.
 double OnTheGrid(const SampledProcess& p, uint32_t tid, int* count) {
   int on = 0;
   *count = 0;
@@ -296,7 +297,7 @@ double OnTheGrid(const SampledProcess& p, uint32_t tid, int* count) {
     if (s.tid != tid) continue;
     ++*count;
     int64_t off = s.cpu_ns % (kInterval / 5);
-    on += off <= kMs / 10 || off >= kInterval / 5 - kMs / 10;
+    on += off <= kMs / 5 || off >= kInterval / 5 - kMs / 5;
   }
   return *count == 0 ? 0 : static_cast<double>(on) / *count;
 }
@@ -305,7 +306,11 @@ double OnTheGrid(const SampledProcess& p, uint32_t tid, int* count) {
 // random, one signal per sample (py_signal.cc), so its samples' CPU times
 // spread evenly; where the event's descriptor cannot be kept (a limit of 128
 // descriptors) they are whole numbers of fifths of an interval (the signal
-// every fifth, one in three taken) and still add up to the time spent.
+// every fifth, one in three taken) and still add up to the time spent. (The
+// kernel starts each period when it handles the last one's timer, so a
+// late timer moves the grid: with the ASan build under ctest -j2, 46% of
+// the samples were within 0.1 ms of it in one run, against all of them on
+// an idle machine.)
 TEST(PySamplesTest, SamplesFallAtRandomMomentsOfCpuTime) {
   for (bool few_descriptors : {false, true}) {
     SCOPED_TRACE(few_descriptors ? "a limit of 128 descriptors" : "the usual limit");
@@ -332,9 +337,9 @@ TEST(PySamplesTest, SamplesFallAtRandomMomentsOfCpuTime) {
     std::cout << count << " samples, " << 100 * on_grid << "% on the grid\n";
     ASSERT_GE(count, 50);
     if (few_descriptors) {
-      EXPECT_GE(on_grid, 0.8);
+      EXPECT_GE(on_grid, 0.45);
     } else {
-      EXPECT_LE(on_grid, 0.4);
+      EXPECT_LE(on_grid, 0.35);
     }
   }
 }
