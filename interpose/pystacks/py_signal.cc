@@ -88,13 +88,13 @@ struct Slot {
   std::atomic<uint32_t> fired;  // handler runs since armed
   std::atomic<pid_t> tid;
   std::atomic<uint32_t> clock;  // set before the event or timer runs
-  int timer;          // kCpuTimer's
-  std::atomic<int> fd{-1};  // kJitteredClock's event, parked high
-  uint64_t event_id;        // its PERF_EVENT_IOC_ID, to know it is still ours
+  int timer;                    // kCpuTimer's
+  std::atomic<int> fd{-1};      // kJitteredClock's event, parked high
+  uint64_t event_id;            // its PERF_EVENT_IOC_ID, to know it is still ours
   // Set by the handler when the period could not be set (the job closed
   // every descriptor): the period then stays as it was.
   std::atomic<uint32_t> fixed;
-  void* event_page;   // kTaskClock's mapping, which holds the event
+  void* event_page;  // kTaskClock's mapping, which holds the event
   size_t event_bytes;
   // The thread's next sample: its CPU time and window start. Written by the
   // sampler before the timer exists, then by the handler only.
@@ -152,7 +152,8 @@ uint64_t JitteredPeriod(uint64_t r) {
 void DrawPeriod(Slot& s) {
   if (s.fixed.load(std::memory_order_relaxed) != 0) return;
   uint64_t period = JitteredPeriod(NextRandom(s));
-  if (RawSyscall(SYS_ioctl, s.fd.load(std::memory_order_relaxed), PERF_EVENT_IOC_PERIOD, &period) != 0) {
+  int fd = s.fd.load(std::memory_order_relaxed);
+  if (RawSyscall(SYS_ioctl, fd, PERF_EVENT_IOC_PERIOD, &period) != 0) {
     s.fixed.store(1, std::memory_order_relaxed);
   }
 }

@@ -35,8 +35,8 @@ constexpr int64_t kMs = 1000000;
 constexpr int64_t kInterval = 10 * kMs;
 
 struct Sample {
-  uint32_t tid = 0;         // the thread sampled (aux)
-  uint32_t sampler = 0;     // the thread that recorded it
+  uint32_t tid = 0;      // the thread sampled (aux)
+  uint32_t sampler = 0;  // the thread that recorded it
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   int64_t cpu_ns = 0;
@@ -47,9 +47,9 @@ struct Sample {
 
 struct SampledProcess {
   int pid = 0;
-  uint32_t py_sample_hz = 0;     // the header's
-  std::vector<int64_t> states;   // OP_PY_SAMPLER results
-  std::vector<uint64_t> rates;   // and their samples per CPU-second
+  uint32_t py_sample_hz = 0;    // the header's
+  std::vector<int64_t> states;  // OP_PY_SAMPLER results
+  std::vector<uint64_t> rates;  // and their samples per CPU-second
   std::vector<std::string> notes;
   std::vector<Sample> samples;
   std::vector<std::string> bad_stacks;  // stacks that did not decode
@@ -181,6 +181,14 @@ int64_t CpuIn(const SampledProcess& p, uint32_t tid, const std::string& function
   return sum;
 }
 
+// `python3 py_sampler.py ARGS...`.
+std::vector<std::string> SamplerProgram(std::initializer_list<std::string> args) {
+  std::vector<std::string> argv = {Python(),
+                                   SourcePath("tests/integration/programs/py_sampler.py")};
+  argv.insert(argv.end(), args);
+  return argv;
+}
+
 RunResult RunSampled(const std::vector<std::string>& options, const std::vector<std::string>& argv,
                      const std::string& trace_dir, int cpu_ms = 300,
                      const std::map<std::string, std::string>& env = {}) {
@@ -207,8 +215,7 @@ constexpr int64_t kUntilSeen = 10 * kInterval;
 // interval each), and at the moments the thread moved from one function to
 // the next (under an interval, more when the machine delays the sampler's
 // wake-ups: a quarter of the time allowed).
-void ExpectCpuNear(int64_t sampled, int64_t measured, const std::string& what,
-                   int64_t unseen = 0) {
+void ExpectCpuNear(int64_t sampled, int64_t measured, const std::string& what, int64_t unseen = 0) {
   double slack = 3.0 * kInterval + 0.25 * static_cast<double>(measured);
   EXPECT_LE(static_cast<double>(sampled), static_cast<double>(measured) + slack)
       << what << ": samples hold " << sampled / kMs << " ms of the " << measured / kMs
@@ -220,10 +227,7 @@ void ExpectCpuNear(int64_t sampled, int64_t measured, const std::string& what,
 
 TEST(PySamplesTest, EachThreadWhereItSpentItsCpu) {
   TempDir dir;
-  RunResult r = RunSampled({"--py-samples"},
-                           {Python(), SourcePath("tests/integration/programs/py_sampler.py"),
-                            "threads"},
-                           dir.Sub("trace"));
+  RunResult r = RunSampled({"--py-samples"}, SamplerProgram({"threads"}), dir.Sub("trace"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::map<std::string, Spent> spent = ParseSpent(r.out);
   for (const char* name :
@@ -315,9 +319,7 @@ TEST(PySamplesTest, SamplesFallAtRandomMomentsOfCpuTime) {
   for (bool few_descriptors : {false, true}) {
     SCOPED_TRACE(few_descriptors ? "a limit of 128 descriptors" : "the usual limit");
     TempDir dir;
-    std::vector<std::string> argv = {Python(),
-                                     SourcePath("tests/integration/programs/py_sampler.py"),
-                                     "threads"};
+    std::vector<std::string> argv = SamplerProgram({"threads"});
     if (few_descriptors) argv.insert(argv.begin(), {"prlimit", "--nofile=128:128", "--"});
     RunResult r = RunSampled({"--py-samples"}, argv, dir.Sub("trace"), 500);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -350,10 +352,7 @@ TEST(PySamplesTest, SamplesFallAtRandomMomentsOfCpuTime) {
 // its threads are still sampled.
 TEST(PySamplesTest, AJobThatClosesEveryDescriptorKeepsItsFilesAndItsSamples) {
   TempDir dir;
-  RunResult r = RunSampled({"--py-samples"},
-                           {Python(), SourcePath("tests/integration/programs/py_sampler.py"),
-                            "closefds"},
-                           dir.Sub("trace"));
+  RunResult r = RunSampled({"--py-samples"}, SamplerProgram({"closefds"}), dir.Sub("trace"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   size_t at = r.out.find("kept ");
   ASSERT_NE(at, std::string::npos) << r.out;
@@ -367,8 +366,7 @@ TEST(PySamplesTest, AJobThatClosesEveryDescriptorKeepsItsFilesAndItsSamples) {
   ASSERT_EQ(processes.size(), 1u);
   for (const char* name : {"before_close", "after_close"}) {
     ASSERT_EQ(spent.count(name), 1u) << name << " missing from\n" << r.out;
-    ExpectCpuNear(CpuIn(processes[0], spent[name].tid, name), spent[name].cpu_ns, name,
-                  kUntilSeen);
+    ExpectCpuNear(CpuIn(processes[0], spent[name].tid, name), spent[name].cpu_ns, name, kUntilSeen);
   }
 }
 
@@ -412,9 +410,7 @@ TEST(PySamplesTest, CpuInCodeThatHoldsTheGilIsChargedToIt) {
   RunResult r;
   {
     BusyCores busy;
-    r = RunSampled({"--py-samples"},
-                   {Python(), SourcePath("tests/integration/programs/py_sampler.py"), "gil"},
-                   dir.Sub("trace"), 6000);
+    r = RunSampled({"--py-samples"}, SamplerProgram({"gil"}), dir.Sub("trace"), 6000);
   }
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::map<std::string, Spent> spent = ParseSpent(r.out);
@@ -453,10 +449,8 @@ TEST(PySamplesTest, TheTraceAndTheReportSayHowSamplesWereTaken) {
     TempDir dir;
     std::map<std::string, std::string> env;
     if (gil) env["IOTAP_TEST_PY_GIL_SAMPLER"] = "1";
-    RunResult r = RunSampled({"--py-samples"},
-                             {Python(), SourcePath("tests/integration/programs/py_sampler.py"),
-                              "threads"},
-                             dir.Sub("trace"), 300, env);
+    RunResult r =
+        RunSampled({"--py-samples"}, SamplerProgram({"threads"}), dir.Sub("trace"), 300, env);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::vector<SampledProcess> processes = LoadSamples(dir.Sub("trace"));
     ASSERT_EQ(processes.size(), 1u);
@@ -478,10 +472,7 @@ TEST(PySamplesTest, TheTraceAndTheReportSayHowSamplesWereTaken) {
 // moment it exists; the parent's samples stay in the parent's trace.
 TEST(PySamplesTest, ForkedChildSamplesItself) {
   TempDir dir;
-  RunResult r = RunSampled({"--py-samples"},
-                           {Python(), SourcePath("tests/integration/programs/py_sampler.py"),
-                            "fork"},
-                           dir.Sub("trace"));
+  RunResult r = RunSampled({"--py-samples"}, SamplerProgram({"fork"}), dir.Sub("trace"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::map<std::string, Spent> spent = ParseSpent(r.out);
   ASSERT_EQ(spent.size(), 2u) << r.out;
@@ -500,8 +491,8 @@ TEST(PySamplesTest, ForkedChildSamplesItself) {
   EXPECT_EQ(StateList(*child), (std::vector<int64_t>{1, 3}));
   ExpectCpuNear(CpuIn(*parent, spent["parent_work"].tid, "parent_work"),
                 spent["parent_work"].cpu_ns, "parent_work");
-  ExpectCpuNear(CpuIn(*child, spent["child_work"].tid, "child_work"),
-                spent["child_work"].cpu_ns, "child_work");
+  ExpectCpuNear(CpuIn(*child, spent["child_work"].tid, "child_work"), spent["child_work"].cpu_ns,
+                "child_work");
   for (const Sample& s : child->samples) {
     EXPECT_EQ(s.tid, spent["child_work"].tid);
     EXPECT_FALSE(Contains(s, "parent_work"));
@@ -516,10 +507,8 @@ class PySamplesLoaderTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(PySamplesLoaderTest, WorkersSampleTheirDataset) {
   TempDir dir;
-  RunResult r = RunSampled({"--torch-steps"},
-                           {Python(), SourcePath("tests/integration/programs/py_sampler.py"),
-                            "loader", GetParam()},
-                           dir.Sub("trace"), 400);
+  RunResult r =
+      RunSampled({"--torch-steps"}, SamplerProgram({"loader", GetParam()}), dir.Sub("trace"), 400);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "batches 4\n");
   std::vector<SampledProcess> processes = LoadSamples(dir.Sub("trace"));
@@ -610,11 +599,10 @@ TEST(PySamplesTest, UnsupportedInterpreterLeavesANote) {
   TempDir dir;
   RunOptions o;
   o.env["PYTHONPATH"] = SourcePath("interpose/python");
-  RunResult r = RunPreloaded(
-      {Python(), "-c",
-       "import sys; sys.implementation.name = 'pypy'; import iotap; "
-       "print(iotap.sample_stacks(), sum(range(10**6)))"},
-      dir.Sub("trace"), o);
+  RunResult r = RunPreloaded({Python(), "-c",
+                              "import sys; sys.implementation.name = 'pypy'; import iotap; "
+                              "print(iotap.sample_stacks(), sum(range(10**6)))"},
+                             dir.Sub("trace"), o);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "False 499999500000\n");
   std::vector<SampledProcess> processes = LoadSamples(dir.Sub("trace"));
