@@ -54,8 +54,9 @@ constexpr size_t kMaxPyString = 8192;
 // (PERF_EVENT_IOC_PERIOD on the event's descriptor, parked high) evenly
 // from half an interval to one and a half: on the 2-core VM the shares
 // stayed within 3.0 points of their timers in 5 runs, and the signals, the
-// handler and its walk took 0.8% to 0.9% of an imagefolder epoch's CPU
-// samples in perf (2 runs), against 1.8% with the scheme below.
+// handler and its walk took 0.9% of an imagefolder epoch's CPU samples in
+// perf (2 runs), against 1.7% and 1.8% with the scheme below (README, "What
+// it costs").
 //
 // Where the descriptor cannot be parked (a descriptor limit under 256, 48
 // threads already sampled), the event signals every fifth of an interval,
