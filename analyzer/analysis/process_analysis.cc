@@ -74,10 +74,30 @@ void ProcessAnalyzer::OnProcess(const ProcessTrace& process) {
       kUnionHorizonNs, [io](int64_t start, int64_t end) { io->Add(start, end); });
 }
 
-ProcessAnalyzer::FileSlot& ProcessAnalyzer::NewSlot(const ProcessTrace& process, uint32_t id) {
+ProcessAnalyzer::FileSlot& ProcessAnalyzer::SlotSlow(const ProcessTrace& process, uint32_t id) {
+  if (sparse_ids_) {
+    auto [it, added] = sparse_slot_of_.try_emplace(id, 0);
+    if (!added) return slots_[it->second - 1];
+    it->second = static_cast<uint32_t>(slots_.size() + 1);
+    return NewSlot(process, id);
+  }
   if (id >= slot_of_.size()) slot_of_.resize(std::max<size_t>(id + 1, slot_of_.size() * 2));
+  slot_of_[id] = static_cast<uint32_t>(slots_.size() + 1);
+  return NewSlot(process, id);
+}
+
+const ProcessAnalyzer::FileSlot* ProcessAnalyzer::FindSlot(uint32_t id) const {
+  uint32_t index = 0;
+  if (id < slot_of_.size()) {
+    index = slot_of_[id];
+  } else if (auto it = sparse_slot_of_.find(id); it != sparse_slot_of_.end()) {
+    index = it->second;
+  }
+  return index == 0 ? nullptr : &slots_[index - 1];
+}
+
+ProcessAnalyzer::FileSlot& ProcessAnalyzer::NewSlot(const ProcessTrace& process, uint32_t id) {
   FileSlot& slot = slots_.emplace_back();
-  slot_of_[id] = static_cast<uint32_t>(slots_.size());
   const InternedName& name = process.Name(id);
   switch (name.kind) {
     case InternedString::KIND_PATH:
@@ -210,9 +230,8 @@ void ProcessAnalyzer::OnWait(const ProcessTrace& process, const Event& e, int64_
   // slot would add an empty row to the counts of pipes and sockets).
   uint32_t channel = WaitCollector::kNoChannel;
   if (e.file != 0) {
-    channel = e.file < slot_of_.size() && slot_of_[e.file] != 0
-                  ? slots_[slot_of_[e.file] - 1].channel
-                  : ChannelOf(process.Name(e.file));
+    const FileSlot* slot = FindSlot(e.file);
+    channel = slot != nullptr ? slot->channel : ChannelOf(process.Name(e.file));
   }
   waits_.OnWait(e, e.start_ns + offset, e.end_ns + offset, channel);
 }
@@ -347,6 +366,7 @@ void ProcessAnalyzer::OnFileEnd(const ProcessTrace& process) {
   // Slots and patterns refer to ids of this file only.
   slots_.clear();
   slot_of_.clear();
+  sparse_slot_of_.clear();
   patterns_.clear();
   if (!full_) return;
   markers_.OnFileEnd(process);

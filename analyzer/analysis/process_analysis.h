@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "analyzer/accumulate/accumulators.h"
 #include "analyzer/accumulate/cuda_accumulator.h"
 #include "analyzer/accumulate/file_accumulator.h"
@@ -181,6 +182,12 @@ class ProcessAnalyzer : public TraceVisitor {
   // which may lie before the origin of an analyzer of part of a run.
   void set_cpu_origin(int64_t unix_ns) { cpu_origin_unix_ns_ = unix_ns; }
 
+  // Finds the slots of the file's ids in a hash table instead of an array
+  // indexed by id (before OnProcess): for an analyzer of a part of a file
+  // (a slice, sliced_run.h), which sees a few of the ids a long-running
+  // file has, the array's size would follow the file's ids, not its own.
+  void set_sparse_ids() { sparse_ids_ = true; }
+
  private:
   struct FileSlot {
     FileCounts* counts = nullptr;  // null: not a file nor a descriptor (datasets, marks)
@@ -208,8 +215,13 @@ class ProcessAnalyzer : public TraceVisitor {
   // The slot of string id `id`; inline, as every I/O event asks.
   FileSlot& Slot(const ProcessTrace& process, uint32_t id) {
     if (id < slot_of_.size() && slot_of_[id] != 0) [[likely]] return slots_[slot_of_[id] - 1];
-    return NewSlot(process, id);
+    return SlotSlow(process, id);
   }
+  // The slot of `id` by the hash table (set_sparse_ids), or a new one.
+  FileSlot& SlotSlow(const ProcessTrace& process, uint32_t id);
+  // The slot of `id` if it has one.
+  const FileSlot* FindSlot(uint32_t id) const;
+  // A new slot for `id`, last in slots_.
   FileSlot& NewSlot(const ProcessTrace& process, uint32_t id);
   // The counts of an I/O event (inline: every event of a worker asks), then
   // with kFull what only the report needs (OnIoDetail).
@@ -238,11 +250,14 @@ class ProcessAnalyzer : public TraceVisitor {
   PathTable* paths_;
   ProcessResult result_;
   // The slots of the ids seen, in the order first seen, and by string id
-  // the index in slots_ plus one (0: none yet). A slot is large and a
-  // trace's ids run into the thousands (a loader's sample files), while an
-  // analyzer of one second of a file (sliced_run.h) sees a few of them.
+  // the index in slots_ plus one (0: none yet), in an array or (with
+  // sparse_ids_) a hash table. A slot is large and a trace's ids run into
+  // the thousands (a loader's sample files), while an analyzer of one
+  // second of a file (sliced_run.h) sees a few of them.
   std::vector<FileSlot> slots_;
   std::vector<uint32_t> slot_of_;
+  bool sparse_ids_ = false;
+  absl::flat_hash_map<uint32_t, uint32_t> sparse_slot_of_;  // with sparse_ids_
   // Trackers of threads after a file's first reader. Node-based:
   // FileSlot::tracker points into it.
   std::unordered_map<PatternKey, AccessPatternTracker, PatternKeyHash> patterns_;

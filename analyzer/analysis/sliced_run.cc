@@ -96,6 +96,7 @@ ProcessAnalyzer& SlicedRun::Slice(File& f, int64_t slice) {
   if (a != nullptr) return *a;
   int64_t start = origin_ns_ + slice * options_.slice_ns;
   a = std::make_unique<ProcessAnalyzer>(AnalysisScope::kFull, &paths_, start, kSliceResolutionNs);
+  a->set_sparse_ids();
   // From the sample before the slice's first (the analyzer spreads no CPU
   // time from before it), or a margin before the slice if none yet, on the
   // run's grid of bins, so that windows add bin to bin.
