@@ -290,6 +290,7 @@ bool CodeTexts::Claim(const CodeKey& key, Ref* ref) {
                                      std::memory_order_relaxed)) {
     return false;
   }
+  writing_.fetch_add(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   __builtin_memcpy(&e.key, &key, sizeof(key));
   e.qualname_size = 0;
@@ -303,6 +304,7 @@ bool CodeTexts::Claim(const CodeKey& key, Ref* ref) {
 void CodeTexts::Publish(Ref* ref) {
   ref->seq += 1;
   entries_[ref->slot].seq.store(ref->seq, std::memory_order_release);
+  writing_.fetch_sub(1, std::memory_order_release);
 }
 
 bool CodeTexts::Read(const Ref& ref, char* qualname, size_t* qualname_size, char* filename,
@@ -356,6 +358,7 @@ void CodeTexts::Clear() {
       entries_[i].seq.store(0, std::memory_order_relaxed);
     }
   }
+  writing_.store(0, std::memory_order_relaxed);
 }
 
 // --- SampleRing --------------------------------------------------------------

@@ -193,13 +193,19 @@ class CodeTexts {
   // entry keeps no table, or is no longer `ref`'s. Signal-safe.
   int LineAt(const Ref& ref, int first, int address) const;
 
-  // Empties the table (in a fork child, before any handler runs), writing
-  // only entries that were used: pages never touched stay unallocated.
+  // Empties the table (before any handler runs), writing only entries that
+  // were used: pages never touched stay unallocated.
   void Clear();
+
+  // Whether an entry is claimed and not yet published. In a fork child,
+  // where the writer no longer exists, such an entry would stay claimed for
+  // ever: the child then clears the table.
+  bool Writing() const { return writing_.load(std::memory_order_acquire) != 0; }
 
  private:
   static size_t Home(uintptr_t code);
   Entry* entries_ = nullptr;
+  std::atomic<uint32_t> writing_{0};  // claims not yet published
 };
 
 // A single-producer, single-consumer ring of variable-sized records in

@@ -156,7 +156,9 @@ TEST_F(CodeTextsTest, ATakeOverInvalidatesOldReferences) {
 TEST_F(CodeTextsTest, AClaimedEntryIsNotFoundUntilPublished) {
   CodeKey a = {0x7f0000001000, 0x7f0000002000, 0x7f0000003000, 0x7f0000004000, 12};
   CodeTexts::Ref ref;
+  EXPECT_FALSE(texts_.Writing());
   ASSERT_TRUE(texts_.Claim(a, &ref));
+  EXPECT_TRUE(texts_.Writing());
   CodeTexts::Ref found;
   EXPECT_FALSE(texts_.Find(a, &found));
   EXPECT_EQ(Read(ref), "(gone)");
@@ -164,10 +166,26 @@ TEST_F(CodeTextsTest, AClaimedEntryIsNotFoundUntilPublished) {
   e->qualname_size = 1;
   e->text[0] = 'f';
   texts_.Publish(&ref);
+  EXPECT_FALSE(texts_.Writing());
   EXPECT_TRUE(texts_.Find(a, &found));
   EXPECT_EQ(Read(found), "f|");
   texts_.Clear();
   EXPECT_FALSE(texts_.Find(a, &found));
+  // A claim whose writer is gone (a fork child's copy of a parent's handler
+  // mid-write): the entry cannot be claimed again until the table is
+  // cleared, which ends the claim.
+  ASSERT_TRUE(texts_.Claim(a, &ref));  // the home slot
+  for (uintptr_t i = 1; i < CodeTexts::kProbes; ++i) {  // the other probes
+    Put({a.code, a.qualname + i, a.filename, a.linetable, a.firstlineno}, "g", "/b.py");
+  }
+  CodeTexts::Ref again;
+  ASSERT_EQ(a.code >> 6 & (CodeTexts::kProbes - 1), 0u);  // a's overflow slot is its own
+  EXPECT_FALSE(texts_.Claim(a, &again));
+  EXPECT_TRUE(texts_.Writing());
+  texts_.Clear();
+  EXPECT_FALSE(texts_.Writing());
+  EXPECT_TRUE(texts_.Claim(a, &again));
+  texts_.Publish(&again);
 }
 
 TEST_F(CodeTextsTest, ALineIsKeptPerOffsetAndNeverOutlivesItsEntry) {

@@ -400,9 +400,11 @@ void PySignalsAfterForkChild() {
   }
   // The names' table stays: the child's memory is the parent's, so each
   // entry still describes the code object at its address, and is checked
-  // against it at each use as in the parent (an entry a parent's handler
-  // was writing stays odd, and unused). The functions' ids were the
-  // parent's trace's.
+  // against it at each use as in the parent. Unless a parent's handler was
+  // writing an entry as the process forked: that entry would stay claimed
+  // (and its code objects' stacks dropped) for ever, so the table is
+  // emptied. The functions' ids were the parent's trace's.
+  if (g_state.texts.Writing()) g_state.texts.Clear();
   memset(g_state.known, 0, sizeof(g_state.known));
   g_state.pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
 }
