@@ -16,13 +16,16 @@
 
 namespace iotap::interpose {
 
-// The ceiling above, or -1 if the limit cannot be read.
-int ParkingCeiling();
+// Which numbers a kind of kept descriptor goes to.
+enum class Parked {
+  kFile,         // a file kept between uses: needs a ceiling of 64 or more
+  kSampleEvent,  // a sampled thread's perf event: a ceiling of 256 or more
+};
 
-// Moves `fd` to the lowest free number in [low, high) (F_DUPFD_CLOEXEC) and
-// closes the original. Returns the new number, or -1 (leaving `fd` open and
-// the caller's) when none is free there.
-int ParkFd(int fd, int low, int high);
+// Moves `fd` to the lowest free number of `kind`'s range (F_DUPFD_CLOEXEC)
+// and closes the original. Returns the new number, or -1 (leaving `fd` open
+// and the caller's) when none is free there or the limit is too low.
+int ParkFd(int fd, Parked kind);
 
 }  // namespace iotap::interpose
 

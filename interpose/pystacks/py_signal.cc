@@ -450,8 +450,7 @@ bool ArmTaskClock(Slot& s, pid_t tid) {
   }
   // Parked, the descriptor lets the handler draw each next period; where it
   // cannot be parked, the event signals every fifth of an interval.
-  int ceiling = ParkingCeiling();
-  int parked = page == -1 || ceiling < 256 ? -1 : ParkFd(fd, ceiling - 64, ceiling - 16);
+  int parked = page == -1 ? -1 : ParkFd(fd, Parked::kSampleEvent);
   if (parked >= 0) fd = parked;
   uint64_t period = JitteredPeriod(NextRandom(s));
   bool jittered = parked >= 0 && RawSyscall(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &s.event_id) == 0 &&
