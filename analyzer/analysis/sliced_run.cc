@@ -53,6 +53,8 @@ struct SlicedRun::File {
   int64_t marker_last_ns = INT64_MIN;
   uint64_t marker_events = 0;  // read whole, as a range of the report counts them
   int64_t last_seen_ns = 0;
+  // The latest time the file's start or events mention (FrontierOf).
+  int64_t frontier_ns = INT64_MIN;
   std::map<int64_t, std::unique_ptr<ProcessAnalyzer>> open;  // by slice
   // By slice, in order: a vector, which keeps its memory as slices come and
   // go (a ProcessSlice is over a KiB; a node each would be allocated and
@@ -66,6 +68,19 @@ SlicedRun::~SlicedRun() = default;
 void SlicedRun::SetOrigin(int64_t unix_ns) {
   origin_ns_ = unix_ns;
   origin_set_ = true;
+}
+
+int64_t SlicedRun::FrontierOf(const ProcessTrace& process) const {
+  auto it = files_.find(process.path());
+  return it == files_.end() ? INT64_MIN : it->second->frontier_ns;
+}
+
+int64_t SlicedRun::FirstOpenSliceStart() const {
+  int64_t first = INT64_MAX;
+  for (const auto& [path, f] : files_) {
+    if (!f->open.empty()) first = std::min(first, f->open.begin()->first);
+  }
+  return first == INT64_MAX ? first : origin_ns_ + first * options_.slice_ns;
 }
 
 int64_t SlicedRun::SliceOf(int64_t unix_ns) const {
@@ -88,6 +103,7 @@ void SlicedRun::OnProcess(const ProcessTrace& process) {
   File& f = FileOf(process);
   if (f.process == nullptr) ++started_;
   f.process = &process;
+  f.frontier_ns = std::max(f.frontier_ns, static_cast<int64_t>(process.header().start_realtime_ns()));
   f.markers.OnProcess(process);
 }
 
@@ -144,6 +160,7 @@ void SlicedRun::OnEvents(const ProcessTrace& process, const EventBatch& batch) {
             e.start_ns + offset >= slice_start;
   }
   last_seen_ns_ = std::max(last_seen_ns_, f.last_seen_ns);
+  f.frontier_ns = std::max(f.frontier_ns, f.last_seen_ns);
   if (whole) {
     Slice(f, slice).OnEvents(process, batch);
   } else {

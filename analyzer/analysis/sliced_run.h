@@ -88,6 +88,17 @@ class SlicedRun : public TraceVisitor {
   int64_t sealed_until() const { return origin_ns_ + sealed_slices_ * options_.slice_ns; }
   // The latest time an event or end record of any file mentions.
   int64_t last_seen_ns() const { return last_seen_ns_; }
+  // The latest time (wall clock) that what has been read of `process`'s file
+  // mentions: its start and its events' ends; INT64_MIN for a file not seen.
+  // The shim writes events as they end, so a reader that stops each file
+  // once this passes a time (a FrameLimit) has read every event that ends
+  // before it, but for those the shim writes late (by up to the lag a watch
+  // allows for). Samples are left out: they are few, and a file's may come
+  // in any order.
+  int64_t FrontierOf(const ProcessTrace& process) const;
+  // Where the earliest slice not sealed that holds anything starts
+  // (INT64_MAX if none).
+  int64_t FirstOpenSliceStart() const;
   // Events that came after their slice was sealed, left out.
   uint64_t late_events() const { return late_events_; }
   // Since the start, what the sealed slices read: bytes per layer (by

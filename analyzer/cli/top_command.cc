@@ -15,6 +15,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -66,6 +67,9 @@ constexpr char kTopHelp[] =
     "Exit codes: 0 done, 1 bad usage, 2 nothing readable at DIR.\n";
 
 constexpr int64_t kSliceNs = 1'000'000'000;
+// Times further than this from the run's start are taken for damage: a watch
+// does not step towards them a slice at a time.
+constexpr int64_t kMaxRunNs = int64_t{100} * 365 * 86400 * 1'000'000'000;
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
@@ -173,23 +177,66 @@ class Watch {
   }
   analyzer::SlicedRun& run() { return run_; }
 
-  // Seals up to `unix_ns` and shows the window that ends there.
-  void Refresh(int64_t unix_ns) {
-    const int64_t before = run_.sealed_until();
-    run_.Seal(unix_ns);
+  // Reads what the traces hold up to `to` (wall clock), through `read`
+  // (RunFollower::Poll or FinishAll given a FrameLimit; returns whether it
+  // held frames back). A watch behind the job (started late, replaying, or
+  // slower than the job writes) reads it two slices at a time, each step only
+  // as far as `margin_ns` past its end, and seals them before it reads the
+  // next: it holds a few slices of each process, as one that keeps
+  // up does, not everything it has yet to read. A stretch where no file has
+  // anything is passed over at once. Returns whether frames are still held
+  // back (before `to`, only where the traces leap beyond any plausible time).
+  template <typename Read>
+  bool ReadUpTo(int64_t to, int64_t margin_ns, Read read) {
+    // A watch less than a window behind reads once a refresh; further
+    // behind, two slices a step.
+    int64_t next = to - run_.sealed_until() <= window_ns_ ? to : run_.sealed_until() + 2 * kSliceNs;
+    for (;;) {
+      const int64_t u = std::min(to, next);
+      const uint64_t before = follower_.bytes_read();
+      if (!read(Until(u + margin_ns))) return false;
+      if (u >= to) return true;
+      SealTo(u);
+      next = run_.sealed_until() + 2 * kSliceNs;
+      if (follower_.bytes_read() == before) {
+        // Every file left starts its next frame after u + margin: on to the
+        // earliest of them.
+        int64_t earliest = follower_.MinHeldBack(
+            [this](const analyzer::ProcessTrace& p) { return run_.FrontierOf(p); });
+        if (earliest > run_.origin_ns() + kMaxRunNs) return true;
+        next = std::max(next, earliest - margin_ns + kSliceNs);
+      }
+    }
+  }
+
+  // Seals up to `unix_ns` and shows the window that ends there (or only
+  // counts its steps into the totals).
+  void Refresh(int64_t unix_ns, bool show = true) {
+    SealTo(unix_ns);
     const int64_t to = run_.sealed_until();
     if (to <= run_.origin_ns()) return;
+    const int64_t before = CountedUntil();
+    counted_until_ = to;
     absl::StatusOr<report::Report> window =
         run_.Report(std::max(run_.origin_ns(), to - window_ns_), to);
     if (!window.ok()) return;
-    // Since the start: the steps that end in the slices sealed now, once.
+    // Since the start: the steps that end in the slices sealed since the
+    // last refresh, once.
     auto seconds = [&](int64_t t) { return static_cast<double>(t - run_.origin_ns()) / 1e9; };
     if (to > before) totals_.AddSteps(*window, seconds(before), seconds(to));
     totals_.read_bytes = static_cast<double>(run_.sealed_read_bytes());
     for (const auto& [layer, bytes] : run_.sealed_layer_read_bytes()) {
       totals_.layer_read_bytes[layer] = static_cast<double>(bytes);
     }
-    Show(analyzer::TopFiguresOf(*window, totals_), out_);
+    if (show) Show(analyzer::TopFiguresOf(*window, totals_), out_);
+  }
+
+  // Stops each file's reading once what has been read of it reaches
+  // `unix_ns` (SlicedRun::FrontierOf).
+  analyzer::FrameLimit Until(int64_t unix_ns) const {
+    return [this, unix_ns](const analyzer::ProcessTrace& p) {
+      return run_.FrontierOf(p) >= unix_ns;
+    };
   }
 
   // The end of the last slice anything was seen in.
@@ -203,7 +250,30 @@ class Watch {
   int64_t window_ns_;
   analyzer::SlicedRun run_;
   analyzer::RunFollower follower_;
+  // Where the totals' steps have been counted to: the last refresh's end.
+  int64_t CountedUntil() const { return counted_until_ ? *counted_until_ : run_.origin_ns(); }
+
+  // Seals up to `unix_ns`. The totals count each step once, from the window
+  // of a refresh: before slices with steps not yet counted would fall out of
+  // the window that ends at `unix_ns`, they are counted, half a window at a
+  // time (so that a step that began a little before the half is whole in the
+  // window, as in a refresh's), and a stretch with no events at all is passed
+  // over. (Sealed slices end at most a window after where the counts stand.)
+  void SealTo(int64_t unix_ns) {
+    const int64_t half = std::max(kSliceNs, window_ns_ / 2);
+    while (unix_ns - CountedUntil() > window_ns_) {
+      const int64_t first = run_.FirstOpenSliceStart();
+      if (run_.sealed_until() <= CountedUntil() && first > CountedUntil()) {
+        counted_until_ = std::min(first, unix_ns - window_ns_);  // nothing before `first`
+      } else {
+        Refresh(CountedUntil() + half, /*show=*/false);  // ends past where it starts
+      }
+    }
+    run_.Seal(unix_ns);
+  }
+
   analyzer::TopTotals totals_;
+  std::optional<int64_t> counted_until_;
   Outputs& out_;
 };
 
@@ -212,19 +282,31 @@ void SleepUntil(int64_t monotonic_ns) {
   if (left > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(left));
 }
 
-int Replay(Watch& w, int64_t interval_ns, double speed) {
-  absl::Status s = w.follower().Poll(&w.run(), ClockNs(CLOCK_MONOTONIC));
+// A finished run, read as it is shown: each refresh reads the traces only
+// as far as following the job live with `lag_ns` would have (at least a
+// slice), so memory stays that of a live watch however long the run.
+int Replay(Watch& w, int64_t interval_ns, double speed, int64_t lag_ns) {
+  // Lists the files, and reads each one's first frame.
+  absl::Status s = w.follower().Poll(&w.run(), ClockNs(CLOCK_MONOTONIC), w.Until(INT64_MIN));
   if (!s.ok()) {
     std::fprintf(stderr, "iotap top: %s\n", std::string(s.message()).c_str());
     return kExitNoInput;
   }
-  w.follower().FinishAll(&w.run());
-  const int64_t end = w.End();
+  const int64_t margin = std::max(lag_ns, kSliceNs);
+  auto finish = [&](const analyzer::FrameLimit& limit) {
+    return !w.follower().FinishAll(&w.run(), limit);
+  };
   const int64_t step =
       speed > 0 ? static_cast<int64_t>(std::llround(interval_ns * speed)) : interval_ns;
+  int64_t end = INT64_MAX;  // known once every file has been read
   int64_t next = ClockNs(CLOCK_MONOTONIC);
   for (int64_t t = w.run().origin_ns() + std::max<int64_t>(step, kSliceNs); !g_interrupted;
        t += std::max<int64_t>(step, 1)) {
+    if (end == INT64_MAX && !w.ReadUpTo(t, margin, finish)) end = w.End();
+    if (end == INT64_MAX && t - w.run().origin_ns() > kMaxRunNs) {
+      w.follower().FinishAll(&w.run());  // damage: times beyond any run
+      end = w.End();
+    }
     w.Refresh(std::min(t, end));
     if (t >= end) break;
     if (speed > 0) SleepUntil(next += interval_ns);
@@ -236,18 +318,30 @@ int Replay(Watch& w, int64_t interval_ns, double speed) {
 int Follow(Watch& w, int64_t interval_ns, int64_t lag_ns) {
   int64_t next = ClockNs(CLOCK_MONOTONIC);
   while (!g_interrupted) {
-    int64_t now = ClockNs(CLOCK_MONOTONIC);
-    absl::Status s = w.follower().Poll(&w.run(), now);
+    const int64_t now = ClockNs(CLOCK_MONOTONIC);
+    absl::Status s;
+    auto poll = [&](const analyzer::FrameLimit& limit) {
+      s.Update(w.follower().Poll(&w.run(), now, limit));
+      return s.ok() && w.follower().held_back();
+    };
+    // Keeping up, this reads all there is, once.
+    const int64_t target = ClockNs(CLOCK_REALTIME) - lag_ns;
+    w.ReadUpTo(target, lag_ns, poll);
     if (!s.ok()) {
       std::fprintf(stderr, "iotap top: %s\n", std::string(s.message()).c_str());
       return kExitNoInput;
     }
     if (w.follower().Ended(now)) {
-      w.follower().FinishAll(&w.run());
+      auto finish = [&](const analyzer::FrameLimit& limit) {
+        return !w.follower().FinishAll(&w.run(), limit);
+      };
+      if (w.ReadUpTo(w.run().origin_ns() + kMaxRunNs, std::max(lag_ns, kSliceNs), finish)) {
+        w.follower().FinishAll(&w.run());  // damage: times beyond any run
+      }
       w.Refresh(w.End());
       break;
     }
-    w.Refresh(ClockNs(CLOCK_REALTIME) - lag_ns);
+    w.Refresh(target);
     SleepUntil(next += interval_ns);
   }
   w.ReportLosses();
@@ -313,7 +407,7 @@ int TopCommand(int argc, char** argv) {
       return kExitNoInput;
     }
     w.run().SetOrigin(origin);
-    return Replay(w, interval_ns, speed);
+    return Replay(w, interval_ns, speed, static_cast<int64_t>(std::llround(lag * 1e9)));
   }
   // The run's start is the first process's: wait for its trace.
   int64_t origin = OriginOf(dir);

@@ -1,5 +1,7 @@
 #include "analyzer/live/run_follower.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <system_error>
 
@@ -11,7 +13,7 @@ namespace iotap::analyzer {
 
 namespace fs = std::filesystem;
 
-absl::Status RunFollower::Poll(TraceVisitor* visitor, int64_t now_ns) {
+absl::Status RunFollower::Poll(TraceVisitor* visitor, int64_t now_ns, const FrameLimit& limit) {
   std::error_code ec;
   fs::recursive_directory_iterator it(dir_, fs::directory_options::skip_permission_denied, ec);
   if (ec) return absl::NotFoundError(absl::StrCat(dir_, ": cannot list: ", ec.message()));
@@ -36,23 +38,36 @@ absl::Status RunFollower::Poll(TraceVisitor* visitor, int64_t now_ns) {
   sessions_ = sessions;
   sessions_ended_ = ended;
   if (SessionsEnded() && sessions_ended_at_ < 0) sessions_ended_at_ = now_ns;
+  held_back_ = false;
   for (auto& [path, f] : files_) {
     if (f.failed || f.follower->finished()) continue;
-    absl::Status s = f.follower->ReadNew(visitor, &issues_);
+    absl::Status s = f.follower->ReadNew(visitor, &issues_, limit);
     if (!s.ok()) {
       f.failed = true;
       issues_.push_back(ReadIssue{path, 0, 0, false, std::string(s.message())});
     }
+    held_back_ = held_back_ || f.follower->held_back();
   }
   return absl::OkStatus();
 }
 
-void RunFollower::FinishAll(TraceVisitor* visitor) {
+bool RunFollower::FinishAll(TraceVisitor* visitor, const FrameLimit& limit) {
+  held_back_ = false;
   for (auto& [path, f] : files_) {
     if (f.failed || f.follower->finished()) continue;
-    absl::Status s = f.follower->Finish(visitor, &issues_);
+    absl::Status s = f.follower->Finish(visitor, &issues_, limit);
     if (!s.ok()) issues_.push_back(ReadIssue{path, 0, 0, false, std::string(s.message())});
+    held_back_ = held_back_ || f.follower->held_back();
   }
+  return !held_back_;
+}
+
+int64_t RunFollower::MinHeldBack(const std::function<int64_t(const ProcessTrace&)>& key) const {
+  int64_t least = INT64_MAX;
+  for (const auto& [path, f] : files_) {
+    if (!f.failed && f.follower->held_back()) least = std::min(least, key(f.follower->process()));
+  }
+  return least;
 }
 
 int RunFollower::files_ended() const {

@@ -14,11 +14,16 @@
 //   RunFollower run("trace/");
 //   while (run.Poll(&visitor, MonotonicNs()).ok() && !run.Ended(MonotonicNs())) sleep(1);
 //   run.FinishAll(&visitor);   // cut last frames salvaged; OnFileEnd per file
+//
+// Both take a FrameLimit (trace_reader.h) that stops each file's reading at a
+// frame boundary: a watcher behind the job reads it a slice of time at a
+// time (held_back() says whether any file has frames left).
 
 #ifndef IOTAP_ANALYZER_LIVE_RUN_FOLLOWER_H_
 #define IOTAP_ANALYZER_LIVE_RUN_FOLLOWER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,9 +42,15 @@ class RunFollower {
   // Reads what the directory's traces gained since the last poll; `now_ns`
   // (any monotonic clock) dates what the sessions say. Fails only if the
   // directory cannot be listed; a file that cannot be read is an issue.
-  absl::Status Poll(TraceVisitor* visitor, int64_t now_ns);
-  // Reads the rest of every file as a finished trace (TraceFollower::Finish).
-  void FinishAll(TraceVisitor* visitor);
+  absl::Status Poll(TraceVisitor* visitor, int64_t now_ns, const FrameLimit& limit = nullptr);
+  // Reads the rest of every file as a finished trace (TraceFollower::Finish),
+  // or as much as `limit` lets. Returns whether every file is finished.
+  bool FinishAll(TraceVisitor* visitor, const FrameLimit& limit = nullptr);
+  // The last Poll or FinishAll left frames unread at its limit.
+  bool held_back() const { return held_back_; }
+  // The least `key` of the files the last Poll or FinishAll held back
+  // (INT64_MAX if none).
+  int64_t MinHeldBack(const std::function<int64_t(const ProcessTrace&)>& key) const;
 
   bool Ended(int64_t now_ns) const;
   bool SessionsEnded() const { return sessions_ > 0 && sessions_ended_ == sessions_; }
@@ -60,6 +71,7 @@ class RunFollower {
   int sessions_ = 0;
   int sessions_ended_ = 0;
   int64_t sessions_ended_at_ = -1;
+  bool held_back_ = false;
   std::vector<ReadIssue> issues_;
 };
 

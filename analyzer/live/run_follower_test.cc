@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -143,6 +144,51 @@ TEST_F(RunFollowerTest, WithoutASessionTheJobNeverEnds) {
   ASSERT_TRUE(run.Poll(&c, 1 * kS).ok());
   EXPECT_EQ(run.issues().size(), 1u);
   EXPECT_FALSE(RunFollower(dir_ + "/missing").Poll(&c, 0).ok());
+}
+
+// A limit stops each file at a frame boundary; the next read goes on from
+// there, no frame read twice and none skipped, and a file read to its end
+// under a limit that held nothing back is finished.
+TEST_F(RunFollowerTest, ALimitStopsEachFileAtAFrameAndTheNextReadGoesOn) {
+  const std::vector<std::string> a = Frames(10, 40, /*ends=*/true);  // 10 events a frame
+  const std::vector<std::string> b = Frames(20, 20, /*ends=*/true);
+  for (const std::string& f : a) Append("a.iotap", f);
+  for (const std::string& f : b) Append("b.iotap", f);
+  RunFollower run(dir_);
+  // Stops once a file has given 10 events more than the last read left it at.
+  std::map<int, uint64_t> per_pid, allowed;
+  struct Counting : public Collector {
+    std::map<int, uint64_t>* per_pid;
+    void OnEvents(const ProcessTrace& p, const EventBatch& batch) override {
+      Collector::OnEvents(p, batch);
+      (*per_pid)[p.pid()] += batch.size();
+    }
+  } counting;
+  counting.per_pid = &per_pid;
+  auto limit = [&](const ProcessTrace& p) { return per_pid[p.pid()] >= allowed[p.pid()]; };
+  allowed = {{10, 10}, {20, 10}};
+  ASSERT_TRUE(run.Poll(&counting, 0, limit).ok());
+  EXPECT_TRUE(run.held_back());
+  EXPECT_EQ(per_pid[10], 10u);
+  EXPECT_EQ(per_pid[20], 10u);
+  allowed = {{10, 30}, {20, 30}};
+  ASSERT_TRUE(run.Poll(&counting, 1, limit).ok());
+  EXPECT_TRUE(run.held_back());  // a has 10 more
+  EXPECT_EQ(per_pid[10], 30u);
+  EXPECT_EQ(per_pid[20], 20u);
+  EXPECT_EQ(run.MinHeldBack([&](const ProcessTrace& p) { return p.pid(); }), 10);
+  // Finished as far as the limit lets: a is not finished, b is.
+  EXPECT_FALSE(run.FinishAll(&counting, limit));
+  EXPECT_EQ(counting.file_ends, 1);
+  EXPECT_EQ(run.MinHeldBack([&](const ProcessTrace& p) { return p.pid(); }), 10);
+  allowed[10] = 1000;
+  EXPECT_TRUE(run.FinishAll(&counting, limit));
+  EXPECT_FALSE(run.held_back());
+  EXPECT_EQ(run.MinHeldBack([&](const ProcessTrace& p) { return p.pid(); }), INT64_MAX);
+  EXPECT_EQ(counting.file_ends, 2);
+  EXPECT_EQ(counting.events, 60u);
+  EXPECT_EQ(per_pid[10], 40u);
+  EXPECT_TRUE(run.issues().empty());
 }
 
 }  // namespace

@@ -28,6 +28,9 @@ constexpr uint32_t kSkippableMagic = 0x184D2A50u;
 // damage, not data.
 constexpr size_t kMaxFrameBytes = 64u << 20;
 constexpr size_t kReadBlock = 4u << 20;
+// With a FrameLimit, which may stop a read after a frame of a few KiB: the
+// rest of a larger block would be read again by the next call.
+constexpr size_t kLimitedReadBlock = 64u << 10;
 constexpr size_t kSalvageBytes = 1u << 20;
 
 // Reads the varint at data[*at] (as libprotobuf reads a length) and moves
@@ -258,7 +261,8 @@ class BorrowedMemory {
 class Reader {
  public:
   Reader(std::string name, Source* source, TraceVisitor* visitor, std::vector<ReadIssue>* issues,
-         internal::ReaderState* state, bool follow, const HostClockCorrections* clocks = nullptr)
+         internal::ReaderState* state, bool follow, const HostClockCorrections* clocks = nullptr,
+         const FrameLimit* limit = nullptr)
       : name_(std::move(name)),
         source_(source),
         visitor_(visitor),
@@ -267,11 +271,15 @@ class Reader {
         state_(state),
         process_(state->process),
         follow_(follow),
+        limit_(limit != nullptr && *limit ? limit : nullptr),
+        read_block_(limit_ != nullptr ? kLimitedReadBlock : kReadBlock),
         base_(state->offset),
         seen_process_(state->seen_process),
         packets_(state->packets) {}
 
   absl::Status Run();
+  // Run stopped at its FrameLimit with frames left.
+  bool held_back() const { return held_back_; }
 
  private:
   // Makes at least `n` bytes available after pos_ if the source has them.
@@ -309,6 +317,9 @@ class Reader {
   internal::ReaderState* state_;
   ProcessTrace& process_;
   const bool follow_;
+  const FrameLimit* limit_;   // null: read every frame there is
+  const size_t read_block_;  // bytes asked of the source at a time
+  bool held_back_ = false;
   BorrowedMemory memory_;
   size_t pos_ = 0;
   uint64_t base_;  // file offset of memory_->in's first byte
@@ -325,7 +336,8 @@ absl::Status Reader::Fill(size_t n) {
       base_ += pos_;
       pos_ = 0;
     }
-    absl::StatusOr<size_t> got = source_->Read(&memory_->in, std::max(kReadBlock, n - Available()));
+    absl::StatusOr<size_t> got =
+        source_->Read(&memory_->in, std::max(read_block_, n - Available()));
     if (!got.ok()) return got.status();
     if (*got == 0) eof_ = true;
   }
@@ -538,6 +550,11 @@ absl::Status Reader::Run() {
         name_, ": not an iotap trace (it does not start with a zstd frame)"));
   }
   while (true) {
+    if (limit_ != nullptr && seen_process_ && (*limit_)(process_)) {
+      if (absl::Status s = Fill(4); !s.ok()) return s;
+      held_back_ = Available() > 0;
+      if (held_back_) break;
+    }
     if (absl::Status s = Fill(4); !s.ok()) return s;
     if (Available() == 0) break;
     uint64_t frame_offset = Offset();
@@ -557,7 +574,7 @@ absl::Status Reader::Run() {
       frame_size = ZSTD_findFrameCompressedSize(Here(), Available());
       if (!ZSTD_isError(frame_size)) break;
       if (eof_ || Available() >= kMaxFrameBytes) break;
-      if (absl::Status s = Fill(Available() + kReadBlock); !s.ok()) return s;
+      if (absl::Status s = Fill(Available() + read_block_); !s.ok()) return s;
     }
     if (ZSTD_isError(frame_size)) {
       if (eof_ && follow_) break;  // the frame is being written
@@ -590,7 +607,7 @@ absl::Status Reader::Run() {
     if (done_) break;
   }
   state_->offset = Offset();
-  if (follow_) return absl::OkStatus();
+  if (follow_ || held_back_) return absl::OkStatus();
   if (!seen_process_) {
     return absl::DataLossError(
         absl::StrCat(name_, ": no readable packet in the file; it is damaged beyond use"));
@@ -615,7 +632,8 @@ namespace {
 // corrected clock if `clocks` has one.
 absl::Status ReadFrom(const std::string& path, internal::ReaderState* state, bool follow,
                       TraceVisitor* visitor, std::vector<ReadIssue>* issues,
-                      const HostClockCorrections* clocks = nullptr) {
+                      const HostClockCorrections* clocks = nullptr,
+                      const FrameLimit* limit = nullptr, bool* held_back = nullptr) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
@@ -626,8 +644,10 @@ absl::Status ReadFrom(const std::string& path, internal::ReaderState* state, boo
                                                ": ", std::strerror(errno)));
   }
   FileSource source(fd, path);
-  Reader reader(path, &source, visitor, issues, state, follow, clocks);
-  return reader.Run();
+  Reader reader(path, &source, visitor, issues, state, follow, clocks, limit);
+  absl::Status s = reader.Run();
+  if (held_back != nullptr) *held_back = reader.held_back();
+  return s;
 }
 
 }  // namespace
@@ -646,15 +666,23 @@ absl::Status ReadTraceBytes(const std::string& name, const std::string& bytes,
   return reader.Run();
 }
 
-absl::Status TraceFollower::ReadNew(TraceVisitor* visitor, std::vector<ReadIssue>* issues) {
+absl::Status TraceFollower::ReadNew(TraceVisitor* visitor, std::vector<ReadIssue>* issues,
+                                    const FrameLimit& limit) {
+  held_back_ = false;
   if (finished_) return absl::OkStatus();
-  return ReadFrom(state_.process.path(), &state_, /*follow=*/true, visitor, issues);
+  return ReadFrom(state_.process.path(), &state_, /*follow=*/true, visitor, issues, nullptr,
+                  &limit, &held_back_);
 }
 
-absl::Status TraceFollower::Finish(TraceVisitor* visitor, std::vector<ReadIssue>* issues) {
+absl::Status TraceFollower::Finish(TraceVisitor* visitor, std::vector<ReadIssue>* issues,
+                                   const FrameLimit& limit) {
+  held_back_ = false;
   if (finished_) return absl::OkStatus();
-  finished_ = true;
-  return ReadFrom(state_.process.path(), &state_, /*follow=*/false, visitor, issues);
+  absl::Status s = ReadFrom(state_.process.path(), &state_, /*follow=*/false, visitor, issues,
+                            nullptr, &limit, &held_back_);
+  // A file that cannot be read is not tried again.
+  finished_ = !held_back_ || !s.ok();
+  return s;
 }
 
 }  // namespace iotap::analyzer

@@ -26,6 +26,7 @@
 #define IOTAP_ANALYZER_READ_TRACE_READER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,12 @@ struct ReaderState {
 };
 }  // namespace internal
 
+// Says, before each frame of a file read by a TraceFollower, whether to stop
+// there for now: true once the visitor has what it needs of the file up to
+// some time (`iotap top` holds a second or so of each process at a time, however
+// far behind it is). The frames not read are read by a later call.
+using FrameLimit = std::function<bool(const ProcessTrace& process)>;
+
 // A trace file read while the shim writes it (`iotap top`). Each ReadNew()
 // reads the frames completed since the last call, so no frame is read twice;
 // a frame still being written (cut at the end of the file) and a file not
@@ -90,12 +97,18 @@ struct ReaderState {
 //   TraceFollower follower("run/host.42.....iotap");
 //   while (follower.ReadNew(&visitor, &issues).ok() && !follower.ended()) sleep(1);
 //   absl::Status s = follower.Finish(&visitor, &issues);  // the writer is gone
+//
+// Either call takes a FrameLimit, which stops it at a frame boundary
+// (held_back() says it did); Finish() so stopped has not finished, and is
+// called again for the rest.
 class TraceFollower {
  public:
   explicit TraceFollower(std::string path) : state_(std::move(path)) {}
 
-  absl::Status ReadNew(TraceVisitor* visitor, std::vector<ReadIssue>* issues);
-  absl::Status Finish(TraceVisitor* visitor, std::vector<ReadIssue>* issues);
+  absl::Status ReadNew(TraceVisitor* visitor, std::vector<ReadIssue>* issues,
+                       const FrameLimit& limit = nullptr);
+  absl::Status Finish(TraceVisitor* visitor, std::vector<ReadIssue>* issues,
+                      const FrameLimit& limit = nullptr);
 
   const std::string& path() const { return state_.process.path(); }
   // What has been read of the process so far (its header once started()).
@@ -104,12 +117,15 @@ class TraceFollower {
   // The file's end record has been read (the process ended normally).
   bool ended() const { return state_.process.end().has_value(); }
   bool finished() const { return finished_; }
+  // The last call stopped at its FrameLimit, with frames left to read.
+  bool held_back() const { return held_back_; }
   // Bytes of the file read: the offset of the next frame.
   uint64_t offset() const { return state_.offset; }
 
  private:
   internal::ReaderState state_;
   bool finished_ = false;
+  bool held_back_ = false;
 };
 
 // Reads `path`. Returns an error if the file cannot be read or holds no
