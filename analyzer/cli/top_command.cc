@@ -254,17 +254,17 @@ class Watch {
   int64_t CountedUntil() const { return counted_until_ ? *counted_until_ : run_.origin_ns(); }
 
   // Seals up to `unix_ns`. The totals count each step once, from the window
-  // of a refresh: before slices with steps not yet counted would fall out of
-  // the window that ends at `unix_ns`, they are counted, half a window at a
-  // time (so that a step that began a little before the half is whole in the
-  // window, as in a refresh's), and a stretch with no events at all is passed
-  // over. (Sealed slices end at most a window after where the counts stand.)
+  // of a refresh. A refresh that follows the last by at most half a window
+  // counts its steps from a window that holds them whole but for the longest;
+  // further, the steps are first counted half a window at a time, and a
+  // stretch with no events at all is passed over. (Sealed slices end at most
+  // half a window after where the counts stand.)
   void SealTo(int64_t unix_ns) {
     const int64_t half = std::max(kSliceNs, window_ns_ / 2);
-    while (unix_ns - CountedUntil() > window_ns_) {
+    while (unix_ns - CountedUntil() > half) {
       const int64_t first = run_.FirstOpenSliceStart();
       if (run_.sealed_until() <= CountedUntil() && first > CountedUntil()) {
-        counted_until_ = std::min(first, unix_ns - window_ns_);  // nothing before `first`
+        counted_until_ = std::min(first, unix_ns - half);  // nothing before `first`
       } else {
         Refresh(CountedUntil() + half, /*show=*/false);  // ends past where it starts
       }

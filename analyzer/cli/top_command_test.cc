@@ -117,18 +117,18 @@ TEST(TopCommandTest, ReplaysLastWindowIsTheReportOnItsRange) {
 }
 
 // A run written in time order, as the shim writes (each event once it has
-// ended, frames a second apart): a trainer of `steps` 10 ms steps from
-// `start` with its step markers and a copy per step, waiting `wait_ms(s)`
-// for step s's data, and a loader reading 64 KiB per step.
+// ended, frames a second apart): a trainer of `steps` steps of `step_ms`
+// from `start` with its step markers and a copy per step, waiting
+// `wait_ms(s)` for step s's data, and a loader reading 64 KiB per step.
 void WriteTimeOrderedRun(const std::string& dir, int pid, int64_t start, int steps,
-                         int64_t (*wait_ms)(int)) {
+                         int64_t (*wait_ms)(int), int64_t step_ms = 10) {
   constexpr int64_t kMs = 1'000'000;
   SyntheticProcess trainer(pid, 1, "/usr/bin/python3", {"python3", "train.py"}, start);
   SyntheticProcess loader(pid + 1, pid, "/usr/bin/python3", {"python3", "train.py"}, start + kMs,
                           ProcessHeader::ORIGIN_FORK);
   const uint32_t file = loader.Path(absl::StrCat("/data/shard", pid, ".bin"));
   for (int s = 0; s < steps; ++s) {
-    const int64_t t = start + 5 * kMs + s * 10 * kMs;
+    const int64_t t = start + 5 * kMs + s * step_ms * kMs;
     loader.Read(OP_PREAD, t - 3 * kMs, t + wait_ms(s) * kMs, file, int64_t{s} * 65536, 65536);
     trainer.Marker(OP_STEP_BEGIN, t, t, s);
     trainer.Marker(OP_DATA_WAIT, t, t + wait_ms(s) * kMs, s);
@@ -139,9 +139,9 @@ void WriteTimeOrderedRun(const std::string& dir, int pid, int64_t start, int ste
     copy.requested = 1 << 20;
     copy.flags = FLAG_CUDA_PINNED | FLAG_CUDA_ASYNC;
     trainer.Add(copy);
-    trainer.Marker(OP_STEP_END, t + 10 * kMs, t + 10 * kMs, s);
+    trainer.Marker(OP_STEP_END, t + step_ms * kMs, t + step_ms * kMs, s);
   }
-  const int64_t end = start + 10 * kMs + steps * 10 * kMs;
+  const int64_t end = start + 10 * kMs + steps * step_ms * kMs;
   loader.End(EndOfTrace::REASON_UNDERSCORE_EXIT, 0, end);
   trainer.End(EndOfTrace::REASON_EXIT, 0, end);
   trainer.WriteTo(absl::StrCat(dir, "/trainer", pid, ".iotap"), 4096, 1'000'000'000);
@@ -153,14 +153,19 @@ void WriteTimeOrderedRun(const std::string& dir, int pid, int64_t start, int ste
 // reading everything first: its one refresh, at the end, says what the
 // replay's last says, the totals since the start (every step counted once)
 // included, and no event is left out. The second trainer starts an hour
-// after the first ended: both pass the empty hour at once.
+// after the first ended: both pass the empty hour at once. The third's
+// steps of 1.5 s, counted while catching up, are whole in the windows they
+// are counted from, as in the replay's.
 TEST(TopCommandTest, AWatchStartedAfterTheJobEndedSaysWhatTheReplaySays) {
   TempDir dir;
   std::filesystem::create_directories(dir.Sub("run"));
+  constexpr int64_t kS = 1'000'000'000;
   WriteTimeOrderedRun(dir.Sub("run"), 1000, kSampleRunStartNs, 600,
                       [](int s) { return int64_t{s % 3}; });
-  WriteTimeOrderedRun(dir.Sub("run"), 2000, kSampleRunStartNs + int64_t{3600} * 1'000'000'000,
-                      300, [](int) { return int64_t{5}; });
+  WriteTimeOrderedRun(dir.Sub("run"), 2000, kSampleRunStartNs + 3600 * kS, 300,
+                      [](int) { return int64_t{5}; });
+  WriteTimeOrderedRun(dir.Sub("run"), 3000, kSampleRunStartNs + 3610 * kS, 20,
+                      [](int) { return int64_t{1000}; }, /*step_ms=*/1500);
   absl::StatusOr<SessionFile> session = StartSession(dir.Sub("run"), "late");
   ASSERT_TRUE(session.ok()) << session.status();
   ASSERT_TRUE(session->End(0).ok());
@@ -170,15 +175,15 @@ TEST(TopCommandTest, AWatchStartedAfterTheJobEndedSaysWhatTheReplaySays) {
   RunResult late = RunProgram({IotapBinary(), "top", dir.Sub("run"), "--window", "3"});
   ASSERT_EQ(late.exit_code, 0) << late.err;
   std::vector<std::string> replayed = Lines(replay.out), followed = Lines(late.out);
-  // A line per second of the run: 3,603.01 s.
-  ASSERT_EQ(replayed.size(), 3604u) << replayed.back();
+  // A line per second of the run: 3,640.01 s.
+  ASSERT_EQ(replayed.size(), 3641u) << replayed.back();
   ASSERT_EQ(followed.size(), 1u) << late.out;
   EXPECT_EQ(followed.back(), replayed.back());
   std::map<std::string, std::string> last = Pairs(replayed.back());
-  EXPECT_EQ(last["t_s"], "3604.0");
-  EXPECT_EQ(last["steps_per_s"], "100.00");  // the second trainer's last steps
-  // The first trainer waited 0.6 s of its 6, the second 1.5 s of its 3.
-  EXPECT_EQ(last["total_stall_pct"], "23.3");
+  EXPECT_EQ(last["t_s"], "3641.0");
+  // The first trainer waited 0.6 s of its 6, the second 1.5 s of its 3, the
+  // third 20 s of its 30: 22.1 s of 39.
+  EXPECT_EQ(last["total_stall_pct"], "56.7");
   EXPECT_EQ(late.err, "");
   EXPECT_EQ(replay.err, "");
 }
