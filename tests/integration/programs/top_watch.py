@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -48,8 +49,14 @@ def main(iotap, work):
     for line in top.stdout:
         line = line.rstrip("\n")
         lines.append(line)
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            scrapes.append(r.read().decode())
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                scrapes.append(r.read().decode())
+        except urllib.error.URLError:
+            # top shows its last line once the job has ended, and exits: its
+            # server may be gone before this scrape. Only then is one missed.
+            top.wait(timeout=10)
+            scrapes.append(None)
         if switched_at is None and "stall_pct=-" not in line:
             shown += 1
             if shown == 5:
