@@ -209,6 +209,14 @@ class Watch {
     }
   }
 
+  // ReadUpTo over traces that are all written (a replay, a job that has
+  // ended): each read to its end, cut last frames salvaged.
+  bool ReadWrittenUpTo(int64_t to, int64_t margin_ns) {
+    return ReadUpTo(to, margin_ns, [this](const analyzer::FrameLimit& limit) {
+      return !follower_.FinishAll(&run_, limit);
+    });
+  }
+
   // Seals up to `unix_ns` and shows the window that ends there (or only
   // counts its steps into the totals).
   void Refresh(int64_t unix_ns, bool show = true) {
@@ -293,16 +301,13 @@ int Replay(Watch& w, int64_t interval_ns, double speed, int64_t lag_ns) {
     return kExitNoInput;
   }
   const int64_t margin = std::max(lag_ns, kSliceNs);
-  auto finish = [&](const analyzer::FrameLimit& limit) {
-    return !w.follower().FinishAll(&w.run(), limit);
-  };
   const int64_t step =
       speed > 0 ? static_cast<int64_t>(std::llround(interval_ns * speed)) : interval_ns;
   int64_t end = INT64_MAX;  // known once every file has been read
   int64_t next = ClockNs(CLOCK_MONOTONIC);
   for (int64_t t = w.run().origin_ns() + std::max<int64_t>(step, kSliceNs); !g_interrupted;
        t += std::max<int64_t>(step, 1)) {
-    if (end == INT64_MAX && !w.ReadUpTo(t, margin, finish)) end = w.End();
+    if (end == INT64_MAX && !w.ReadWrittenUpTo(t, margin)) end = w.End();
     if (end == INT64_MAX && t - w.run().origin_ns() > kMaxRunNs) {
       w.follower().FinishAll(&w.run());  // damage: times beyond any run
       end = w.End();
@@ -332,10 +337,7 @@ int Follow(Watch& w, int64_t interval_ns, int64_t lag_ns) {
       return kExitNoInput;
     }
     if (w.follower().Ended(now)) {
-      auto finish = [&](const analyzer::FrameLimit& limit) {
-        return !w.follower().FinishAll(&w.run(), limit);
-      };
-      if (w.ReadUpTo(w.run().origin_ns() + kMaxRunNs, std::max(lag_ns, kSliceNs), finish)) {
+      if (w.ReadWrittenUpTo(w.run().origin_ns() + kMaxRunNs, std::max(lag_ns, kSliceNs))) {
         w.follower().FinishAll(&w.run());  // damage: times beyond any run
       }
       w.Refresh(w.End());
