@@ -103,7 +103,8 @@ void SlicedRun::OnProcess(const ProcessTrace& process) {
   File& f = FileOf(process);
   if (f.process == nullptr) ++started_;
   f.process = &process;
-  f.frontier_ns = std::max(f.frontier_ns, static_cast<int64_t>(process.header().start_realtime_ns()));
+  f.frontier_ns =
+      std::max(f.frontier_ns, static_cast<int64_t>(process.header().start_realtime_ns()));
   f.markers.OnProcess(process);
 }
 

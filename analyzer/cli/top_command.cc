@@ -242,9 +242,8 @@ class Watch {
   // Stops each file's reading once what has been read of it reaches
   // `unix_ns` (SlicedRun::FrontierOf).
   analyzer::FrameLimit Until(int64_t unix_ns) const {
-    return [this, unix_ns](const analyzer::ProcessTrace& p) {
-      return run_.FrontierOf(p) >= unix_ns;
-    };
+    return
+        [this, unix_ns](const analyzer::ProcessTrace& p) { return run_.FrontierOf(p) >= unix_ns; };
   }
 
   // The end of the last slice anything was seen in.

@@ -164,8 +164,9 @@ TEST(TopCommandTest, AWatchStartedAfterTheJobEndedSaysWhatTheReplaySays) {
                       [](int s) { return int64_t{s % 3}; });
   WriteTimeOrderedRun(dir.Sub("run"), 2000, kSampleRunStartNs + 3600 * kS, 300,
                       [](int) { return int64_t{5}; });
-  WriteTimeOrderedRun(dir.Sub("run"), 3000, kSampleRunStartNs + 3610 * kS, 20,
-                      [](int) { return int64_t{1000}; }, /*step_ms=*/1500);
+  WriteTimeOrderedRun(
+      dir.Sub("run"), 3000, kSampleRunStartNs + 3610 * kS, 20, [](int) { return int64_t{1000}; },
+      /*step_ms=*/1500);
   absl::StatusOr<SessionFile> session = StartSession(dir.Sub("run"), "late");
   ASSERT_TRUE(session.ok()) << session.status();
   ASSERT_TRUE(session->End(0).ok());

@@ -317,7 +317,7 @@ class Reader {
   internal::ReaderState* state_;
   ProcessTrace& process_;
   const bool follow_;
-  const FrameLimit* limit_;   // null: read every frame there is
+  const FrameLimit* limit_;  // null: read every frame there is
   const size_t read_block_;  // bytes asked of the source at a time
   bool held_back_ = false;
   BorrowedMemory memory_;
@@ -550,13 +550,12 @@ absl::Status Reader::Run() {
         name_, ": not an iotap trace (it does not start with a zstd frame)"));
   }
   while (true) {
-    if (limit_ != nullptr && seen_process_ && (*limit_)(process_)) {
-      if (absl::Status s = Fill(4); !s.ok()) return s;
-      held_back_ = Available() > 0;
-      if (held_back_) break;
-    }
     if (absl::Status s = Fill(4); !s.ok()) return s;
     if (Available() == 0) break;
+    if (limit_ != nullptr && seen_process_ && (*limit_)(process_)) {
+      held_back_ = true;  // frames (or the start of one) left for a later call
+      break;
+    }
     uint64_t frame_offset = Offset();
     if (Available() < 4 || !IsFrameStart(Here())) {
       if (Available() < 4 && eof_ && follow_) break;  // the rest is being written
@@ -670,8 +669,8 @@ absl::Status TraceFollower::ReadNew(TraceVisitor* visitor, std::vector<ReadIssue
                                     const FrameLimit& limit) {
   held_back_ = false;
   if (finished_) return absl::OkStatus();
-  return ReadFrom(state_.process.path(), &state_, /*follow=*/true, visitor, issues, nullptr,
-                  &limit, &held_back_);
+  return ReadFrom(state_.process.path(), &state_, /*follow=*/true, visitor, issues, nullptr, &limit,
+                  &held_back_);
 }
 
 absl::Status TraceFollower::Finish(TraceVisitor* visitor, std::vector<ReadIssue>* issues,
