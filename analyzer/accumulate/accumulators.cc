@@ -231,29 +231,58 @@ void AdaptiveSeries::AddOver(int64_t start, int64_t end, double amount) {
 }
 
 double AdaptiveSeries::SumOver(int64_t start, int64_t end) const {
-  double sum = 0;
+  // Bin by bin in time order, each bin's value times the part of it inside
+  // [start, end) over its width: v * (piece / width). A whole bin's term is
+  // v * width / width, worked out once per run of equal bins; a bin of zeros
+  // adds nothing (the sum, from +0, is never -0, and +-0 leaves it as it
+  // is), so runs of zeros are passed over. The sum is bit for bit the same,
+  // runs or bins, as adding every piece in order.
   start = std::max(start, origin_ns_);
-  size_t index = start < end ? BinOf(start - origin_ns_) : 0;
+  if (start >= end) return 0;
+  const double width = static_cast<double>(bin_ns_);
+  const size_t bins = runs_.empty() ? bins_.size() : runs_.back().end;
+  size_t index = BinOf(start - origin_ns_);
+  if (index >= bins) return 0;
+  double sum = 0;
+  // The bins [index, last) overlap [start, end); `last` itself is not reached.
+  const size_t last = std::min(static_cast<size_t>((end - 1 - origin_ns_) / bin_ns_) + 1, bins);
+  auto piece = [&](size_t i, double value) {
+    const int64_t bin_start = origin_ns_ + static_cast<int64_t>(i) * bin_ns_;
+    const int64_t from = std::max(start, bin_start);
+    const int64_t to = std::min(end, bin_start + bin_ns_);
+    sum += value * static_cast<double>(to - from) / width;
+  };
+  // Bins [from, to) of `value`, in order: the first and last may be pieces.
+  auto add = [&](size_t from, size_t to, double value) {
+    if (value == 0 || from >= to) return;
+    size_t i = from;
+    if (i == index) piece(i++, value);
+    const size_t whole_end = to == last ? to - (i < to ? 1 : 0) : to;
+    if (i < whole_end) {
+      const double whole = value * width / width;
+      for (; i < whole_end; ++i) sum += whole;
+    }
+    if (i < to) piece(i, value);
+  };
   if (!runs_.empty()) {
-    // As below, each bin's value from the run that holds it.
     auto run = std::partition_point(runs_.begin(), runs_.end(),
                                     [index](const Run& r) { return r.end <= index; });
-    for (int64_t t = start; t < end; ++index) {
-      while (run != runs_.end() && run->end <= index) ++run;
-      if (run == runs_.end()) break;
-      int64_t bin_start = origin_ns_ + static_cast<int64_t>(index) * bin_ns_;
-      int64_t piece_end = std::min(end, bin_start + bin_ns_);
-      sum += run->value * static_cast<double>(piece_end - t) / static_cast<double>(bin_ns_);
-      t = piece_end;
+    size_t from = index;
+    for (; run != runs_.end() && from < last; ++run) {
+      const size_t to = std::min<size_t>(run->end, last);
+      add(from, to, run->value);
+      from = to;
     }
     return sum;
   }
-  for (int64_t t = start; t < end; ++index) {
-    if (index >= bins_.size()) break;
-    int64_t bin_start = origin_ns_ + static_cast<int64_t>(index) * bin_ns_;
-    int64_t piece_end = std::min(end, bin_start + bin_ns_);
-    sum += bins_[index] * static_cast<double>(piece_end - t) / static_cast<double>(bin_ns_);
-    t = piece_end;
+  for (size_t i = index; i < last; ++i) {
+    const double v = bins_[i];
+    if (v == 0) continue;
+    if (i == index || i + 1 == last) {
+      piece(i, v);
+    } else {
+      sum += v * width / width;
+    }
   }
   return sum;
 }

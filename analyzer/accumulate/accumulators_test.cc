@@ -163,6 +163,54 @@ TEST(AdaptiveSeriesTest, CompactAnswersBitForBitAsTheBins) {
   EXPECT_EQ(RunsOf(changed), RunsOf(changed_bins));
 }
 
+// SumOver by its definition: every bin that [start, end) overlaps, in
+// order, its value times the part inside over the bin's width.
+double SumByDefinition(const AdaptiveSeries& s, int64_t start, int64_t end) {
+  std::vector<double> bins;
+  s.ForEachRun([&](size_t n, double value) { bins.insert(bins.end(), n, value); });
+  double sum = 0;
+  for (size_t i = 0; i < bins.size(); ++i) {
+    int64_t bin_start = s.origin_ns() + static_cast<int64_t>(i) * s.bin_ns();
+    int64_t from = std::max({start, bin_start, s.origin_ns()});
+    int64_t to = std::min(end, bin_start + s.bin_ns());
+    if (from < to) {
+      sum += bins[i] * static_cast<double>(to - from) / static_cast<double>(s.bin_ns());
+    }
+  }
+  return sum;
+}
+
+TEST(AdaptiveSeriesTest, SumOverIsItsDefinitionBitForBit) {
+  // CPU-like runs of equal bins, zeros between, and a ragged stretch of
+  // values whose whole-bin term v * w / w is not v.
+  AdaptiveSeries bins = CpuLike(5'000'000);
+  for (int64_t k = 0; k < 3000; ++k) {
+    bins.AddAt(40'000'000'000 + k * 1'300'000, 0.1 * static_cast<double>(k % 17) + 1e-9 * k);
+  }
+  AdaptiveSeries runs = bins;
+  runs.Compact();
+  uint64_t x = 88172645463325252ull;  // xorshift: ranges anywhere, of any width
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (int k = 0; k < 3000; ++k) {
+    int64_t start = static_cast<int64_t>(next() % 140'000'000'000) - 2'000'000'000;
+    int64_t width = static_cast<int64_t>(next() % (k % 3 == 0 ? 10'000'000 : 20'000'000'000));
+    if (k % 5 == 0) start -= start % bins.bin_ns();  // on a bin's bound
+    if (k % 7 == 0) width -= width % bins.bin_ns();
+    const uint64_t want = std::bit_cast<uint64_t>(SumByDefinition(bins, start, start + width));
+    ASSERT_EQ(std::bit_cast<uint64_t>(bins.SumOver(start, start + width)), want)
+        << start << " " << width;
+    ASSERT_EQ(std::bit_cast<uint64_t>(runs.SumOver(start, start + width)), want)
+        << start << " " << width;
+  }
+  EXPECT_EQ(bins.SumOver(10, 10), 0.0);
+  EXPECT_EQ(bins.SumOver(200'000'000'000, 300'000'000'000), 0.0);  // past the last bin
+}
+
 TEST(AdaptiveSeriesTest, MergingCompactRunsGivesWhatMergingBinsGives) {
   AdaptiveSeries a = CpuLike(0), b = CpuLike(0);
   b.AddAt(1'000'000'000, 3);
