@@ -204,7 +204,54 @@ void AdaptiveSeries::AddAtSlow(int64_t t, double amount) {
   bins_[BinOf(d)] += amount;
 }
 
+bool AdaptiveSeries::AppendOver(int64_t start, int64_t end, double amount) {
+  start = std::max(start, origin_ns_);
+  if (end <= start) return false;
+  const size_t covered = runs_.empty() ? 0 : runs_.back().end;
+  const size_t index = BinOf(start - origin_ns_);
+  if (BinOf(end - 1 - origin_ns_) >= kMaxBins || index + 1 < covered) return false;
+  last_start_ = last_end_ = 0;  // AddAt goes by the bins, which runs leave empty
+  // Each bin as AddOver's loop below leaves it: what it held (+0 past the
+  // runs) plus its piece.
+  double held = 0.0;
+  if (index + 1 == covered) {  // starts in the last bin: taken off its run
+    held = runs_.back().value;
+    const uint32_t run_start = runs_.size() > 1 ? runs_[runs_.size() - 2].end : 0;
+    if (runs_.back().end - run_start == 1) {
+      runs_.pop_back();
+    } else {
+      --runs_.back().end;
+    }
+  } else if (index > covered) {
+    AppendRun(index, 0.0);
+  }
+  const double per_ns = amount / static_cast<double>(end - start);
+  const int64_t first_end = origin_ns_ + static_cast<int64_t>(index + 1) * bin_ns_;
+  if (end <= first_end) {
+    AppendRun(index + 1, held + per_ns * static_cast<double>(end - start));
+    return true;
+  }
+  AppendRun(index + 1, held + per_ns * static_cast<double>(first_end - start));
+  const auto full = static_cast<size_t>((end - first_end) / bin_ns_);
+  if (full > 0) AppendRun(index + 1 + full, 0.0 + per_ns * static_cast<double>(bin_ns_));
+  const int64_t t = first_end + static_cast<int64_t>(full) * bin_ns_;
+  if (t < end) AppendRun(index + 2 + full, 0.0 + per_ns * static_cast<double>(end - t));
+  return true;
+}
+
+void AdaptiveSeries::AppendRun(size_t end, double value) {
+  if (!runs_.empty() &&
+      std::bit_cast<uint64_t>(runs_.back().value) == std::bit_cast<uint64_t>(value)) {
+    runs_.back().end = static_cast<uint32_t>(end);
+  } else {
+    runs_.push_back({static_cast<uint32_t>(end), value});
+  }
+}
+
 void AdaptiveSeries::AddOver(int64_t start, int64_t end, double amount) {
+  // A series spread over in time order (CPU samples) stays runs, as
+  // Compact would leave it, rather than bins zeroed and filled.
+  if (bins_.empty() && AppendOver(start, end, amount)) return;
   Expand();
   start = std::max(start, origin_ns_);
   if (end <= start) {

@@ -232,7 +232,9 @@ class AdaptiveSeries {
     }
     AddAtSlow(t, amount);
   }
-  // Spreads `amount` evenly over [start, end).
+  // Spreads `amount` evenly over [start, end). A new or compact series
+  // spread over in time order (each range from the last one's bin on, as
+  // CPU samples come) stays compact.
   void AddOver(int64_t start, int64_t end, double amount);
   // The sum over [start, end), bins partly inside counted in proportion.
   double SumOver(int64_t start, int64_t end) const;
@@ -299,6 +301,12 @@ class AdaptiveSeries {
 
  private:
   void AddAtSlow(int64_t t, double amount);
+  // AddOver on a series kept as runs (or empty) that [start, end) begins in
+  // the last bin of, or after, and ends within kMaxBins bins: the bins it
+  // changes appended as runs. False, with nothing done, otherwise.
+  bool AppendOver(int64_t start, int64_t end, double amount);
+  // Bins up to `end` hold `value` (the last run extended if it holds it).
+  void AppendRun(size_t end, double value);
   // The runs back into bins.
   void Expand();
   void Coarsen();

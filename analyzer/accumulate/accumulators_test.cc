@@ -211,6 +211,66 @@ TEST(AdaptiveSeriesTest, SumOverIsItsDefinitionBitForBit) {
   EXPECT_EQ(bins.SumOver(200'000'000'000, 300'000'000'000), 0.0);  // past the last bin
 }
 
+// The runs of `s` without the zeros after its last value.
+std::vector<std::pair<size_t, double>> RunsUpToLastValue(const AdaptiveSeries& s) {
+  std::vector<std::pair<size_t, double>> runs = RunsOf(s);
+  while (!runs.empty() && runs.back().second == 0) runs.pop_back();
+  return runs;
+}
+
+TEST(AdaptiveSeriesTest, SpreadInTimeOrderStaysRunsWithTheBinsValues) {
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  auto next = [&](uint64_t n) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return static_cast<int64_t>(x % n);
+  };
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t origin = next(5'000'000);
+    AdaptiveSeries runs(origin, 1'000'000);
+    AdaptiveSeries bins(origin, 1'000'000);
+    bins.AddAt(origin, 0.0);  // bins from the start: AddOver's own loop
+    int64_t t = origin - next(3'000'000);  // may begin before the origin
+    for (int k = 0; k < 60; ++k) {
+      // Mostly the next sample's range (CPU samples), sometimes after a
+      // gap, inside one bin, back in time (into bins again), or a point.
+      int64_t start = t;
+      switch (next(12)) {
+        case 0: start += next(50'000'000); break;
+        case 1: start -= next(20'000'000); break;
+        default: break;
+      }
+      int64_t end = start + (next(6) == 0 ? next(900'000) : next(300'000'000));
+      double amount = static_cast<double>(next(90'000'000)) * (next(4) == 0 ? 0.37 : 1.0);
+      runs.AddOver(start, end, amount);
+      bins.AddOver(start, end, amount);
+      t = std::max(t, end);
+    }
+    ASSERT_EQ(RunsUpToLastValue(runs), RunsUpToLastValue(bins)) << "trial " << trial;
+    for (int k = 0; k < 50; ++k) {
+      int64_t start = origin + next(20'000'000'000) - 1'000'000'000;
+      int64_t width = next(3'000'000'000);
+      ASSERT_EQ(std::bit_cast<uint64_t>(runs.SumOver(start, start + width)),
+                std::bit_cast<uint64_t>(bins.SumOver(start, start + width)));
+    }
+  }
+  // Samples a bin apart or more, as a process's CPU samples come, stay
+  // runs: about three a sample, not a bin per millisecond.
+  AdaptiveSeries cpu(0, 1'000'000);
+  for (int64_t k = 0; k < 100; ++k) {
+    cpu.AddOver(k * 100'300'000, (k + 1) * 100'300'000, 40'000'000);
+  }
+  EXPECT_LE(cpu.memory_bytes(), 512 * sizeof(double));
+  AdaptiveSeries dense(0, 1'000'000);
+  dense.AddAt(0, 0.0);
+  for (int64_t k = 0; k < 100; ++k) {
+    dense.AddOver(k * 100'300'000, (k + 1) * 100'300'000, 40'000'000);
+  }
+  EXPECT_GE(dense.memory_bytes(), 10'000 * sizeof(double));
+  EXPECT_EQ(cpu.Resample(0, 1'000'000'000, 11), dense.Resample(0, 1'000'000'000, 11));
+}
+
 TEST(AdaptiveSeriesTest, MergingCompactRunsGivesWhatMergingBinsGives) {
   AdaptiveSeries a = CpuLike(0), b = CpuLike(0);
   b.AddAt(1'000'000'000, 3);
