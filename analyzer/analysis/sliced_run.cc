@@ -112,7 +112,14 @@ ProcessAnalyzer& SlicedRun::Slice(File& f, int64_t slice) {
   std::unique_ptr<ProcessAnalyzer>& a = f.open[slice];
   if (a != nullptr) return *a;
   int64_t start = origin_ns_ + slice * options_.slice_ns;
-  a = std::make_unique<ProcessAnalyzer>(AnalysisScope::kFull, &paths_, start, kSliceResolutionNs);
+  // A loader's waits are not kept (MergeProcess drops them), so its slices,
+  // as the report's analyzer of it, do not collect them: the files as
+  // classified when slices were last sealed; one not classified yet
+  // collects them, and Seal drops them if it is a loader.
+  const bool loader = f.number < static_cast<int>(seal_groups_.size()) &&
+                      seal_groups_[f.number].loader;
+  a = std::make_unique<ProcessAnalyzer>(AnalysisScope::kFull, &paths_, start, kSliceResolutionNs,
+                                        /*may_train=*/!loader);
   a->set_sparse_ids();
   // From the sample before the slice's first (the analyzer spreads no CPU
   // time from before it), or a margin before the slice if none yet, on the
