@@ -230,16 +230,21 @@ TEST(AdaptiveSeriesTest, SpreadInTimeOrderStaysRunsWithTheBinsValues) {
     const int64_t origin = next(5'000'000);
     AdaptiveSeries runs(origin, 1'000'000);
     AdaptiveSeries bins(origin, 1'000'000);
-    bins.AddAt(origin, 0.0);  // bins from the start: AddOver's own loop
+    bins.AddAt(origin, 0.0);               // bins from the start: AddOver's own loop
     int64_t t = origin - next(3'000'000);  // may begin before the origin
     for (int k = 0; k < 60; ++k) {
       // Mostly the next sample's range (CPU samples), sometimes after a
       // gap, inside one bin, back in time (into bins again), or a point.
       int64_t start = t;
       switch (next(12)) {
-        case 0: start += next(50'000'000); break;
-        case 1: start -= next(20'000'000); break;
-        default: break;
+        case 0:
+          start += next(50'000'000);
+          break;
+        case 1:
+          start -= next(20'000'000);
+          break;
+        default:
+          break;
       }
       int64_t end = start + (next(6) == 0 ? next(900'000) : next(300'000'000));
       double amount = static_cast<double>(next(90'000'000)) * (next(4) == 0 ? 0.37 : 1.0);

@@ -116,8 +116,8 @@ ProcessAnalyzer& SlicedRun::Slice(File& f, int64_t slice) {
   // as the report's analyzer of it, do not collect them: the files as
   // classified when slices were last sealed; one not classified yet
   // collects them, and Seal drops them if it is a loader.
-  const bool loader = f.number < static_cast<int>(seal_groups_.size()) &&
-                      seal_groups_[f.number].loader;
+  const bool loader =
+      f.number < static_cast<int>(seal_groups_.size()) && seal_groups_[f.number].loader;
   a = std::make_unique<ProcessAnalyzer>(AnalysisScope::kFull, &paths_, start, kSliceResolutionNs,
                                         /*may_train=*/!loader);
   a->set_sparse_ids();
