@@ -72,6 +72,10 @@ class SlicedRun : public TraceVisitor {
   explicit SlicedRun(Options options);
   ~SlicedRun() override;
 
+  // The run's path table: where a RunFollower's traces may keep their paths
+  // (RunFollower::set_shared_paths), so that each is held once.
+  PathTable* paths() { return &paths_; }
+
   // The run's start (wall clock): the earliest process start, as the report
   // takes it. Set before anything is read; otherwise the first process's
   // start is taken.

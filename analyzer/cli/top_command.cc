@@ -159,7 +159,11 @@ class Watch {
         run_(analyzer::SlicedRun::Options{.slice_ns = kSliceNs,
                                           .keep_slices = static_cast<int>(window_ns / kSliceNs)}),
         follower_(dir_),
-        out_(out) {}
+        out_(out) {
+    // The traces' paths held once, in the table the analysis interns them in
+    // (run_ outlives follower_: it is declared first).
+    follower_.set_shared_paths(run_.paths());
+  }
 
   analyzer::RunFollower& follower() { return follower_; }
   // Says on stderr what could not be shown: events that came after their

@@ -26,7 +26,10 @@ absl::Status RunFollower::Poll(TraceVisitor* visitor, int64_t now_ns, const Fram
     std::string name = it->path().filename().string();
     if (absl::EndsWith(name, ".iotap")) {
       Followed& f = files_[it->path().string()];
-      if (f.follower == nullptr) f.follower = std::make_unique<TraceFollower>(it->path().string());
+      if (f.follower == nullptr) {
+        f.follower = std::make_unique<TraceFollower>(it->path().string());
+        f.follower->set_shared_paths(shared_paths_);
+      }
     } else if (absl::EndsWith(name, kSessionSuffix)) {
       SessionState s = ReadSessionFile(it->path().string());
       ++sessions;

@@ -39,6 +39,10 @@ class RunFollower {
   explicit RunFollower(std::string dir, int64_t grace_ns = 5'000'000'000)
       : dir_(std::move(dir)), grace_ns_(grace_ns) {}
 
+  // Each trace keeps its file paths in `paths` (ProcessTrace::set_shared_paths),
+  // which must outlive the follower. Before the first poll.
+  void set_shared_paths(PathTable* paths) { shared_paths_ = paths; }
+
   // Reads what the directory's traces gained since the last poll; `now_ns`
   // (any monotonic clock) dates what the sessions say. Fails only if the
   // directory cannot be listed; a file that cannot be read is an issue.
@@ -67,6 +71,7 @@ class RunFollower {
   };
   std::string dir_;
   int64_t grace_ns_;
+  PathTable* shared_paths_ = nullptr;
   std::map<std::string, Followed> files_;  // by path, in name order
   int sessions_ = 0;
   int sessions_ended_ = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyzer/live/session_file.h"
+#include "analyzer/read/path_table.h"
 #include "analyzer/testing/synthetic_trace.h"
 #include "gtest/gtest.h"
 #include "zstd.h"
@@ -189,6 +190,56 @@ TEST_F(RunFollowerTest, ALimitStopsEachFileAtAFrameAndTheNextReadGoesOn) {
   EXPECT_EQ(counting.events, 60u);
   EXPECT_EQ(per_pid[10], 40u);
   EXPECT_TRUE(run.issues().empty());
+}
+
+// A visitor that keeps what each process's ids name, as read.
+struct NameCollector : public TraceVisitor {
+  void OnEvents(const ProcessTrace& p, const EventBatch& b) override {
+    for (const Event& e : b.events) names[p.pid()][e.file] = p.Name(e.file);
+  }
+  std::map<int, std::map<uint32_t, InternedName>> names;
+};
+
+TEST_F(RunFollowerTest, TracesSharingAPathTableHoldEachPathOnce) {
+  // Two workers open the same file; one also names a pipe and a dataset.
+  for (int pid : {10, 20}) {
+    SyntheticProcess p(pid, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
+    uint32_t shared = p.Path("/data/shard-0.bin");
+    uint32_t own = p.Path("/data/own-" + std::to_string(pid) + ".bin");
+    uint32_t pipe = p.Name("pipe:[77]", InternedString::KIND_PIPE);
+    uint32_t dataset = p.Name("/data/x.h5:/images", InternedString::KIND_DATASET);
+    for (uint32_t f : {shared, own, pipe, dataset}) p.Read(OP_READ, kT0, kT0 + 10, f, -1, 100);
+    p.End(EndOfTrace::REASON_EXIT, 0, kT0 + 1000);
+    Append("p" + std::to_string(pid) + ".iotap", p.Bytes(/*events_per_frame=*/10));
+  }
+  PathTable paths;
+  paths.Intern("/data/shard-0.bin");  // the analysis had it already
+  RunFollower run(dir_);
+  run.set_shared_paths(&paths);
+  NameCollector c;
+  ASSERT_TRUE(run.Poll(&c, 0).ok());
+  ASSERT_EQ(c.names.size(), 2u);
+  // Paths are the table's (one copy each, the first one the analysis's);
+  // other names the traces' own.
+  EXPECT_EQ(paths.size(), 3u);
+  const std::string_view kept = paths.InternText("/data/shard-0.bin");
+  for (auto& [pid, names] : c.names) {
+    ASSERT_EQ(names.size(), 4u) << pid;
+    auto it = names.begin();
+    EXPECT_EQ(it->second.value, "/data/shard-0.bin");
+    EXPECT_EQ(it->second.value.data(), kept.data()) << pid;
+    EXPECT_EQ(it->second.kind, InternedString::KIND_PATH);
+    ++it;
+    EXPECT_EQ(it->second.value, "/data/own-" + std::to_string(pid) + ".bin");
+    EXPECT_EQ(it->second.value.data(), paths.InternText(it->second.value).data());
+    ++it;
+    EXPECT_EQ(it->second.value, "pipe:[77]");
+    EXPECT_EQ(it->second.kind, InternedString::KIND_PIPE);
+    ++it;
+    EXPECT_EQ(it->second.value, "/data/x.h5:/images");
+    EXPECT_EQ(it->second.kind, InternedString::KIND_DATASET);
+  }
+  EXPECT_EQ(paths.size(), 3u);  // neither the pipe nor the dataset
 }
 
 }  // namespace

@@ -64,7 +64,8 @@ const char* FileCategory(std::string_view path) {
   return "data";
 }
 
-PathTable::Entry PathTable::Intern(std::string_view path, bool categorize) {
+template <typename F>
+auto PathTable::WithEntry(std::string_view path, bool categorize, F f) {
   const size_t hash = HashOf(path);
   Shard& shard = shards_[(hash >> 7) % kShards];
   std::lock_guard<std::mutex> lock(shard.mu);
@@ -86,7 +87,15 @@ PathTable::Entry PathTable::Intern(std::string_view path, bool categorize) {
   if (!added && categorize && it->second.category == nullptr) {
     it->second.category = FileCategory(path);
   }
-  return it->second;
+  return f(it->first, it->second);
+}
+
+PathTable::Entry PathTable::Intern(std::string_view path, bool categorize) {
+  return WithEntry(path, categorize, [](const Key&, const Entry& e) { return e; });
+}
+
+std::string_view PathTable::InternText(std::string_view path) {
+  return WithEntry(path, /*categorize=*/false, [](const Key& k, const Entry&) { return k.path; });
 }
 
 size_t PathTable::size() const {

@@ -50,6 +50,10 @@ class PathTable {
   // what only counts needs no category, and working one out is most of the
   // cost of interning a new path.
   Entry Intern(std::string_view path, bool categorize = true);
+  // The path as the table keeps it (interned, uncategorized, if new): valid
+  // while the table lives, for a reader that would otherwise keep a copy of
+  // its own (ProcessTrace::set_shared_paths).
+  std::string_view InternText(std::string_view path);
 
   // Paths interned so far; ids are 0 to size() - 1.
   size_t size() const;
@@ -81,6 +85,9 @@ class PathTable {
     absl::flat_hash_map<Key, Entry, KeyHash, KeyEq> entries;  // keys point into paths_
   };
   std::array<Shard, kShards> shards_;
+  // Finds or adds `path` and calls f(key, entry) under its shard's lock.
+  template <typename F>
+  auto WithEntry(std::string_view path, bool categorize, F f);
   // Copies `path` into blocks_ (under ids_mu_).
   std::string_view Store(std::string_view path);
 

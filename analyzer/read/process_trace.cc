@@ -23,7 +23,9 @@ void ProcessTrace::AddString(uint32_t id, InternedString::Kind kind, std::string
   if (id == 0 || id > names_.size() + kMaxIdGap) return;
   if (id >= names_.size()) names_.resize(id + 1);
   InternedName& name = names_[id];
-  name.value = Store(value);
+  const bool path = kind == InternedString::KIND_PATH || kind == InternedString::KIND_DEVICE;
+  name.value = path && shared_paths_ != nullptr && !value.empty() ? shared_paths_->InternText(value)
+                                                                  : Store(value);
   name.kind = kind;
   name.defined = true;
 }

@@ -12,13 +12,14 @@
 #include <vector>
 
 #include "analyzer/read/clock_correction.h"
+#include "analyzer/read/path_table.h"
 #include "iotap/trace.pb.h"
 
 namespace iotap::analyzer {
 
 struct InternedName {
-  // The text, in the ProcessTrace's own storage: valid while it lives (copy
-  // it to keep it longer).
+  // The text, in the ProcessTrace's own storage (or the path table it shares
+  // paths with): valid while it lives (copy it to keep it longer).
   std::string_view value;
   InternedString::Kind kind = InternedString::KIND_UNSPECIFIED;
   bool defined = false;
@@ -74,6 +75,12 @@ class ProcessTrace {
     correction_ = correction;
     corrected_ = true;
   }
+  // Keeps the text of file paths and devices in `paths` (which must outlive
+  // the trace) instead of blocks of its own: a reader that keeps many traces
+  // whose processes name the same files (`iotap top`'s followers, while the
+  // analysis interns the same paths) holds each path once. Before any
+  // string is added.
+  void set_shared_paths(PathTable* paths) { shared_paths_ = paths; }
   void AddStrings(const StringTable& table);
   // One entry of a string table (AddStrings, entry by entry).
   void AddString(uint32_t id, InternedString::Kind kind, std::string_view value);
@@ -91,6 +98,7 @@ class ProcessTrace {
   std::string path_;
   ProcessHeader header_;
   std::vector<InternedName> names_;
+  PathTable* shared_paths_ = nullptr;
   // The names' bytes, side by side in blocks that never move: a worker's
   // trace defines a string or two per file it opens, one allocation each
   // if every name were a std::string of its own.

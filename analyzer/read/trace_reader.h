@@ -110,6 +110,9 @@ class TraceFollower {
   absl::Status Finish(TraceVisitor* visitor, std::vector<ReadIssue>* issues,
                       const FrameLimit& limit = nullptr);
 
+  // ProcessTrace::set_shared_paths, before the first read.
+  void set_shared_paths(PathTable* paths) { state_.process.set_shared_paths(paths); }
+
   const std::string& path() const { return state_.process.path(); }
   // What has been read of the process so far (its header once started()).
   const ProcessTrace& process() const { return state_.process; }
