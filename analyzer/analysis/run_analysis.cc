@@ -60,6 +60,11 @@ void MergeTimes(RunState& s, int index, ProcessResult& r) {
     r.waits.own_io.reset();
     group.waits = std::move(r.waits);
   } else {
+    // Kept until the run is built, one pair per loader: as runs, which
+    // answer the same (a loader's CPU, sampled every 100 ms, is runs of
+    // equal bins; as bins, up to 256 KiB a series).
+    r.cpu_ns->Compact();
+    r.run_queue_ns->Compact();
     group.loader_cpu.emplace(index, std::move(*r.cpu_ns));
     group.loader_run_queue.emplace(index, std::move(*r.run_queue_ns));
     group.loader_channels.insert(r.waits.channels.begin(), r.waits.channels.end());
