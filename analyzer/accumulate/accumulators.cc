@@ -292,7 +292,7 @@ double AdaptiveSeries::SumOver(int64_t start, int64_t end) const {
   if (index >= bins) return 0;
   double sum = 0;
   // The bins [index, last) overlap [start, end); `last` itself is not reached.
-  const size_t last = std::min(static_cast<size_t>((end - 1 - origin_ns_) / bin_ns_) + 1, bins);
+  const size_t last = std::min(BinOf(end - 1 - origin_ns_) + 1, bins);
   auto piece = [&](size_t i, double value) {
     const int64_t bin_start = origin_ns_ + static_cast<int64_t>(i) * bin_ns_;
     const int64_t from = std::max(start, bin_start);
