@@ -225,8 +225,8 @@ bool ReadPresent(uint64_t first_page, uint32_t n, bool* present) {
   if (n == 0 || n > kRegionPages) return false;
   int fd = s.pagemap.Get();
   if (fd < 0) {
-    int opened =
-        static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+    int opened = static_cast<int>(
+        RawSyscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
     if (opened < 0) return false;
     if (!s.pagemap.Adopt(opened)) {
       RawSyscall(SYS_close, opened);
@@ -236,7 +236,8 @@ bool ReadPresent(uint64_t first_page, uint32_t n, bool* present) {
     if (fd < 0) return false;
   }
   uint64_t entries[kRegionPages];
-  long r = RawSyscall(SYS_pread64, fd, entries, n * sizeof(uint64_t), first_page * sizeof(uint64_t));
+  long r =
+      RawSyscall(SYS_pread64, fd, entries, n * sizeof(uint64_t), first_page * sizeof(uint64_t));
   if (r != static_cast<long>(n * sizeof(uint64_t))) return false;
   for (uint32_t i = 0; i < n; ++i) present[i] = (entries[i] >> 63) != 0;
   return true;
@@ -265,22 +266,25 @@ bool* CreditsOf(uint64_t window_start, const DataMapping& m) {
 
 // Reads which pages of region `r` are mapped (into `present`, indexed from
 // the region's start) for its faults between addresses `lo` and `hi` of
-// mapping `m`: only the part around them (FaultsLookRange), unless a run
-// may reach past it (RunMayLeave), when the whole region is read.
+// mapping `m`: only the part around them (FaultsLookRange), widened where a
+// run may reach past it (WidenLook). Reading the whole region instead
+// walked 512 entries where a widening walks a few dozen: a memmap
+// DataLoader's writer spent half its time in pagemap.
 bool Look(Region& r, uint64_t lo, uint64_t hi, const DataMapping& m, bool* present) {
   LookRange range =
       FaultsLookRange(static_cast<uint32_t>((lo - r.window_start) / kPageSize),
                       static_cast<uint32_t>((hi - r.window_start) / kPageSize), r.pages);
   const uint64_t region_page = r.window_start / kPageSize;
-  if (!ReadPresent(region_page + range.first, range.end - range.first, present + range.first)) {
-    return false;
-  }
+  auto read = [&](uint32_t first, uint32_t end) {
+    return ReadPresent(region_page + first, end - first, present + first);
+  };
+  if (!read(range.first, range.end)) return false;
   // The credits as they are, without taking the table's entry (CreditsOf
   // would clear another region's that shares it): none if it is another's.
   const RegionCredit& c = CreditEntry(r.window_start);
-  if (RunMayLeave(present, Holds(c, r.window_start, m) ? c.credited : nullptr, range, r.pages)) {
-    range = LookRange{0, r.pages};
-    if (!ReadPresent(region_page, r.pages, present)) return false;
+  if (!WidenLook(present, Holds(c, r.window_start, m) ? c.credited : nullptr, &range, r.pages,
+                 read)) {
+    return false;
   }
   r.look_first = range.first;
   r.look_end = range.end;
@@ -339,8 +343,9 @@ void WriteFaults(uint32_t tid, size_t n) {
     if (window_start < map_first) window_start = map_first;
     if (window_end > map_end) window_end = map_end;
     Region& r = s.regions[regions++];
-    r = Region{i, j, window_start, static_cast<uint32_t>((window_end - window_start) / kPageSize),
-               -1, 0, 0};
+    r = Region{
+        i, j, window_start, static_cast<uint32_t>((window_end - window_start) / kPageSize), -1,
+        0, 0};
     if (m->removed_ns == UINT64_MAX && looks < kMaxPagemapReads &&
         Look(r, placed_at(i).addr, placed_at(j - 1).addr, placed_at(i).mapping, s.present[looks])) {
       r.look = looks++;

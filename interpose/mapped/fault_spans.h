@@ -81,6 +81,37 @@ LookRange FaultsLookRange(uint32_t first_fault, uint32_t last_fault, uint32_t n)
 // read.
 bool RunMayLeave(const bool* present, const bool* credited, LookRange range, uint32_t n);
 
+// Widens `range` on each side through which a run may leave it
+// (RunMayLeave) until none can, each step adding at least as many pages as
+// the range held (and at least kMinWidening): `read(first, end)` fills
+// present[first, end) for the pages a step adds and returns false if it
+// cannot, when so does WidenLook. ShareSpans over the widened range then
+// gives the spans it gives over the whole region, having read a few dozen
+// pages where a reader of adjacent samples (whose pages before the faults
+// are mapped) would otherwise make every look read all 512.
+inline constexpr uint32_t kMinWidening = 32;
+template <typename Read>
+bool WidenLook(const bool* present, const bool* credited, LookRange* range, uint32_t n, Read read) {
+  auto open = [&](uint32_t page) {
+    return present[page] && !(credited != nullptr && credited[page]);
+  };
+  while (RunMayLeave(present, credited, *range, n)) {
+    const uint32_t width = range->end - range->first;
+    const uint32_t step = width > kMinWidening ? width : kMinWidening;
+    if (range->first > 0 && open(range->first)) {
+      uint32_t first = range->first > step ? range->first - step : 0;
+      if (!read(first, range->first)) return false;
+      range->first = first;
+    }
+    if (range->end < n && open(range->end - 1)) {
+      uint32_t end = n - range->end > step ? range->end + step : n;
+      if (!read(range->end, end)) return false;
+      range->end = end;
+    }
+  }
+  return true;
+}
+
 // The nominal fault-around window around `page` in a region of `n` pages:
 // the aligned 16 pages (64 KiB of 4 KiB pages) that hold it, clipped to the
 // region.
