@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -247,50 +248,56 @@ void AddSamplingNotes(RunState& s) {
 
 }  // namespace
 
+void ComputePyProfile(const RunState& s, const TrainerGroup& g, GroupResult* out) {
+  if (g.trainer < 0 || static_cast<size_t>(g.trainer) >= s.py_samples.size()) return;
+  std::vector<TimeWindow> waits, steps;
+  bool waits_known = false;
+  for (const StepSpan& span : g.steps) {
+    waits_known = waits_known || span.has_data_wait;
+    waits.insert(waits.end(), span.data_waits.begin(), span.data_waits.end());
+    steps.push_back(TimeWindow{span.start_ns, span.end_ns});
+  }
+  waits = Merged(std::move(waits));
+  steps = Merged(std::move(steps));
+  std::vector<PyFunction> functions;
+  absl::flat_hash_map<std::string, uint32_t> index_of;
+  Profile prep(&functions, &index_of), compute(&functions, &index_of);
+  const PySamples& trainer = s.py_samples[g.trainer];
+  std::vector<int> preparers = g.loaders;
+  if (preparers.empty()) preparers.push_back(g.trainer);
+  for (int l : preparers) {
+    if (static_cast<size_t>(l) >= s.py_samples.size()) continue;
+    if (waits_known) {
+      prep.Add(s.py_samples[l], [&](const PySample& x) { return Share(waits, x); });
+    } else {
+      prep.Add(s.py_samples[l], [](const PySample&) { return 1.0; });
+    }
+  }
+  if (waits_known) {
+    compute.Add(trainer, [&](const PySample& x) {
+      return std::max(0.0, Share(steps, x) - Share(waits, x));
+    });
+  } else {
+    compute.Add(trainer, [](const PySample&) { return 1.0; });
+  }
+  if (prep.samples() <= 0 && compute.samples() <= 0) return;
+  report::PyProfile* p = &out->py_profile.emplace();
+  p->set_trainer_pid(s.catalog.entries[g.trainer].header.pid());
+  p->set_scope(waits_known ? "data waits" : "whole run");
+  FillPrep(prep, functions, p);
+  p->set_compute_cpu_s(compute.total_ns() / 1e9);
+  p->set_compute_samples(compute.samples());
+  if (compute.total_ns() > 0) {
+    FillFunctions(compute, functions, kTopFunctions, p->mutable_compute_functions());
+  }
+}
+
 void BuildPyProfiles(RunState& s, report::Report* r) {
   AddSamplingNotes(s);
   for (const auto& [index, g] : s.groups) {
-    if (g.trainer < 0 || static_cast<size_t>(g.trainer) >= s.py_samples.size()) continue;
-    std::vector<TimeWindow> waits, steps;
-    bool waits_known = false;
-    for (const StepSpan& span : g.steps) {
-      waits_known = waits_known || span.has_data_wait;
-      waits.insert(waits.end(), span.data_waits.begin(), span.data_waits.end());
-      steps.push_back(TimeWindow{span.start_ns, span.end_ns});
-    }
-    waits = Merged(std::move(waits));
-    steps = Merged(std::move(steps));
-    std::vector<PyFunction> functions;
-    absl::flat_hash_map<std::string, uint32_t> index_of;
-    Profile prep(&functions, &index_of), compute(&functions, &index_of);
-    const PySamples& trainer = s.py_samples[g.trainer];
-    std::vector<int> preparers = g.loaders;
-    if (preparers.empty()) preparers.push_back(g.trainer);
-    for (int l : preparers) {
-      if (static_cast<size_t>(l) >= s.py_samples.size()) continue;
-      if (waits_known) {
-        prep.Add(s.py_samples[l], [&](const PySample& x) { return Share(waits, x); });
-      } else {
-        prep.Add(s.py_samples[l], [](const PySample&) { return 1.0; });
-      }
-    }
-    if (waits_known) {
-      compute.Add(trainer, [&](const PySample& x) {
-        return std::max(0.0, Share(steps, x) - Share(waits, x));
-      });
-    } else {
-      compute.Add(trainer, [](const PySample&) { return 1.0; });
-    }
-    if (prep.samples() <= 0 && compute.samples() <= 0) continue;
-    report::PyProfile* p = r->add_py_profiles();
-    p->set_trainer_pid(s.catalog.entries[g.trainer].header.pid());
-    p->set_scope(waits_known ? "data waits" : "whole run");
-    FillPrep(prep, functions, p);
-    p->set_compute_cpu_s(compute.total_ns() / 1e9);
-    p->set_compute_samples(compute.samples());
-    if (compute.total_ns() > 0) {
-      FillFunctions(compute, functions, kTopFunctions, p->mutable_compute_functions());
-    }
+    std::optional<report::PyProfile>& profile = s.results.at(index).py_profile;
+    if (profile.has_value()) *r->add_py_profiles() = std::move(*profile);
+    profile.reset();
   }
 }
 

@@ -27,9 +27,9 @@ namespace {
 
 // The busy time and series of a process, under the lock of the group they
 // go to: a process's intervals are many, and the other threads need not wait
-// for them. A group's busy time goes into the run's after reading (ReadAll):
-// each interval is set once. The layers' busy time goes straight into the
-// run's, under a lock of its own.
+// for them. A group's busy time goes into the run's once the group is
+// analysed (AnalyzeGroups): each interval is set once. The layers' busy time
+// goes straight into the run's, under a lock of its own.
 void MergeTimes(RunState& s, int index, ProcessResult& r) {
   {
     std::lock_guard<std::mutex> lock(s.layer_busy_mu);
@@ -236,7 +236,6 @@ void FinishReading(RunState& s) {
   }
   s.file_issues.clear();
   if (s.scope != AnalysisScope::kFull) return;  // the counts use files_by_id
-  for (auto& [index, group] : s.groups) s.all_io->Or(*group.io);
   for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
     // A path only a trace that could not be read interned has no figures.
     if (s.files_by_id[id].processes == 0) continue;
@@ -298,7 +297,12 @@ absl::StatusOr<report::Report> BuildReport(RunState& s, const AnalysisOptions& o
   report::Report r;
   r.set_schema_version(1);
   FillProcesses(s, &r);
-  BuildSteps(s, &r);
+  std::vector<int> pending;  // groups no other process worked out
+  for (const auto& [index, g] : s.groups) {
+    if (!s.results.count(index)) pending.push_back(index);
+  }
+  AnalyzeGroups(s, pending, options.timeline_bins);
+  CombineGroups(s, &r);
   BuildTimeline(s, options.timeline_bins, &r);
   BuildTables(s, options.top_files, &r);
   BuildMappedTables(s, options.top_files, &r);

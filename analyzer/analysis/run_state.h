@@ -11,11 +11,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "analyzer/accumulate/cuda_accumulator.h"
 #include "analyzer/accumulate/time_bitmap.h"
 #include "analyzer/analysis/process_analysis.h"
 #include "analyzer/analysis/py_profile.h"
@@ -66,6 +68,59 @@ struct TrainerGroup {
   std::vector<InferredWindow> inferred;   // the windows, by start
   std::vector<TimedEvent> cuda_copies;    // the trainer's
   std::vector<TimeWindow> epochs;         // from the trainer's "epoch" marks
+};
+
+// What InferWaits counts over one trainer group's counted steps: the
+// report's StepStatistics.data_waits adds the groups' up. Integers (steps,
+// ns), so that the sum over groups is the same in any grouping.
+struct WaitTotals {
+  int64_t measured_steps = 0, inferred_steps = 0, compared_steps = 0;
+  int64_t measured_ns = 0, inferred_ns = 0, agreed_ns = 0, compared_step_ns = 0;
+  std::array<int64_t, kWaitKinds> kind_ns = {};  // by WaitKind
+  // The steps' source, where it measured waits.
+  std::string measured_by;
+};
+
+// A trainer group's part of the report, worked out from the group's state
+// alone (AnalyzeGroups) by the process that read the group, so that the
+// group's busy time, series and evidence need go nowhere else: its steps,
+// its timeline series and spans, its epochs, its Python profile, and what
+// the run's figures sum over it. CombineGroups, BuildTimeline, BuildTables
+// and BuildPyProfiles put the groups' parts together in the order of
+// RunState::groups. Where such a sum is of figures that are not integers
+// (the overlap, the cores used, CUDA copy time in steps), the part holds its
+// addends, in order, so that the run's sum is the one running sum a single
+// process adds, bit for bit.
+struct GroupResult {
+  // The steps as collected, before the time range: a trainer with none and
+  // no loaders, in a run whose other trainers have some, is only helping.
+  bool has_steps = false;
+  std::vector<std::string> notes;         // its markers' step definitions
+  std::vector<std::string> step_sources;  // "markers of pid N" (no step log used)
+  std::vector<report::Step> steps;        // in time order
+  // Per step: the step less its data wait, in seconds (Overlap.compute_s's
+  // addend; 0 for a step whose wait is not known).
+  std::vector<double> compute_s;
+  bool warmup_skipped = false;  // its first step is left out of the statistics
+  WaitTotals waits;
+  int64_t in_steps_io_ns = 0;  // its busy time during its steps and the gaps before them
+  int64_t io_ns = 0;           // all of its busy time
+  // The cores used over its counted steps: their time, and per step the CPU
+  // time of the trainer, then of each loader (step by step, loaders in
+  // catalog order), running and runnable.
+  int64_t step_ns = 0;
+  std::vector<double> trainer_cpu_ns;
+  std::vector<double> loader_cpu_ns;
+  std::vector<double> loader_queued_ns;
+  // Its epochs, without their steps (CombineGroups counts those over every
+  // group's).
+  std::vector<report::Epoch> epochs;
+  std::vector<report::Series> series;  // the timeline's, in its bins
+  std::vector<report::Span> spans;
+  // By kind: the durations of the trainer's CUDA copies that started in a
+  // step, in seconds, in the order of its trace.
+  std::map<CudaCopyKey, std::vector<double>> cuda_in_steps_s;
+  std::optional<report::PyProfile> py_profile;
 };
 
 // What the run keeps of a process once its trace file has been read.
@@ -122,6 +177,9 @@ struct RunState {
   std::vector<TimeBitmap> layer_busy;
   std::mutex layer_busy_mu;
   std::map<int, TrainerGroup> groups;    // by trainer catalog index
+  // By trainer catalog index: each group's part of the report, once
+  // AnalyzeGroups has worked it out (here, or where the group was read).
+  std::map<int, GroupResult> results;
   std::vector<std::vector<StepLog>> marker_steps;  // by catalog index
   std::vector<PySamples> py_samples;               // by catalog index (kFull)
   // Issues met while reading (the catalog's first, then each file's by
@@ -143,6 +201,8 @@ struct RunState {
 // cooperating processes (analyzer/cluster/) takes one by one:
 //   PrepareRun (or PrepareCounts)   every process alike
 //   ReadFiles                       each process its share of the files
+//   AnalyzeGroups                   each process the trainer groups it read,
+//                                   once s.end_ns is the run's
 //   (the shares' states merged into one: analyzer/merge/partial_run.h)
 //   FinishReading, BuildReport (or BuildCounts)   once
 // A run analysed slice by slice (sliced_run.h) uses the parts of
@@ -169,39 +229,90 @@ void MergeProcess(RunState& s, int index, ProcessResult r);
 void ReadFiles(RunState& s, const std::vector<int>& indices, int threads,
                const std::function<void(size_t, size_t)>& progress);
 // After every file has been read (into this state or merged into it): the
-// issues in file order, the run's busy time, the files by path (kFull).
+// issues in file order, the files by path (kFull).
 void FinishReading(RunState& s);
 // Fills report->processes.
-void FillProcesses(RunState& s, report::Report* r);
+void FillProcesses(RunState& s, report::Report* report);
 // ReadFiles of every entry, then FinishReading.
 void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>& progress);
-// The report (or the counts) of a state FinishReading has finished.
+// The report (or the counts) of a state FinishReading has finished: first
+// AnalyzeGroups of the groups without a result yet, then the run-wide stage.
 absl::StatusOr<report::Report> BuildReport(RunState& s, const AnalysisOptions& options);
 RunCounts BuildCounts(const RunState& s);
 
 // The group a process belongs to (its own if a trainer), or -1.
 int GroupOf(const RunState& state, int index);
 
-// Fills report->steps, step_statistics, overlap, epochs and workers; promotes
-// processes that recorded steps to trainers.
-void BuildSteps(RunState& state, report::Report* report);
+// Works out each trainer group of `groups` (their trainers' catalog indices),
+// whose processes have all been read into `state`, into state.results, with
+// the timeline in `timeline_bins` bins (group_analysis.cc): its steps (from
+// its markers, or from the step logs, which every process has), their data
+// waits, figures and epochs, its series and spans, its CUDA copies in
+// steps and its Python profile. Then ORs the group's busy time into
+// state.all_io and frees what reading left in the group (its busy time,
+// series, evidence, copies, marker steps and Python samples). Needs
+// state.end_ns to be the run's: the timeline's bins and the last epoch end
+// there.
+void AnalyzeGroups(RunState& state, const std::vector<int>& groups, int timeline_bins);
 
-// After the steps are collected: infers the data waits of steps whose
-// source gave none, compares with measured ones where both exist, and
-// finds the gaps between steps (step_waits.cc). Fills st->data_waits.
-void InferWaits(RunState& state, report::StepStatistics* st);
+// The parts of AnalyzeGroups, each beside the run-wide stage that puts the
+// groups' parts together:
+// Which trainer group each span of each step log goes to: by rank, then by
+// pid; with no match, the first group (step_analysis.cc).
+struct StepLogSpans {
+  // By entry of RunState::step_logs: whether its steps are used (it could be
+  // read, and its times are on the wall clock).
+  std::vector<bool> used;
+  // By entry (none where a log is not used): the indices of each group's
+  // spans.
+  std::vector<std::map<int, std::vector<size_t>>> of_group;
+  // By entry: some span named no rank or process of a run of several trainers.
+  std::vector<bool> unmatched;
+};
+StepLogSpans AssignStepLogs(const RunState& state);
+// The group's steps: from its trainer's markers, or from the step logs
+// where any can be used; with their epochs (step_analysis.cc).
+void CollectSteps(const RunState& state, int index, TrainerGroup& g, const StepLogSpans& logs,
+                  GroupResult* out);
+// Infers the data waits of the steps whose source gave none, compares them
+// with measured ones where both exist, and finds the gaps between steps
+// (step_waits.cc); `out` counts what it did.
+void InferWaits(TrainerGroup& g, WaitTotals* out);
+// The group's report::Steps, what the overlap, the cores used and the
+// epochs sum over it (after InferWaits; `warmup`: its first step is the
+// run's warm-up step).
+void ComputeSteps(const RunState& state, const TrainerGroup& g, bool warmup, GroupResult* out);
+// Its timeline series and spans (timeline.cc).
+void ComputeTimeline(const RunState& state, int index, const TrainerGroup& g, int bins,
+                     GroupResult* out);
+// Its CUDA copies in steps (tables.cc).
+void ComputeCudaInSteps(const TrainerGroup& g, GroupResult* out);
+// Its Python profile (py_profile_report.cc).
+void ComputePyProfile(const RunState& state, const TrainerGroup& g, GroupResult* out);
 
-// Fills report->timeline (after BuildSteps).
+// Once every group has a result: the steps' notes and sources, trainers
+// with neither steps nor loaders demoted to helpers (their groups and
+// results dropped, roles in report->processes fixed), then report->steps,
+// step_statistics, overlap, epochs and workers (step_analysis.cc).
+void CombineGroups(RunState& state, report::Report* report);
+// Fills report->step_statistics.data_waits from the groups' WaitTotals
+// (step_waits.cc).
+void CombineWaits(const RunState& state, report::StepStatistics* st);
+
+// Fills report->timeline (after CombineGroups; takes the groups' series
+// and spans).
 void BuildTimeline(RunState& state, int bins, report::Report* report);
 
-// Fills files, other_files, layers, datasets and cuda_copies.
+// Fills files, other_files, layers, datasets and cuda_copies (after
+// CombineGroups).
 void BuildTables(RunState& state, int top_files, report::Report* report);
 
 // Fills report->mapped_reads and io_uring (mapped_tables.cc).
 void BuildMappedTables(const RunState& state, int top_files, report::Report* report);
 
-// Fills report->py_profiles (after BuildSteps; py_profile_report.cc) and
-// adds notes on processes whose stacks could not be sampled.
+// Fills report->py_profiles (after CombineGroups; takes the groups'
+// profiles; py_profile_report.cc) and adds notes on processes whose stacks
+// could not be sampled.
 void BuildPyProfiles(RunState& state, report::Report* report);
 
 // Fills everything `iotap stats` prints (stats_tables.cc), from a state read
@@ -220,7 +331,7 @@ void BuildNotes(RunState& state, report::Report* report);
 void AlignClocks(const AnalysisOptions& options, RunState& state);
 
 // Fills report->run.host_clocks and adds notes on wall-clock steps and on
-// the hosts' clocks (host_clocks.cc; after BuildSteps and FillProcesses).
+// the hosts' clocks (host_clocks.cc; after CombineGroups and FillProcesses).
 void CheckClocks(const RunState& state, report::Report* report);
 
 }  // namespace iotap::analyzer::run_state

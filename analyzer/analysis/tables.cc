@@ -262,22 +262,29 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
     out->set_bytes(static_cast<double>(c.bytes));
     out->set_time_s(Seconds(c.ns));
   }
-  // Copies made by trainers inside their steps.
+  // Copies made by trainers inside their steps: each group's durations, in
+  // order, into one running sum per kind, as one process adds them.
   for (const auto& [index, g] : s.groups) {
-    for (const TimedEvent& copy : g.cuda_copies) {
-      bool in_step = std::any_of(g.steps.begin(), g.steps.end(), [&](const StepSpan& st) {
-        return copy.start_unix_ns >= st.start_ns && copy.start_unix_ns < st.end_ns;
-      });
-      if (!in_step) continue;
-      CudaCopyKey key = CudaCopyKeyOf(copy.op, copy.flags);
+    for (const auto& [key, seconds] : s.results.at(index).cuda_in_steps_s) {
       for (report::CudaCopies& c : *r->mutable_cuda_copies()) {
         if (c.direction() == key.direction && c.host_memory() == key.host_memory &&
             c.async() == key.async) {
-          c.set_in_steps_s(c.in_steps_s() + Seconds(copy.end_unix_ns - copy.start_unix_ns));
+          for (double d : seconds) c.set_in_steps_s(c.in_steps_s() + d);
           break;
         }
       }
     }
+  }
+}
+
+void ComputeCudaInSteps(const TrainerGroup& g, GroupResult* out) {
+  for (const TimedEvent& copy : g.cuda_copies) {
+    bool in_step = std::any_of(g.steps.begin(), g.steps.end(), [&](const StepSpan& st) {
+      return copy.start_unix_ns >= st.start_ns && copy.start_unix_ns < st.end_ns;
+    });
+    if (!in_step) continue;
+    out->cuda_in_steps_s[CudaCopyKeyOf(copy.op, copy.flags)].push_back(
+        Seconds(copy.end_unix_ns - copy.start_unix_ns));
   }
 }
 

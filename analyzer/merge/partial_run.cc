@@ -339,14 +339,15 @@ void Fields(std::pair<int, int>& x, F&& f) {
 }
 
 // A trainer group's members: what reading fills is sent by PutGroup; what
-// BuildSteps fills later (steps, epochs, step_source, step_waits, inferred)
-// is not.
+// AnalyzeGroups fills later (steps, epochs, step_source, step_waits,
+// inferred) is not.
 IOTAP_FIELDS_OF(TrainerGroup, 480);
 
 // RunState itself: a new member must be sent and merged below (or, if every
 // rank works it out alike before reading, need not be: series_origin_ns, and
-// the clocks, exchange files' problems included).
-IOTAP_FIELDS_OF(RunState, 17152);
+// the clocks, exchange files' problems included; or, the groups' results,
+// is worked out where the groups are merged: AnalyzeGroups).
+IOTAP_FIELDS_OF(RunState, 17200);
 
 // Structs of integer fields only: sent word by word, whatever they hold.
 template <typename T>

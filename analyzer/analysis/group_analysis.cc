@@ -1,0 +1,71 @@
+// Each trainer group's part of the report, from the group's state alone
+// (AnalyzeGroups, run_state.h): the stages of group_steps.cc, step_waits.cc,
+// timeline.cc, tables.cc and py_profile_report.cc in the order their
+// run-wide halves need them, then the group's state freed.
+
+#include <vector>
+
+#include "analyzer/analysis/run_state.h"
+#include "analyzer/analysis/time_range.h"
+
+namespace iotap::analyzer::run_state {
+
+namespace {
+
+// Frees what `x` holds (a cleared vector keeps its memory).
+template <typename T>
+void Free(T& x) {
+  x = T();
+}
+
+// What reading left in group `index` and its processes, which its result
+// now stands for. The summary flags of the Python samples stay: the run's
+// notes name processes that could not be sampled (AddSamplingNotes).
+void Release(RunState& s, int index, TrainerGroup& g) {
+  for (std::unique_ptr<TimeBitmap>* b : {&g.io, &g.writes, &g.own_io}) b->reset();
+  for (std::unique_ptr<AdaptiveSeries>* series :
+       {&g.read_bytes, &g.read_calls, &g.read_ns, &g.trainer_cpu}) {
+    series->reset();
+  }
+  Free(g.loader_cpu);
+  Free(g.loader_run_queue);
+  Free(g.steps);
+  Free(g.waits);
+  Free(g.loader_channels);
+  Free(g.step_waits);
+  Free(g.inferred);
+  Free(g.cuda_copies);
+  Free(g.epochs);
+  Free(s.marker_steps[index]);
+  std::vector<int> members = g.loaders;
+  members.push_back(index);
+  for (int m : members) {
+    if (static_cast<size_t>(m) >= s.py_samples.size()) continue;
+    PySamples& p = s.py_samples[m];
+    Free(p.functions);
+    Free(p.stacks);
+    Free(p.samples);
+  }
+}
+
+}  // namespace
+
+void AnalyzeGroups(RunState& s, const std::vector<int>& groups, int timeline_bins) {
+  if (groups.empty()) return;
+  const StepLogSpans logs = AssignStepLogs(s);
+  for (int index : groups) {
+    TrainerGroup& g = s.groups.at(index);
+    GroupResult& out = s.results[index];
+    CollectSteps(s, index, g, logs, &out);
+    const bool warmup = KeepStepsInRange(&g.steps, s.range_start_ns, s.range_end_ns);
+    InferWaits(g, &out.waits);
+    ComputeSteps(s, g, warmup, &out);
+    ComputeTimeline(s, index, g, timeline_bins, &out);
+    ComputeCudaInSteps(g, &out);
+    ComputePyProfile(s, g, &out);
+    s.all_io->Or(*g.io);
+    Release(s, index, g);
+  }
+}
+
+}  // namespace iotap::analyzer::run_state
