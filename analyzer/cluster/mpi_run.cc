@@ -188,6 +188,13 @@ bool ReadAndReduce(Mpi& mpi, SharedRun& run, const AnalysisOptions& options) {
   // For the suite's fault test only: this rank dies before its share is
   // merged, as a node that fails would.
   if (EnvInt("IOTAP_MPI_TEST_DIE_RANK", -1) == mpi.rank()) std::_Exit(3);
+  // The run ends with the last event any rank read: the timeline's bins and
+  // the last epoch's end, which each rank's groups need, end there.
+  int64_t end_ns = run.end_ns();
+  MPI_Allreduce(MPI_IN_PLACE, &end_ns, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  absl::Status analysed = run.AnalyzeGroups(end_ns, options);
+  if (!analysed.ok()) mpi.Abort(std::string(analysed.message()));
+  mpi.Mark("groups");
   mpi.Barrier();
   mpi.Mark("wait");
   ReductionStep step = ReductionOf(mpi.rank(), mpi.size());
@@ -200,8 +207,8 @@ bool ReadAndReduce(Mpi& mpi, SharedRun& run, const AnalysisOptions& options) {
     PartialSizes sizes;
     SendPartial(run, step.parent, &sizes);
     mpi.Note(absl::StrCat("sent_bytes=", sizes.total, " (bitmaps=", sizes.bitmaps,
-                          " series=", sizes.series, " processes=", sizes.processes,
-                          " files=", sizes.files, ")"));
+                          " series=", sizes.series, " results=", sizes.results,
+                          " processes=", sizes.processes, " files=", sizes.files, ")"));
   }
   mpi.Mark("merge");
   if (!step.children.empty()) {

@@ -15,12 +15,16 @@
 //    together (shares.h), and tells them.
 // 3. Each rank reads its share with the ordinary per-process analysis on
 //    its threads (AnalysisOptions::threads per node, split among the node's
-//    ranks).
+//    ranks); the ranks agree on the run's end (MPI_Allreduce of the last
+//    event each read), and each works out its trainer groups' parts of the
+//    report (steps, waits, timeline, profiles), which is all that leaves it
+//    of their busy time and series.
 // 4. The partial states meet in a binomial tree (shares.h; the partials:
 //    merge/shared_run.h), streamed in pieces of 4 MiB and merged as they
 //    come: ceil(log2 N) rounds to rank 0. A rank holds its own state, what
 //    it merged from the ranks below it, and one piece in flight.
-// 5. Rank 0 finishes the analysis and writes the outputs.
+// 5. Rank 0 puts the groups' parts together, finishes the analysis and
+//    writes the outputs.
 // A rank that fails stops the whole job (MPI_Abort, with the reason on
 // stderr); a rank that dies is noticed by the launcher, which ends the job
 // with an error: the command never reports a part of the run as the whole.

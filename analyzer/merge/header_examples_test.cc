@@ -3,6 +3,8 @@
 // example as the header writes it (placeholders filled in); keep the two in
 // step.
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,13 +13,14 @@
 #include "analyzer/merge/partial_wire.h"
 #include "analyzer/merge/shared_run.h"
 #include "analyzer/read/trace_set.h"
+#include "analyzer/testing/sample_runs.h"
 #include "analyzer/testing/test_files.h"
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
 namespace {
 
-using testing::HostileRunDirectory;
+using testing::TempDirectory;
 
 TEST(HeaderExamplesTest, PartialWire) {
   // partial_wire.h
@@ -36,18 +39,28 @@ TEST(HeaderExamplesTest, PartialWire) {
 }
 
 TEST(HeaderExamplesTest, SharedRun) {
-  std::vector<std::string> files = *ListTraceFiles(HostileRunDirectory());
+  const std::string dir = TempDirectory() + "/two-trainers";
+  std::filesystem::create_directories(dir);
+  WriteManyStepRun(dir, 2, 2, 20);
+  std::vector<std::string> files = *ListTraceFiles(dir);
   AnalysisOptions options;
-  // shared_run.h, two runs in one process: one reads the first file, the
-  // other the rest and merges the first's partial.
+  // shared_run.h, two runs in one process: one reads the first file's
+  // trainer group, the other the rest and merges the first's partial.
   SharedRun first, run;
   ASSERT_TRUE(first.Prepare(files, options).ok());
   absl::Status ok = run.Prepare(files, options);
   ASSERT_TRUE(ok.ok());
-  std::vector<int> my_indices;
-  for (int i = 1; i < static_cast<int>(run.file_count()); ++i) my_indices.push_back(i);
-  first.Read({0}, options.threads, nullptr);
+  std::vector<int> first_indices, my_indices;
+  for (int i = 0; i < static_cast<int>(run.file_count()); ++i) {
+    (run.group(i) == run.group(0) ? first_indices : my_indices).push_back(i);
+  }
+  ASSERT_FALSE(my_indices.empty());
+  first.Read(first_indices, options.threads, nullptr);
   run.Read(my_indices, options.threads, nullptr);
+  int64_t end = std::max(first.end_ns(), run.end_ns());
+  ASSERT_TRUE(first.AnalyzeGroups(end, options).ok());
+  ok = run.AnalyzeGroups(end, options);
+  ASSERT_TRUE(ok.ok());
   std::string bytes;
   WireWriter out([&](std::string_view piece) { bytes += piece; });
   first.WritePartial(out);

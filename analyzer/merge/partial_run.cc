@@ -8,21 +8,24 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/merge/bitmap_wire.h"
 #include "analyzer/base/numbers.h"
+#include "analyzer/merge/bitmap_wire.h"
 #include "google/protobuf/message_lite.h"
 
 namespace iotap::analyzer::internal {
 
+using run_state::GroupResult;
 using run_state::ProcessSummary;
 using run_state::RunState;
 using run_state::TrainerGroup;
+using run_state::WaitTotals;
 
 namespace {
 
@@ -36,11 +39,12 @@ enum Section : uint64_t {
   kDataset = 5,
   kTfRecord = 6,
   kCuda = 7,
-  kGroup = 8,  // one trainer group's busy time and series
-  kMapped = 9,  // mapped reads and io_uring requests
+  kGroupResult = 8,  // one trainer group's part of the report, from the rank that read it
+  kMapped = 9,       // mapped reads and io_uring requests
 };
 constexpr uint64_t kMagic = 0x69746170'70617274;  // "itappart"
-constexpr uint64_t kVersion = 2;  // 2: bitmaps' chunks as runs
+// 2: bitmaps' chunks as runs; 3: groups' results instead of their state
+constexpr uint64_t kVersion = 3;
 
 // Each struct that travels names its fields once, in Fields(x, f), for both
 // directions. The sizes below catch a field added to one of them without
@@ -49,57 +53,6 @@ constexpr uint64_t kVersion = 2;  // 2: bitmaps' chunks as runs
 #define IOTAP_FIELDS_OF(T, size)                                                          \
   static_assert(sizeof(T) == (size), #T " has changed: name its new fields in Fields()" \
                                        " (analyzer/merge/partial_run.cc) and update this size")
-
-IOTAP_FIELDS_OF(TimeWindow, 16);
-template <typename F>
-void Fields(TimeWindow& x, F&& f) {
-  f(x.start_ns);
-  f(x.end_ns);
-}
-
-IOTAP_FIELDS_OF(StepSpan, 64);
-template <typename F>
-void Fields(StepSpan& x, F&& f) {
-  f(x.step);
-  f(x.rank);
-  f(x.pid);
-  f(x.start_ns);
-  f(x.end_ns);
-  f(x.data_waits);
-  f(x.has_data_wait);
-}
-
-IOTAP_FIELDS_OF(StepMark, 48);
-template <typename F>
-void Fields(StepMark& x, F&& f) {
-  f(x.name);
-  f(x.time_ns);
-  f(x.rank);
-  f(x.pid);
-}
-
-IOTAP_FIELDS_OF(CollectiveEnd, 24);
-template <typename F>
-void Fields(CollectiveEnd& x, F&& f) {
-  f(x.step);
-  f(x.index);
-  f(x.rank);
-  f(x.end_ns);
-}
-
-IOTAP_FIELDS_OF(StepLog, 200);
-template <typename F>
-void Fields(StepLog& x, F&& f) {
-  f(x.source);
-  f(x.path);
-  f(x.spans);
-  f(x.marks);
-  f(x.collectives);
-  f(x.wall_clock);
-  f(x.notes);
-  f(x.step_definition);
-  f(x.errors);
-}
 
 IOTAP_FIELDS_OF(ReadIssue, 88);
 template <typename F>
@@ -226,62 +179,12 @@ void Fields(CudaAccumulator& x, F&& f) {
   f(x.pinned_bytes);
 }
 
-IOTAP_FIELDS_OF(TimedEvent, 48);
-template <typename F>
-void Fields(TimedEvent& x, F&& f) {
-  f(x.op);
-  f(x.start_unix_ns);
-  f(x.end_unix_ns);
-  f(x.aux);
-  f(x.bytes);
-  f(x.flags);
-}
-
-IOTAP_FIELDS_OF(Reception, 32);
-template <typename F>
-void Fields(Reception& x, F&& f) {
-  f(x.start_ns);
-  f(x.end_ns);
-  f(x.channel);
-  f(x.main_thread);
-  f(x.continues);
-  f(x.gap_start_ns);
-}
-
-// own_io is not sent: the run keeps it in the group (TrainerGroup::own_io).
-IOTAP_FIELDS_OF(WaitEvidence, 88);
-template <typename F>
-void Fields(WaitEvidence& x, F&& f) {
-  f(x.threshold_ns);
-  f(x.channels);
-  f(x.receptions);
-  f(x.sync_waits);
-}
-
-IOTAP_FIELDS_OF(PyFunction, 72);
-template <typename F>
-void Fields(PyFunction& x, F&& f) {
-  f(x.name);
-  f(x.file);
-  f(x.line);
-}
-
-IOTAP_FIELDS_OF(PySample, 32);
-template <typename F>
-void Fields(PySample& x, F&& f) {
-  f(x.start_unix_ns);
-  f(x.end_unix_ns);
-  f(x.cpu_ns);
-  f(x.stack);
-  f(x.tid);
-}
-
+// Of a process's Python samples only what the run's notes say about its
+// sampling (AddSamplingNotes): its functions, stacks and samples went into
+// its group's profile where it was read (GroupResult::py_profile).
 IOTAP_FIELDS_OF(PySamples, 144);
 template <typename F>
-void Fields(PySamples& x, F&& f) {
-  f(x.functions);
-  f(x.stacks);
-  f(x.samples);
+void SamplingFields(PySamples& x, F&& f) {
   f(x.started);
   f(x.unavailable);
   f(x.with_gil);
@@ -338,15 +241,54 @@ void Fields(std::pair<int, int>& x, F&& f) {
   f(x.second);
 }
 
-// A trainer group's members: what reading fills is sent by PutGroup; what
-// AnalyzeGroups fills later (steps, epochs, step_source, step_waits,
-// inferred) is not.
+IOTAP_FIELDS_OF(WaitTotals, 120);
+template <typename F>
+void Fields(WaitTotals& x, F&& f) {
+  f(x.measured_steps);
+  f(x.inferred_steps);
+  f(x.compared_steps);
+  f(x.measured_ns);
+  f(x.inferred_ns);
+  f(x.agreed_ns);
+  f(x.compared_step_ns);
+  for (int64_t& ns : x.kind_ns) f(ns);
+  f(x.measured_by);
+}
+
+// What the owner of a trainer group (the rank that read it) sends of it.
+IOTAP_FIELDS_OF(GroupResult, 640);
+template <typename F>
+void Fields(GroupResult& x, F&& f) {
+  f(x.has_steps);
+  f(x.notes);
+  f(x.step_sources);
+  f(x.steps);
+  f(x.compute_s);
+  f(x.warmup_skipped);
+  f(x.waits);
+  f(x.in_steps_io_ns);
+  f(x.io_ns);
+  f(x.step_ns);
+  f(x.trainer_cpu_ns);
+  f(x.loader_cpu_ns);
+  f(x.loader_queued_ns);
+  f(x.epochs);
+  f(x.series);
+  f(x.spans);
+  f(x.cuda_in_steps_s);
+  f(x.py_profile);
+}
+
+// A trainer group's state stays with the rank that read it, which sends
+// the group's GroupResult instead (AnalyzeGroups): a new member must be
+// read there, never by the run-wide stage.
 IOTAP_FIELDS_OF(TrainerGroup, 480);
 
 // RunState itself: a new member must be sent and merged below (or, if every
 // rank works it out alike before reading, need not be: series_origin_ns, and
-// the clocks, exchange files' problems included; or, the groups' results,
-// is worked out where the groups are merged: AnalyzeGroups).
+// the clocks, exchange files' problems included; or, if only the analysis
+// of a group reads it, stays on the group's rank: marker_steps, and the
+// samples in py_samples).
 IOTAP_FIELDS_OF(RunState, 17200);
 
 // Structs of integer fields only: sent word by word, whatever they hold.
@@ -368,6 +310,10 @@ template <typename K, typename V>
 void Put(WireWriter& w, const std::map<K, V>& m);
 template <typename K, typename V>
 void Get(WireReader& r, std::map<K, V>* m);
+template <typename T>
+void Put(WireWriter& w, const std::optional<T>& v);
+template <typename T>
+void Get(WireReader& r, std::optional<T>* v);
 
 template <typename T>
 void Put(WireWriter& w, const std::vector<T>& v) {
@@ -398,9 +344,21 @@ void Get(WireReader& r, std::map<K, V>* m) {
 }
 
 template <typename T>
+void Put(WireWriter& w, const std::optional<T>& v) {
+  w.U(v.has_value() ? 1 : 0);
+  if (v.has_value()) Put(w, *v);
+}
+template <typename T>
+void Get(WireReader& r, std::optional<T>* v) {
+  if (r.U() != 0) Get(r, &v->emplace());
+}
+
+template <typename T>
 void Put(WireWriter& w, const T& v) {
   if constexpr (std::is_same_v<T, bool>) {
     w.U(v ? 1 : 0);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    w.D(v);
   } else if constexpr (std::is_enum_v<T> || std::is_signed_v<T>) {
     w.S(static_cast<int64_t>(v));
   } else if constexpr (std::is_unsigned_v<T>) {
@@ -429,6 +387,8 @@ template <typename T>
 void Get(WireReader& r, T* v) {
   if constexpr (std::is_same_v<T, bool>) {
     *v = r.U() != 0;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    *v = r.D();
   } else if constexpr (std::is_enum_v<T> || std::is_signed_v<T>) {
     *v = static_cast<T>(r.S());
   } else if constexpr (std::is_unsigned_v<T>) {
@@ -593,8 +553,9 @@ void PutProcess(WireWriter& w, const RunState& s, size_t i) {
   w.U(s.read_ok[i] ? 1 : 0);
   if (!s.read_ok[i]) return;
   Put(w, s.processes[i]);
-  Put(w, s.marker_steps[i]);
-  if (s.scope == AnalysisScope::kFull) Put(w, s.py_samples[i]);
+  if (s.scope == AnalysisScope::kFull) {
+    SamplingFields(const_cast<PySamples&>(s.py_samples[i]), [&](const auto& f) { Put(w, f); });
+  }
 }
 
 absl::Status MergeProcess(WireReader& r, RunState& s) {
@@ -606,8 +567,9 @@ absl::Status MergeProcess(WireReader& r, RunState& s) {
   s.read_ok[i] = r.U() != 0;
   if (s.read_ok[i]) {
     Get(r, &s.processes[i]);
-    Get(r, &s.marker_steps[i]);
-    if (s.scope == AnalysisScope::kFull) Get(r, &s.py_samples[i]);
+    if (s.scope == AnalysisScope::kFull) {
+      SamplingFields(s.py_samples[i], [&](auto& f) { Get(r, &f); });
+    }
   }
   return absl::OkStatus();
 }
@@ -681,73 +643,22 @@ void MergeFiles(WireReader& r, RunState& s, std::string& previous) {
   MergeFile(into, o);
 }
 
-void PutGroup(WireWriter& w, int index, const TrainerGroup& g, PartialSizes* sizes) {
-  uint64_t* bitmap_bytes = sizes ? &sizes->bitmaps : nullptr;
-  w.U(kGroup);
+void PutGroupResult(WireWriter& w, int index, const GroupResult& g) {
+  w.U(kGroupResult);
   w.S(index);
-  Tally(w, bitmap_bytes, [&] {
-    PutBitmap(w, *g.io);
-    PutBitmap(w, *g.writes);
-  });
-  Tally(w, sizes ? &sizes->series : nullptr, [&] {
-    for (const auto* series : {&g.read_bytes, &g.read_calls, &g.read_ns, &g.trainer_cpu}) {
-      PutSeries(w, **series);
-    }
-    for (const auto* loaders : {&g.loader_cpu, &g.loader_run_queue}) {
-      w.U(loaders->size());
-      for (const auto& [loader, series] : *loaders) {
-        w.S(loader);
-        PutSeries(w, series);
-      }
-    }
-  });
-  Put(w, g.cuda_copies);
-  // The trainer's evidence of waiting, its own reads when it has no
-  // loaders, and the loaders' pipes and sockets.
-  Put(w, g.waits);
-  w.U(g.own_io ? 1 : 0);
-  if (g.own_io) Tally(w, bitmap_bytes, [&] { PutBitmap(w, *g.own_io); });
-  std::vector<std::string> channels(g.loader_channels.begin(), g.loader_channels.end());
-  std::sort(channels.begin(), channels.end());
-  Put(w, channels);
+  Put(w, g);
 }
 
-absl::Status MergeGroup(WireReader& r, RunState& s) {
-  auto it = s.groups.find(static_cast<int>(r.S()));
-  if (it == s.groups.end()) return absl::DataLossError("a trainer group no rank knows");
-  TrainerGroup& g = it->second;
-  for (TimeBitmap* bitmap : {g.io.get(), g.writes.get()}) {
-    absl::Status merged = MergeBitmap(r, bitmap);
-    if (!merged.ok()) return merged;
+absl::Status MergeGroupResult(WireReader& r, RunState& s) {
+  const int index = static_cast<int>(r.S());
+  if (!s.groups.count(index)) return absl::DataLossError("a trainer group no rank knows");
+  if (s.results.count(index)) {
+    return absl::DataLossError(absl::StrCat("trainer group ", index, " came from two ranks"));
   }
-  for (auto* series : {&g.read_bytes, &g.read_calls, &g.read_ns, &g.trainer_cpu}) {
-    MergeSeries(r, series->get());
-  }
-  for (auto* loaders : {&g.loader_cpu, &g.loader_run_queue}) {
-    uint64_t n = r.Count(s.catalog.entries.size());
-    for (uint64_t k = 0; k < n && r.ok(); ++k) {
-      int loader = static_cast<int>(r.S());
-      loaders->insert_or_assign(loader, GetSeries(r, s.origin_ns));
-    }
-  }
-  std::vector<TimedEvent> copies;
-  Get(r, &copies);
-  if (!copies.empty()) g.cuda_copies = std::move(copies);  // the trainer's: one rank has it
-  WaitEvidence waits;
-  Get(r, &waits);
-  // The trainer's, from the one rank that read it: the others' are empty.
-  if (waits.threshold_ns != 0 || !waits.channels.empty() || !waits.receptions.empty() ||
-      !waits.sync_waits.empty()) {
-    g.waits = std::move(waits);
-  }
-  if (r.U() != 0) {
-    if (!g.own_io) g.own_io = std::make_unique<TimeBitmap>(s.origin_ns, s.resolution_ns);
-    absl::Status merged = MergeBitmap(r, g.own_io.get());
-    if (!merged.ok()) return merged;
-  }
-  std::vector<std::string> channels;
-  Get(r, &channels);
-  g.loader_channels.insert(channels.begin(), channels.end());
+  GroupResult& g = s.results[index];
+  Get(r, &g);
+  // CombineGroups reads them side by side.
+  if (g.compute_s.size() != g.steps.size()) r.Fail();
   return absl::OkStatus();
 }
 
@@ -780,7 +691,9 @@ void WritePartial(const RunState& s, WireWriter& out, PartialSizes* sizes) {
   Put(out, s.cuda);
   out.U(kMapped);
   Put(out, s.mapped);
-  for (const auto& [index, group] : s.groups) PutGroup(out, index, group, sizes);
+  Tally(out, sizes ? &sizes->results : nullptr, [&] {
+    for (const auto& [index, result] : s.results) PutGroupResult(out, index, result);
+  });
   out.U(kEnd);
   out.Finish();
   if (sizes != nullptr) sizes->total += out.bytes_written();
@@ -825,7 +738,7 @@ absl::Status MergePartial(WireReader& in, RunState& s) {
         if (in.ok()) s.cuda.Merge(c);
         break;
       }
-      case kGroup: status = MergeGroup(in, s); break;
+      case kGroupResult: status = MergeGroupResult(in, s); break;
       case kMapped: {
         MappedAccumulator m;
         Get(in, &m);

@@ -13,15 +13,18 @@
 //   absl::Status merged = MergePartial(in, state);
 //
 // A partial holds every process its state read or had merged into it (its
-// summary, marker steps, read issues), and the run's sums over them: files
-// by path (each path written once, sharing its prefix with the one before),
-// descriptors by kind, layers, datasets, TFRecord files, CUDA copies, busy
-// time bitmaps (bitmap_wire.h), time series, each trainer group's series. Merging is the
-// per-process merge of the analysis over already merged figures: sums add,
-// bitmaps OR, and where processes disagree the one ranked last still says,
-// whichever rank read it, so the merged state is the one-process state.
-// What the rest of the run's state holds (catalog, clocks, step logs) every
-// rank worked out alike and is not sent.
+// summary, read issues), the run's sums over them: files by path (each path
+// written once, sharing its prefix with the one before), descriptors by
+// kind, layers, datasets, TFRecord files, CUDA copies, the run's and the
+// layers' busy-time bitmaps (bitmap_wire.h) and time series; and the part
+// of the report of each trainer group it read or had merged (GroupResult:
+// the group's own busy time, series, evidence, marker steps and Python
+// samples stay where it was read). Merging is the per-process merge of the
+// analysis over already merged figures: sums add, bitmaps OR, and where
+// processes disagree the one ranked last still says, whichever rank read
+// it, so the merged state is the one-process state. What the rest of the
+// run's state holds (catalog, clocks, step logs) every rank worked out alike
+// and is not sent.
 
 #ifndef IOTAP_ANALYZER_MERGE_PARTIAL_RUN_H_
 #define IOTAP_ANALYZER_MERGE_PARTIAL_RUN_H_
@@ -32,8 +35,8 @@
 
 namespace iotap::analyzer::internal {
 
-// Writes what ReadFiles (and MergePartial) added to `s`; before
-// FinishReading.
+// Writes what ReadFiles, AnalyzeGroups (and MergePartial) added to `s`;
+// before FinishReading.
 // With `sizes`, adds there what went to what.
 void WritePartial(const run_state::RunState& s, WireWriter& out, PartialSizes* sizes = nullptr);
 

@@ -85,6 +85,7 @@ class WireWriter {
 struct PartialSizes {
   uint64_t bitmaps = 0;    // busy time
   uint64_t series = 0;     // time series
+  uint64_t results = 0;    // the trainer groups' parts of the report
   uint64_t processes = 0;  // each process's summary, marker steps, issues
   uint64_t files = 0;      // figures by path
   uint64_t total = 0;

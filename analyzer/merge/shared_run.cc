@@ -1,9 +1,12 @@
 #include "analyzer/merge/shared_run.h"
 
+#include <algorithm>
+#include <map>
 #include <string_view>
 
-#include "analyzer/merge/partial_run.h"
+#include "absl/strings/str_cat.h"
 #include "analyzer/analysis/run_state.h"
+#include "analyzer/merge/partial_run.h"
 
 namespace iotap::analyzer {
 
@@ -70,24 +73,37 @@ uint64_t SharedRun::Fingerprint() const {
 void SharedRun::Read(const std::vector<int>& indices, int threads,
                      const std::function<void(size_t, size_t)>& progress) {
   run_state::ReadFiles(*state_, indices, threads, progress);
+  read_.insert(read_.end(), indices.begin(), indices.end());
   // Busy time as runs where it is sparse: what the partial carries, and
-  // what the process that merges it keeps.
+  // what the process that merges it keeps. The groups' is analysed here
+  // and freed (AnalyzeGroups); the run's, once the groups' is in it.
+  for (TimeBitmap& layer : state_->layer_busy) layer.Compact();
+}
+
+int64_t SharedRun::end_ns() const { return state_->end_ns; }
+
+absl::Status SharedRun::AnalyzeGroups(int64_t run_end_ns, const AnalysisOptions& options) {
   run_state::RunState& s = *state_;
-  if (s.all_io) s.all_io->Compact();
-  for (TimeBitmap& layer : s.layer_busy) layer.Compact();
-  for (auto& [index, group] : s.groups) {
-    for (TimeBitmap* bitmap : {group.io.get(), group.writes.get(), group.own_io.get()}) {
-      if (bitmap != nullptr) bitmap->Compact();
-    }
-    // And series as runs of equal bins where that is smaller.
-    for (AdaptiveSeries* series : {group.read_bytes.get(), group.read_calls.get(),
-                                   group.read_ns.get(), group.trainer_cpu.get()}) {
-      if (series != nullptr) series->Compact();
-    }
-    for (auto* loaders : {&group.loader_cpu, &group.loader_run_queue}) {
-      for (auto& [loader, series] : *loaders) series.Compact();
-    }
+  if (s.scope != AnalysisScope::kFull) return absl::OkStatus();
+  s.end_ns = std::max(s.end_ns, run_end_ns);
+  std::map<int, size_t> members;  // read here, by group
+  for (int i : read_) {
+    int g = run_state::GroupOf(s, i);
+    if (g >= 0) ++members[g];
   }
+  std::vector<int> own;
+  for (const auto& [g, n] : members) {
+    if (n != 1 + s.groups.at(g).loaders.size()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the trainer of pid ", s.catalog.entries[g].header.pid(), " and its ",
+                       s.groups.at(g).loaders.size(), " loaders were not read together (", n,
+                       " of them here): a trainer's group must be read by one process"));
+    }
+    if (!s.results.count(g)) own.push_back(g);
+  }
+  run_state::AnalyzeGroups(s, own, options.timeline_bins);
+  if (s.all_io) s.all_io->Compact();
+  return absl::OkStatus();
 }
 
 SharedRun::SummaryBytes SharedRun::summary_bytes() const {

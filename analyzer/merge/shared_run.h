@@ -7,13 +7,19 @@
 //   SharedRun run;
 //   absl::Status ok = run.Prepare(files, options);  // or PrepareCounts(files)
 //   run.Read(my_indices, options.threads, nullptr); // indices < run.file_count()
+//   int64_t end = run.end_ns();                     // the largest of every share's:
+//   ok = run.AnalyzeGroups(end, options);           // then the groups read here
 //   run.WritePartial(out);                          // where a share is sent
 //   absl::Status merged = run.MergePartial(in);     // where one is received
 //   absl::StatusOr<report::Report> r = run.FinishReport(options);  // once, with all merged
 //
-// A partial (partial_run.h) holds every process its run read or had merged
-// into it, and the run's sums over them; merging gives the one-process
-// state whatever the order, so reports are byte for byte the same.
+// A trainer and its loaders must be read by one process, which works out
+// the group's part of the report (analysis/run_state.h: GroupResult) from
+// its busy time and series; only that part travels. A partial
+// (partial_run.h) holds every process its run read or had merged into it,
+// the run's sums over them and the groups' parts; merging gives the
+// one-process state whatever the order, so reports are byte for byte the
+// same.
 
 #ifndef IOTAP_ANALYZER_MERGE_SHARED_RUN_H_
 #define IOTAP_ANALYZER_MERGE_SHARED_RUN_H_
@@ -59,11 +65,22 @@ class SharedRun {
   // what it sized).
   uint64_t Fingerprint() const;
 
-  // Reads the files of `indices`, `threads` at a time; then keeps the busy
-  // time and series it filled compact (runs where they take less memory:
-  // TimeBitmap::Compact, AdaptiveSeries::Compact), as a merged state does.
+  // Reads the files of `indices`, `threads` at a time; then keeps the
+  // layers' busy time compact (runs where they take less memory:
+  // TimeBitmap::Compact), as a merged state does.
   void Read(const std::vector<int>& indices, int threads,
             const std::function<void(size_t, size_t)>& progress);
+  // The last event or end record read here (or the catalog's end, if
+  // later): the run's end is the largest of every share's.
+  int64_t end_ns() const;
+  // Once every Read is done, with `run_end_ns` the largest end_ns() of every
+  // share (the timeline's bins and the last epoch end there), and before
+  // WritePartial: works out each trainer group read here into its part of
+  // the report, then frees the group's busy time, series and evidence, and
+  // keeps the run's busy time compact. Fails if a group was read here in
+  // part only (the trainer or a loader in another share). Nothing to do for
+  // the counts.
+  absl::Status AnalyzeGroups(int64_t run_end_ns, const AnalysisOptions& options);
   // The memory the busy-time bitmaps and the series of the trainer groups
   // (and of processes outside them) take here.
   struct SummaryBytes {
@@ -84,6 +101,7 @@ class SharedRun {
 
  private:
   std::unique_ptr<run_state::RunState> state_;
+  std::vector<int> read_;  // the indices Read was given
 };
 
 }  // namespace iotap::analyzer

@@ -1,17 +1,20 @@
 // The merged partials of a run read in shares are the run read whole: the
 // report (and the counts) from N shares, merged two by two up a binomial
-// tree as the MPI driver (analyzer/cluster/) merges them, equal the
-// one-process result, field for field. Here the shares are SharedRuns of
-// one process and the partials strings cut into small pieces;
+// tree as the MPI driver (analyzer/cluster/) merges them, or in a random
+// order, equal the one-process result, field for field. Here the shares are
+// SharedRuns of one process and the partials strings cut into small pieces;
 // tests/integration/cluster_test.cc runs the same under mpirun. A field
-// added to the run's state but not to its partial fails here, on a run
-// that uses it.
+// added to the run's state or to a trainer group's result (GroupResult)
+// but not to the partial fails here, on a run that uses it.
 
 #include "analyzer/merge/shared_run.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -49,13 +52,44 @@ std::vector<int> Children(int r, int ranks) {
   return children;
 }
 
-// `ranks` runs prepared alike, each reading its share, merged up the
-// binomial tree into run 0, which is returned. Files are dealt round the
-// ranks a trainer's group at a time (`by_group`, as the MPI driver does), or
-// file by file, so that groups span ranks too.
+// How the shares are made and merged: by default each trainer's group (and
+// each file of no group) dealt round the ranks by catalog index, merged up
+// the binomial tree as the MPI driver merges them; with a `seed`, each
+// dealt to a random rank and merged straight into rank 0 in a random order.
+struct Sharing {
+  unsigned seed = 0;
+  // Files (by a part of their path) dealt to the last rank whatever the rest.
+  std::string to_last_rank;
+};
+
+// The rank of each catalog entry of `run`.
+std::vector<int> Deal(const SharedRun& run, int ranks, const Sharing& sharing) {
+  std::mt19937 random(sharing.seed);
+  std::map<int, int> rank_of_group;
+  std::vector<int> rank(run.file_count());
+  for (size_t i = 0; i < run.file_count(); ++i) {
+    const int g = run.group(i);
+    const int unit = g >= 0 ? g : static_cast<int>(i);
+    if (g >= 0 && rank_of_group.count(g)) {
+      rank[i] = rank_of_group[g];
+    } else {
+      rank[i] = sharing.seed == 0 ? unit % ranks : static_cast<int>(random() % ranks);
+      if (g >= 0) rank_of_group[g] = rank[i];
+    }
+    if (!sharing.to_last_rank.empty() &&
+        run.file(i).find(sharing.to_last_rank) != std::string::npos) {
+      rank[i] = ranks - 1;
+    }
+  }
+  return rank;
+}
+
+// `ranks` runs prepared alike, each reading its share and analysing its
+// groups once every run has read (with the run's end, the latest of the
+// shares'), merged into run 0, which is returned.
 std::unique_ptr<SharedRun> ReadInShares(const std::vector<std::string>& files,
                                         const AnalysisOptions& options, int ranks, bool counts,
-                                        bool by_group) {
+                                        const Sharing& sharing = {}) {
   std::vector<std::unique_ptr<SharedRun>> runs;
   for (int r = 0; r < ranks; ++r) {
     runs.push_back(std::make_unique<SharedRun>());
@@ -66,11 +100,25 @@ std::unique_ptr<SharedRun> ReadInShares(const std::vector<std::string>& files,
     }
   }
   std::vector<std::vector<int>> shares(ranks);
-  for (size_t i = 0; i < runs[0]->file_count(); ++i) {
-    int g = runs[0]->group(i);
-    shares[(by_group && g >= 0 ? g : static_cast<int>(i)) % ranks].push_back(static_cast<int>(i));
-  }
+  std::vector<int> rank = Deal(*runs[0], ranks, sharing);
+  for (size_t i = 0; i < rank.size(); ++i) shares[rank[i]].push_back(static_cast<int>(i));
   for (int r = 0; r < ranks; ++r) runs[r]->Read(shares[r], options.threads, nullptr);
+  int64_t end_ns = INT64_MIN;
+  for (const auto& run : runs) end_ns = std::max(end_ns, run->end_ns());
+  for (const auto& run : runs) {
+    absl::Status analysed = run->AnalyzeGroups(end_ns, options);
+    EXPECT_TRUE(analysed.ok()) << analysed;
+  }
+  if (sharing.seed != 0) {
+    std::vector<int> order;
+    for (int r = 1; r < ranks; ++r) order.push_back(r);
+    std::shuffle(order.begin(), order.end(), std::mt19937(sharing.seed));
+    for (int r : order) {
+      absl::Status merged = MergeThroughWire(*runs[r], *runs[0]);
+      EXPECT_TRUE(merged.ok()) << merged;
+    }
+    return std::move(runs[0]);
+  }
   // A rank's children are ranks above it: from the last rank down, each has
   // its children's partials merged before it sends its own.
   for (int r = ranks - 1; r >= 0; --r) {
@@ -91,27 +139,35 @@ class PartialRunTest : public ::testing::TestWithParam<int> {
   }
 
   // The report and counts of `dir` in GetParam() shares equal those of one
-  // process.
-  static void ExpectSameAsOneProcess(const std::string& dir, AnalysisOptions options = {}) {
+  // process: shared as the MPI driver shares a run, and (the groups' results
+  // arriving in other orders) at random.
+  static void ExpectSameAsOneProcess(const std::string& dir, AnalysisOptions options = {},
+                                     const std::string& to_last_rank = "") {
     absl::StatusOr<std::vector<std::string>> files = ListTraceFiles(dir);
     ASSERT_TRUE(files.ok()) << files.status();
     absl::StatusOr<report::Report> whole = AnalyzeTraceFiles(*files, options);
     ASSERT_TRUE(whole.ok()) << whole.status();
-    for (bool by_group : {true, false}) {
-      std::unique_ptr<SharedRun> shared = ReadInShares(*files, options, GetParam(), false, by_group);
+    for (unsigned seed : {0u, 1u, 2u}) {
+      Sharing sharing{seed, to_last_rank};
+      std::unique_ptr<SharedRun> shared = ReadInShares(*files, options, GetParam(), false, sharing);
       absl::StatusOr<report::Report> merged = shared->FinishReport(options);
       ASSERT_TRUE(merged.ok()) << merged.status();
       EXPECT_EQ(merged->SerializeAsString(), whole->SerializeAsString())
-          << (by_group ? "groups together" : "file by file") << "\none process:\n"
-          << whole->DebugString() << "\nshares:\n" << merged->DebugString();
+          << "shared with seed " << seed << "\none process:\n"
+          << whole->DebugString() << "\nshares:\n"
+          << merged->DebugString();
     }
 
     RunCounts one = CountTraceFiles(*files, options);
-    RunCounts counted = ReadInShares(*files, options, GetParam(), true, false)->FinishCounts();
-    EXPECT_EQ(counted.files_read, one.files_read);
-    EXPECT_EQ(counted.stats.SerializeAsString(), one.stats.SerializeAsString())
-        << "one process:\n" << one.stats.DebugString() << "\nshares:\n"
-        << counted.stats.DebugString();
+    for (unsigned seed : {0u, 1u}) {
+      RunCounts counted =
+          ReadInShares(*files, options, GetParam(), true, Sharing{seed, ""})->FinishCounts();
+      EXPECT_EQ(counted.files_read, one.files_read);
+      EXPECT_EQ(counted.stats.SerializeAsString(), one.stats.SerializeAsString())
+          << "one process:\n"
+          << one.stats.DebugString() << "\nshares:\n"
+          << counted.stats.DebugString();
+    }
   }
 };
 
@@ -242,12 +298,18 @@ void WriteNewerLayersRun(const std::string& dir) {
   alone.WriteTo(dir + "/solo.iotap");
 }
 
-TEST_P(PartialRunTest, WaitsPythonSamplesMappedReadsAndUring) {
+const std::string& NewerLayersDirectory() {
   static const std::string dir = [] {
-    std::string d = Dir("newer-layers");
+    std::string d = TempDirectory() + "/newer-layers";
+    std::filesystem::create_directories(d);
     WriteNewerLayersRun(d);
     return d;
   }();
+  return dir;
+}
+
+TEST_P(PartialRunTest, WaitsPythonSamplesMappedReadsAndUring) {
+  const std::string& dir = NewerLayersDirectory();
   ExpectSameAsOneProcess(dir);
   // The run holds what this test is for.
   absl::StatusOr<report::Report> r = AnalyzeRun(dir, AnalysisOptions());
