@@ -5,7 +5,8 @@
 // SharedRuns of one process and the partials strings cut into small pieces;
 // tests/integration/cluster_test.cc runs the same under mpirun. A field
 // added to the run's state or to a trainer group's result (GroupResult)
-// but not to the partial fails here, on a run that uses it.
+// but not to the partial fails here, on a run that uses it: the runs below
+// use every part of a group's result (EveryPartOfAGroupsResultIsUsed).
 
 #include "analyzer/merge/shared_run.h"
 
@@ -18,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
+#include "analyzer/read/run_catalog.h"
 #include "analyzer/read/trace_set.h"
 #include "analyzer/testing/sample_runs.h"
 #include "analyzer/testing/skewed_hosts.h"
@@ -321,6 +324,220 @@ TEST_P(PartialRunTest, WaitsPythonSamplesMappedReadsAndUring) {
   RunCounts counts = CountTraceFiles(*ListTraceFiles(dir), AnalysisOptions());
   EXPECT_NE(counts.stats.DebugString().find("/data/mapped.bin"), std::string::npos);
   EXPECT_NE(counts.stats.DebugString().find("perf refused"), std::string::npos);
+}
+
+// Three trainers and a process of no group, from `kT0` (ms):
+//   pid 100, rank 0, loaders 101 and 102: 4 steps of 100 ms from 10 ms,
+//     each waiting 10 ms for data; epochs marked at 5 and 210 ms; a CUDA
+//     copy in step 1; loaders reading, using CPU and waiting for one.
+//   pid 300, rank 1, no loaders: only data waits (each DataLoader
+//     iteration is a step, which its markers' definition note says), and
+//     reads of its own.
+//   pid 400 (python3 agent.py), neither steps nor loaders: a helper, whose
+//     reads still count as the run's busy time.
+//   pid 500 (/bin/sh): a read from 20 ms to 2,000 ms, written in its file's
+//     first frame, then short reads up to 500 ms: the run's end is known
+//     only once that file is read.
+constexpr int64_t kLateEndMs = 2000;
+
+void WriteGroupsRun(const std::string& dir) {
+  SyntheticProcess trainer(100, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
+  trainer.header().set_rank(0);
+  uint32_t epoch = trainer.Name("epoch", InternedString::KIND_MARK);
+  trainer.Add({.op = OP_MARK, .start_ns = At(5), .end_ns = At(5), .file = epoch});
+  for (int s = 0; s < 4; ++s) {
+    double start = 10 + 100 * s;
+    if (s == 2) {
+      trainer.Add({.op = OP_MARK, .start_ns = At(start), .end_ns = At(start), .file = epoch});
+    }
+    trainer.Marker(OP_STEP_BEGIN, At(start), At(start), s);
+    trainer.Marker(OP_DATA_WAIT, At(start), At(start + 10), s);
+    trainer.Marker(OP_STEP_END, At(start + 100), At(start + 100), s);
+  }
+  trainer.Add({.op = OP_CUDA_MEMCPY_HTOD,
+               .start_ns = At(150),
+               .end_ns = At(150.3),
+               .requested = 1 << 20,
+               .flags = FLAG_CUDA_PINNED | FLAG_CUDA_ASYNC,
+               .aux = 0x7f00});
+  trainer.Cpu(At(0), 0);
+  trainer.Cpu(At(400), 300 * kMs);
+  trainer.End(EndOfTrace::REASON_EXIT, 0, At(420));
+  trainer.WriteTo(dir + "/trainer-100.iotap");
+  for (int pid : {101, 102}) {
+    SyntheticProcess p(pid, 100, "/usr/bin/python3", {"python3", "train.py"}, At(1),
+                       ProcessHeader::ORIGIN_FORK);
+    uint32_t data = p.Path("/data/shard-" + std::to_string(pid) + ".bin");
+    for (int k = 0; k < 8; ++k) {
+      p.Read(OP_PREAD, At(12 + 50 * k), At(15 + 50 * k), data, k * 4096, 4096);
+    }
+    // CPU time, and time runnable without a CPU (an oversubscribed host).
+    for (int k = 0; k <= 2; ++k) {
+      Packet resources;
+      resources.mutable_resources()->set_monotonic_ns(At(200 * k));
+      resources.mutable_resources()->set_user_cpu_ns((pid - 100) * 70 * k * kMs);
+      resources.mutable_resources()->set_run_queue_ns(k * k * 9 * kMs);
+      p.Packet(resources);
+    }
+    p.End(EndOfTrace::REASON_UNDERSCORE_EXIT, 0, At(410));
+    p.WriteTo(dir + "/loader-" + std::to_string(pid) + ".iotap");
+  }
+  SyntheticProcess alone(300, 1, "/usr/bin/python3", {"python3", "solo.py"}, kT0,
+                         ProcessHeader::ORIGIN_EXEC, "node1");
+  alone.header().set_rank(1);
+  alone.header().set_wait_threshold_ns(20'000);
+  uint32_t file = alone.Path("/data/solo.bin");
+  for (int s = 0; s < 5; ++s) {
+    double start = 20 + 60 * s;
+    alone.Marker(OP_DATA_WAIT, At(start), At(start + 8), s);
+    alone.Read(OP_PREAD, At(start + 1), At(start + 6), file, s * 65536, 65536);
+  }
+  alone.End(EndOfTrace::REASON_EXIT, 0, At(400));
+  alone.WriteTo(dir + "/trainer-300.iotap");
+  SyntheticProcess agent(400, 1, "/usr/bin/python3", {"python3", "agent.py"}, kT0);
+  uint32_t config = agent.Path("/etc/agent.json");
+  agent.Read(OP_PREAD, At(3), At(4), config, 0, 512);
+  agent.End(EndOfTrace::REASON_EXIT, 0, At(430));
+  agent.WriteTo(dir + "/agent-400.iotap");
+  SyntheticProcess late(500, 1, "/bin/sh", {"sh", "-c", "cp"}, kT0);
+  uint32_t copied = late.Path("/data/copied.bin");
+  late.Read(OP_PREAD, At(20), At(kLateEndMs), copied, 0, 1 << 20);
+  for (int k = 1; k <= 8; ++k) {
+    late.Read(OP_PREAD, At(50 * k), At(50 * k + 1), copied, k << 20, 4096);
+  }
+  late.WriteTo(dir + "/late-500.iotap", /*events_per_frame=*/2);
+}
+
+const std::string& GroupsRunDirectory() {
+  static const std::string dir = [] {
+    std::string d = TempDirectory() + "/groups-run";
+    std::filesystem::create_directories(d);
+    WriteGroupsRun(d);
+    return d;
+  }();
+  return dir;
+}
+
+// Epochs, inferred waits of a trainer without loaders, a CUDA copy in a
+// step, a trainer demoted to helper; the late process read by the last rank
+// (by every other rank's groups' figures only through the run's end).
+TEST_P(PartialRunTest, EpochsHelpersAndALateEventOnTheLastRank) {
+  const std::string& dir = GroupsRunDirectory();
+  absl::StatusOr<std::vector<std::string>> files = ListTraceFiles(dir);
+  ASSERT_TRUE(files.ok());
+  // What this test is for: the run ends later than the catalog says, with an
+  // event of a file of no group.
+  RunCatalog catalog = CatalogTraceFiles(*files);
+  ASSERT_LT(catalog.end_unix_ns, At(kLateEndMs - 1000));
+  absl::StatusOr<report::Report> r = AnalyzeTraceFiles(*files, AnalysisOptions());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->epochs().epoch_size(), 2);
+  EXPECT_DOUBLE_EQ(r->epochs().epoch(1).end_s(), kLateEndMs / 1e3);
+  const int64_t bins = r->timeline().bins();
+  EXPECT_DOUBLE_EQ(r->timeline().bin_width_s(), ((kLateEndMs * kMs + bins - 1) / bins) / 1e9);
+  int helpers = 0;
+  for (const report::Process& p : r->processes()) {
+    helpers += p.pid() == 400 && p.role() == report::HELPER;
+  }
+  EXPECT_EQ(helpers, 1);
+  EXPECT_EQ(r->workers().trainers(), 2);
+  ExpectSameAsOneProcess(dir, AnalysisOptions(), "late-500");
+}
+
+// Step logs (--steps) over ranks: a JSON-lines log whose steps name ranks 0
+// and 1 (rank 1's without their waits, which are inferred; and one rank of
+// no process: given to the first trainer, with a note), with a line that is
+// no step, and a log that cannot be read. The markers' steps are not used,
+// their notes still are.
+AnalysisOptions StepLogOptions() {
+  static const std::string logs = [] {
+    std::string d = TempDirectory() + "/groups-run-logs";
+    std::filesystem::create_directories(d);
+    auto line = [](int step, double start_ms, double end_ms, int rank, bool wait) {
+      return absl::StrFormat(
+          "{\"step\": %d, \"start\": 1700000000.%09d, \"end\": 1700000000.%09d, %s"
+          "\"rank\": %d}\n",
+          step, static_cast<int>(start_ms * 1e6), static_cast<int>(end_ms * 1e6),
+          wait ? "\"data_wait\": 0.004, " : "", rank);
+    };
+    std::ofstream out(d + "/steps.jsonl");
+    for (int s = 0; s < 3; ++s) out << line(s, 10 + 120 * s, 120 + 120 * s, 0, true);
+    out << "not a step\n";
+    for (int s = 0; s < 4; ++s) out << line(s, 25 + 80 * s, 95 + 80 * s, 1, false);
+    out << line(9, 300, 330, 7, true);
+    return d;
+  }();
+  AnalysisOptions options;
+  options.step_logs = {logs + "/steps.jsonl", logs + "/missing.jsonl"};
+  return options;
+}
+
+TEST_P(PartialRunTest, StepLogsOverRanks) {
+  const AnalysisOptions options = StepLogOptions();
+  absl::StatusOr<report::Report> r = AnalyzeRun(GroupsRunDirectory(), options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->steps_size(), 8);
+  ASSERT_EQ(r->run().step_sources_size(), 1);
+  EXPECT_EQ(r->run().step_sources(0), options.step_logs[0]);
+  EXPECT_GT(r->step_statistics().data_waits().inferred_steps(), 0);
+  std::string notes;
+  for (const report::Note& n : r->notes()) notes += n.message() + "\n";
+  EXPECT_NE(notes.find("each iteration of the DataLoader is a step"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("some steps name no rank or process"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("step log not used"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("line 4"), std::string::npos) << notes;
+  ExpectSameAsOneProcess(GroupsRunDirectory(), options, "late-500");
+}
+
+// Every part of a group's result is used by some run the tests above share,
+// so that one a partial did not carry would change a report there.
+TEST(PartialRunCoverageTest, EveryPartOfAGroupsResultIsUsed) {
+  auto report = [](const std::string& dir) {
+    absl::StatusOr<report::Report> r = AnalyzeRun(dir, AnalysisOptions());
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : report::Report();
+  };
+  report::Report groups = report(GroupsRunDirectory()), hostile = report(HostileRunDirectory());
+  // notes, step_sources, steps, compute_s, warmup_skipped, waits, io, cores:
+  EXPECT_GT(groups.overlap().compute_s(), 0);
+  EXPECT_GT(groups.step_statistics().warmup_steps_skipped(), 0);
+  EXPECT_GT(groups.overlap().outside_steps_io_s(), 0);
+  EXPECT_GT(groups.step_statistics().loader_cores(), 0);
+  EXPECT_GT(groups.step_statistics().loader_run_queue_cores(), 0);
+  EXPECT_GT(groups.step_statistics().trainer_cores(), 0);
+  EXPECT_EQ(groups.run().step_sources_size(), 2);
+  // epochs, series, spans, CUDA copies in steps, Python profiles:
+  EXPECT_EQ(groups.epochs().epoch_size(), 2);
+  EXPECT_GT(groups.timeline().spans_size(), 0);
+  EXPECT_GT(groups.timeline().series_size(), 0);
+  ASSERT_GT(groups.cuda_copies_size(), 0);
+  EXPECT_GT(groups.cuda_copies(0).in_steps_s(), 0);
+  absl::StatusOr<report::Report> logs = AnalyzeRun(GroupsRunDirectory(), StepLogOptions());
+  ASSERT_TRUE(logs.ok()) << logs.status();
+  EXPECT_GT(logs->step_statistics().data_waits().inferred_steps(), 0);
+  report::Report newer = report(NewerLayersDirectory());
+  EXPECT_GT(newer.py_profiles_size(), 0);
+  EXPECT_GT(newer.step_statistics().data_waits().compared_steps(), 0);
+  EXPECT_GT(hostile.steps_size(), 0);
+}
+
+// The MPI driver deals a trainer and its loaders to one rank: a share
+// holding part of a group cannot analyse it, and says so.
+TEST(PartialRunSplitTest, AGroupSplitBetweenSharesIsRefused) {
+  absl::StatusOr<std::vector<std::string>> files = ListTraceFiles(GroupsRunDirectory());
+  ASSERT_TRUE(files.ok());
+  SharedRun run;
+  ASSERT_TRUE(run.Prepare(*files, AnalysisOptions()).ok());
+  std::vector<int> trainer_only;
+  for (size_t i = 0; i < run.file_count(); ++i) {
+    if (run.file(i).find("loader-") == std::string::npos) {
+      trainer_only.push_back(static_cast<int>(i));
+    }
+  }
+  run.Read(trainer_only, 1, nullptr);
+  absl::Status analysed = run.AnalyzeGroups(run.end_ns(), AnalysisOptions());
+  EXPECT_EQ(analysed.code(), absl::StatusCode::kFailedPrecondition) << analysed;
+  EXPECT_NE(analysed.message().find("pid 100"), std::string::npos) << analysed;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, PartialRunTest, ::testing::Values(1, 2, 3, 8),
