@@ -1,8 +1,8 @@
 // `iotap report` and `iotap stats` under mpirun give the one-process answer
-// byte for byte (JSON, HTML, text), for 1, 2, 3 and 8 ranks (oversubscribed:
-// more ranks than cores, and than some runs have files), runs with damaged
-// and empty files among them; and a rank that dies fails the command
-// without a report.
+// byte for byte (JSON, HTML, text; with a time range, and with a step log
+// over ranks), for 1, 2, 3 and 8 ranks (oversubscribed: more ranks than
+// cores, and than some runs have files), runs with damaged and empty files
+// among them; and a rank that dies fails the command without a report.
 
 #include <filesystem>
 #include <fstream>
@@ -40,6 +40,18 @@ const TempDir& Runs() {
     WriteFile(damaged + "/cut.7.iotap", bytes.substr(0, bytes.size() * 2 / 3));
     WriteFile(damaged + "/empty.8.iotap", "");
     WriteFile(damaged + "/garbage.9.iotap", std::string(3000, 'x'));
+    // A step log over ranks 0 to 3, and one rank no run has.
+    std::string log;
+    for (int rank : {0, 1, 2, 3, 9}) {
+      for (int step = 0; step < 18; ++step) {  // within the first second
+        const int start_ms = 20 + 50 * step + 3 * rank;
+        log += "{\"step\": " + std::to_string(step) + ", \"start\": 1700000000." +
+               std::to_string(1000 + start_ms).substr(1) + ", \"end\": 1700000000." +
+               std::to_string(1000 + start_ms + 40).substr(1) +
+               ", \"data_wait\": 0.005, \"rank\": " + std::to_string(rank) + "}\n";
+      }
+    }
+    WriteFile(t->Sub("steps.jsonl"), log);
     return t;
   }();
   return *runs;
@@ -79,12 +91,14 @@ TEST_P(ClusterTest, SameBytesAsOneProcess) {
         {IotapBinary(), "report", dir, "--from", "0.5", "--to", "20", "--format", "json", "-o",
          "OUT/range.json"},
         {IotapBinary(), "stats", dir, "--json", "-o", "OUT/stats.json"},
+        {IotapBinary(), "report", dir, "--steps", Runs().Sub("steps.jsonl"), "-o", "OUT/steps.txt"},
     };
     for (const auto& command : commands) {
       RunInto(command, one.path());
       RunInto(OnRanks(ranks, command), many.path());
     }
-    for (const char* file : {"report.json", "report.html", "range.json", "stats.json"}) {
+    for (const char* file :
+         {"report.json", "report.html", "range.json", "stats.json", "steps.txt"}) {
       std::string expected = ReadFile(one.Sub(file));
       ASSERT_FALSE(expected.empty()) << file;
       EXPECT_TRUE(ReadFile(many.Sub(file)) == expected) << file << " differs with " << ranks
