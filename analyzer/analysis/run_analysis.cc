@@ -301,7 +301,7 @@ absl::StatusOr<report::Report> BuildReport(RunState& s, const AnalysisOptions& o
   for (const auto& [index, g] : s.groups) {
     if (!s.results.count(index)) pending.push_back(index);
   }
-  AnalyzeGroups(s, pending, options.timeline_bins);
+  AnalyzeGroups(s, pending, options.timeline_bins, options.threads);
   CombineGroups(s, &r);
   BuildTimeline(s, options.timeline_bins, &r);
   BuildTables(s, options.top_files, &r);

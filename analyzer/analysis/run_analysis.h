@@ -50,7 +50,7 @@ struct AnalysisOptions {
   int top_files = 50;                  // files listed one by one
   int timeline_bins = 600;
   TimeRange range;                     // the part of the run (time_range.h)
-  int threads = 2;                     // files read in parallel
+  int threads = 2;                     // files read (and trainer groups analysed) in parallel
   const rules::RuleSet* rules = nullptr;  // findings' rules; null: the built-in ones
   // Called after each trace file with (files done, files total).
   std::function<void(size_t, size_t)> progress;

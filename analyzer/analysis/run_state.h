@@ -245,7 +245,8 @@ int GroupOf(const RunState& state, int index);
 
 // Works out each trainer group of `groups` (their trainers' catalog indices),
 // whose processes have all been read into `state`, into state.results, with
-// the timeline in `timeline_bins` bins (group_analysis.cc): its steps (from
+// the timeline in `timeline_bins` bins, `threads` groups at a time
+// (group_analysis.cc): its steps (from
 // its markers, or from the step logs, which every process has), their data
 // waits, figures and epochs, its series and spans, its CUDA copies in
 // steps and its Python profile. Then ORs the group's busy time into
@@ -253,7 +254,7 @@ int GroupOf(const RunState& state, int index);
 // series, evidence, copies, marker steps and Python samples). Needs
 // state.end_ns to be the run's: the timeline's bins and the last epoch end
 // there.
-void AnalyzeGroups(RunState& state, const std::vector<int>& groups, int timeline_bins);
+void AnalyzeGroups(RunState& state, const std::vector<int>& groups, int timeline_bins, int threads);
 
 // The parts of AnalyzeGroups, each beside the run-wide stage that puts the
 // groups' parts together:

@@ -192,7 +192,7 @@ bool ReadAndReduce(Mpi& mpi, SharedRun& run, const AnalysisOptions& options) {
   // the last epoch's end, which each rank's groups need, end there.
   int64_t end_ns = run.end_ns();
   MPI_Allreduce(MPI_IN_PLACE, &end_ns, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-  absl::Status analysed = run.AnalyzeGroups(end_ns, options);
+  absl::Status analysed = run.AnalyzeGroups(end_ns, options, threads);
   if (!analysed.ok()) mpi.Abort(std::string(analysed.message()));
   mpi.Mark("groups");
   mpi.Barrier();

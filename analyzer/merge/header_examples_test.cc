@@ -58,8 +58,8 @@ TEST(HeaderExamplesTest, SharedRun) {
   first.Read(first_indices, options.threads, nullptr);
   run.Read(my_indices, options.threads, nullptr);
   int64_t end = std::max(first.end_ns(), run.end_ns());
-  ASSERT_TRUE(first.AnalyzeGroups(end, options).ok());
-  ok = run.AnalyzeGroups(end, options);
+  ASSERT_TRUE(first.AnalyzeGroups(end, options, options.threads).ok());
+  ok = run.AnalyzeGroups(end, options, options.threads);
   ASSERT_TRUE(ok.ok());
   std::string bytes;
   WireWriter out([&](std::string_view piece) { bytes += piece; });

@@ -82,7 +82,8 @@ void SharedRun::Read(const std::vector<int>& indices, int threads,
 
 int64_t SharedRun::end_ns() const { return state_->end_ns; }
 
-absl::Status SharedRun::AnalyzeGroups(int64_t run_end_ns, const AnalysisOptions& options) {
+absl::Status SharedRun::AnalyzeGroups(int64_t run_end_ns, const AnalysisOptions& options,
+                                      int threads) {
   run_state::RunState& s = *state_;
   if (s.scope != AnalysisScope::kFull) return absl::OkStatus();
   s.end_ns = std::max(s.end_ns, run_end_ns);
@@ -101,7 +102,7 @@ absl::Status SharedRun::AnalyzeGroups(int64_t run_end_ns, const AnalysisOptions&
     }
     if (!s.results.count(g)) own.push_back(g);
   }
-  run_state::AnalyzeGroups(s, own, options.timeline_bins);
+  run_state::AnalyzeGroups(s, own, options.timeline_bins, threads);
   if (s.all_io) s.all_io->Compact();
   return absl::OkStatus();
 }

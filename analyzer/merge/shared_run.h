@@ -8,7 +8,7 @@
 //   absl::Status ok = run.Prepare(files, options);  // or PrepareCounts(files)
 //   run.Read(my_indices, options.threads, nullptr); // indices < run.file_count()
 //   int64_t end = run.end_ns();                     // the largest of every share's:
-//   ok = run.AnalyzeGroups(end, options);           // then the groups read here
+//   ok = run.AnalyzeGroups(end, options, options.threads);  // then the groups read here
 //   run.WritePartial(out);                          // where a share is sent
 //   absl::Status merged = run.MergePartial(in);     // where one is received
 //   absl::StatusOr<report::Report> r = run.FinishReport(options);  // once, with all merged
@@ -76,11 +76,11 @@ class SharedRun {
   // Once every Read is done, with `run_end_ns` the largest end_ns() of every
   // share (the timeline's bins and the last epoch end there), and before
   // WritePartial: works out each trainer group read here into its part of
-  // the report, then frees the group's busy time, series and evidence, and
-  // keeps the run's busy time compact. Fails if a group was read here in
-  // part only (the trainer or a loader in another share). Nothing to do for
-  // the counts.
-  absl::Status AnalyzeGroups(int64_t run_end_ns, const AnalysisOptions& options);
+  // the report, `threads` groups at a time, then frees the group's busy
+  // time, series and evidence, and keeps the run's busy time compact. Fails
+  // if a group was read here in part only (the trainer or a loader in
+  // another share). Nothing to do for the counts.
+  absl::Status AnalyzeGroups(int64_t run_end_ns, const AnalysisOptions& options, int threads);
   // The memory the busy-time bitmaps and the series of the trainer groups
   // (and of processes outside them) take here.
   struct SummaryBytes {

@@ -109,7 +109,7 @@ std::unique_ptr<SharedRun> ReadInShares(const std::vector<std::string>& files,
   int64_t end_ns = INT64_MIN;
   for (const auto& run : runs) end_ns = std::max(end_ns, run->end_ns());
   for (const auto& run : runs) {
-    absl::Status analysed = run->AnalyzeGroups(end_ns, options);
+    absl::Status analysed = run->AnalyzeGroups(end_ns, options, options.threads);
     EXPECT_TRUE(analysed.ok()) << analysed;
   }
   if (sharing.seed != 0) {
@@ -535,7 +535,7 @@ TEST(PartialRunSplitTest, AGroupSplitBetweenSharesIsRefused) {
     }
   }
   run.Read(trainer_only, 1, nullptr);
-  absl::Status analysed = run.AnalyzeGroups(run.end_ns(), AnalysisOptions());
+  absl::Status analysed = run.AnalyzeGroups(run.end_ns(), AnalysisOptions(), 1);
   EXPECT_EQ(analysed.code(), absl::StatusCode::kFailedPrecondition) << analysed;
   EXPECT_NE(analysed.message().find("pid 100"), std::string::npos) << analysed;
 }
