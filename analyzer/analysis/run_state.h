@@ -84,7 +84,7 @@ struct WaitTotals {
 // A trainer group's part of the report, worked out from the group's state
 // alone (AnalyzeGroups) by the process that read the group, so that the
 // group's busy time, series and evidence need go nowhere else: its steps,
-// its timeline series and spans, its epochs, its Python profile, and what
+// its timeline series and waits, its epochs, its Python profile, and what
 // the run's figures sum over it. CombineGroups, BuildTimeline, BuildTables
 // and BuildPyProfiles put the groups' parts together in the order of
 // RunState::groups. Where such a sum is of figures that are not integers
@@ -116,7 +116,12 @@ struct GroupResult {
   // group's).
   std::vector<report::Epoch> epochs;
   std::vector<report::Series> series;  // the timeline's, in its bins
-  std::vector<report::Span> spans;
+  // The data waits of each step (inferred or measured, as the step says),
+  // as their start and end in seconds from the run's start: with the steps,
+  // the timeline's spans of the group (BuildTimeline). Per step, how many;
+  // then every wait's two times, step after step.
+  std::vector<uint32_t> waits_per_step;
+  std::vector<double> wait_times_s;
   // By kind: the durations of the trainer's CUDA copies that started in a
   // step, in seconds, in the order of its trace.
   std::map<CudaCopyKey, std::vector<double>> cuda_in_steps_s;
@@ -248,18 +253,20 @@ int GroupOf(const RunState& state, int index);
 // the timeline in `timeline_bins` bins, `threads` groups at a time
 // (group_analysis.cc): its steps (from
 // its markers, or from the step logs, which every process has), their data
-// waits, figures and epochs, its series and spans, its CUDA copies in
-// steps and its Python profile. Then ORs the group's busy time into
+// waits, figures and epochs, its timeline series and waits, its CUDA
+// copies in steps and its Python profile. Then ORs the group's busy time into
 // state.all_io and frees what reading left in the group (its busy time,
 // series, evidence, copies, marker steps and Python samples). Needs
 // state.end_ns to be the run's: the timeline's bins and the last epoch end
 // there.
 void AnalyzeGroups(RunState& state, const std::vector<int>& groups, int timeline_bins, int threads);
 
-// The parts of AnalyzeGroups, each beside the run-wide stage that puts the
-// groups' parts together:
+// The parts of AnalyzeGroups, each (but the steps', in group_steps.cc)
+// beside the run-wide stage that puts the groups' parts together.
+//
 // Which trainer group each span of each step log goes to: by rank, then by
-// pid; with no match, the first group (step_analysis.cc).
+// pid; with no match, the first group (group_steps.cc; CombineGroups's notes
+// say which logs were used and which named no one).
 struct StepLogSpans {
   // By entry of RunState::step_logs: whether its steps are used (it could be
   // read, and its times are on the wall clock).
@@ -272,7 +279,7 @@ struct StepLogSpans {
 };
 StepLogSpans AssignStepLogs(const RunState& state);
 // The group's steps: from its trainer's markers, or from the step logs
-// where any can be used; with their epochs (step_analysis.cc).
+// where any can be used; with their epochs.
 void CollectSteps(const RunState& state, int index, TrainerGroup& g, const StepLogSpans& logs,
                   GroupResult* out);
 // Infers the data waits of the steps whose source gave none, compares them
@@ -283,7 +290,7 @@ void InferWaits(TrainerGroup& g, WaitTotals* out);
 // epochs sum over it (after InferWaits; `warmup`: its first step is the
 // run's warm-up step).
 void ComputeSteps(const RunState& state, const TrainerGroup& g, bool warmup, GroupResult* out);
-// Its timeline series and spans (timeline.cc).
+// Its timeline series, and the times of its steps' waits (timeline.cc).
 void ComputeTimeline(const RunState& state, int index, const TrainerGroup& g, int bins,
                      GroupResult* out);
 // Its CUDA copies in steps (tables.cc).
@@ -300,8 +307,9 @@ void CombineGroups(RunState& state, report::Report* report);
 // (step_waits.cc).
 void CombineWaits(const RunState& state, report::StepStatistics* st);
 
-// Fills report->timeline (after CombineGroups; takes the groups' series
-// and spans).
+// Fills report->timeline (after CombineGroups; takes the groups' series,
+// and makes their spans from report->steps, where each group's steps
+// follow the previous group's).
 void BuildTimeline(RunState& state, int bins, report::Report* report);
 
 // Fills files, other_files, layers, datasets and cuda_copies (after

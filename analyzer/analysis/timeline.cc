@@ -46,16 +46,36 @@ Grid GridOf(const RunState& s, int bins) {
   return g;
 }
 
-report::Span* AddSpan(GroupResult* out, const char* kind, int pid, const StepSpan& step,
-                      int64_t start_ns, int64_t end_ns, int64_t origin_ns) {
-  report::Span* span = &out->spans.emplace_back();
+void AddSpan(report::Timeline* t, const char* kind, int pid, const report::Step& step,
+             double start_s, double end_s) {
+  report::Span* span = t->add_spans();
   span->set_kind(kind);
   span->set_pid(pid);
-  span->set_rank(step.rank);
-  span->set_step(static_cast<double>(step.step));
-  span->set_start_s(Seconds(start_ns - origin_ns));
-  span->set_end_s(Seconds(end_ns - origin_ns));
-  return span;
+  span->set_rank(step.rank());
+  span->set_step(step.step());
+  span->set_start_s(start_s);
+  span->set_end_s(end_s);
+}
+
+// The spans of a group's steps (of `pid`'s group: those of `steps` from
+// `first`), in time order: the gap before each (counted as waiting:
+// step_waits.cc), the step, its waits. A gap runs from the previous step's
+// end to this one's start, in seconds as the steps give them.
+void AddStepSpans(const GroupResult& res, int pid,
+                  const google::protobuf::RepeatedPtrField<report::Step>& steps, int first,
+                  report::Timeline* t) {
+  size_t wait = 0;
+  for (int n = 0; n < static_cast<int>(res.waits_per_step.size()); ++n) {
+    const report::Step& step = steps.Get(first + n);
+    if (step.gap_before_s() > 0) {
+      AddSpan(t, "between_steps", pid, step, steps.Get(first + n - 1).end_s(), step.start_s());
+    }
+    AddSpan(t, "step", pid, step, step.start_s(), step.end_s());
+    const char* kind = step.data_wait_inferred() ? "inferred_wait" : "data_wait";
+    for (uint32_t k = 0; k < res.waits_per_step[n]; ++k, wait += 2) {
+      AddSpan(t, kind, pid, step, res.wait_times_s[wait], res.wait_times_s[wait + 1]);
+    }
+  }
 }
 
 std::vector<double> PerSecond(std::vector<double> v, int64_t width_ns) {
@@ -100,17 +120,13 @@ void ComputeTimeline(const RunState& s, int index, const TrainerGroup& g, int bi
     }
   };
   for (size_t n = 0; n < g.steps.size(); ++n) {
-    const StepSpan& step = g.steps[n];
     // The time since the previous step, counted as waiting (step_waits.cc).
     const TimeWindow& gap = g.step_waits[n].gap;
-    if (gap.end_ns > gap.start_ns) {
-      AddSpan(out, "between_steps", pid, step, gap.start_ns, gap.end_ns, s.origin_ns);
-      add_waiting(gap);
-    }
-    AddSpan(out, "step", pid, step, step.start_ns, step.end_ns, s.origin_ns);
-    for (const TimeWindow& w : step.data_waits) {
-      AddSpan(out, g.step_waits[n].inferred ? "inferred_wait" : "data_wait", pid, step, w.start_ns,
-              w.end_ns, s.origin_ns);
+    if (gap.end_ns > gap.start_ns) add_waiting(gap);
+    out->waits_per_step.push_back(static_cast<uint32_t>(g.steps[n].data_waits.size()));
+    for (const TimeWindow& w : g.steps[n].data_waits) {
+      out->wait_times_s.push_back(Seconds(w.start_ns - s.origin_ns));
+      out->wait_times_s.push_back(Seconds(w.end_ns - s.origin_ns));
       add_waiting(w);
     }
   }
@@ -140,12 +156,13 @@ void BuildTimeline(RunState& s, int bins, report::Report* r) {
     busy[k] = static_cast<double>(s.all_io->Count(start, start + width)) / static_cast<double>(width);
   }
   AddSeries(t, "I/O busy (any process)", "io", "share", busy);
+  int first_step = 0;
   for (const auto& [index, g] : s.groups) {
     GroupResult& res = s.results.at(index);
     for (report::Series& series : res.series) *t->add_series() = std::move(series);
-    for (report::Span& span : res.spans) *t->add_spans() = std::move(span);
     res.series.clear();
-    res.spans.clear();
+    AddStepSpans(res, s.catalog.entries[index].header.pid(), r->steps(), first_step, t);
+    first_step += static_cast<int>(res.waits_per_step.size());
   }
   if (s.layers[static_cast<int>(Layer::kCuda)].ops > 0) {
     std::vector<double> v =

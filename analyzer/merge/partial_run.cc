@@ -256,7 +256,7 @@ void Fields(WaitTotals& x, F&& f) {
 }
 
 // What the owner of a trainer group (the rank that read it) sends of it.
-IOTAP_FIELDS_OF(GroupResult, 640);
+IOTAP_FIELDS_OF(GroupResult, 664);
 template <typename F>
 void Fields(GroupResult& x, F&& f) {
   f(x.has_steps);
@@ -274,7 +274,8 @@ void Fields(GroupResult& x, F&& f) {
   f(x.loader_queued_ns);
   f(x.epochs);
   f(x.series);
-  f(x.spans);
+  f(x.waits_per_step);
+  f(x.wait_times_s);
   f(x.cuda_in_steps_s);
   f(x.py_profile);
 }
@@ -657,8 +658,13 @@ absl::Status MergeGroupResult(WireReader& r, RunState& s) {
   }
   GroupResult& g = s.results[index];
   Get(r, &g);
-  // CombineGroups reads them side by side.
-  if (g.compute_s.size() != g.steps.size()) r.Fail();
+  // CombineGroups and BuildTimeline read them side by side.
+  uint64_t waits = 0;
+  for (uint32_t n : g.waits_per_step) waits += n;
+  if (g.compute_s.size() != g.steps.size() || g.waits_per_step.size() != g.steps.size() ||
+      g.wait_times_s.size() != 2 * waits) {
+    r.Fail();
+  }
   return absl::OkStatus();
 }
 
