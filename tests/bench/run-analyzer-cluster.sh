@@ -13,8 +13,8 @@
 #          trainers x 8 workers (4,608 processes), IOTAP_CLUSTER_EVENTS events
 #          (default 100 million) over 120 s; rank 0's merge time, the
 #          largest rank's peak RSS, the largest partial sent (of it, busy-time
-#          bitmaps and series) and rank 0's merged bitmaps and series in
-#          memory (IOTAP_MPI_TIMES's notes).
+#          bitmaps, series and the trainer groups' results) and rank 0's
+#          merged bitmaps and series in memory (IOTAP_MPI_TIMES's notes).
 #   share  one rank's share of the 1-billion-event cluster job at N=16 (the
 #          groups of 32 of its 512 trainers: generate_traces --part=0/16),
 #          read as that rank would: time, CPU, peak RSS.
@@ -89,8 +89,8 @@ ranks)
 merge)
   events=${IOTAP_CLUSTER_EVENTS:-100000000}
   generate --processes=4608 --ranks=512 --hosts=64 --events="$events" --duration-s=120
-  printf '%-6s %9s %9s %12s %12s %22s %14s %s\n' ranks merge_s read_s max_rss_MiB \
-    rank0_rss_MiB "max_partial_MiB (b/s)" rank0_state_MiB "load (median of $runs)"
+  printf '%-6s %9s %9s %12s %12s %26s %14s %s\n' ranks merge_s read_s max_rss_MiB \
+    rank0_rss_MiB "max_partial_MiB (b/s/r)" rank0_state_MiB "load (median of $runs)"
   for n in ${IOTAP_CLUSTER_RANKS:-2 4 8 16 32 64}; do
     : >"$out/merge.$n"
     for ((i = 1; i <= runs; ++i)); do
@@ -105,18 +105,19 @@ merge)
     # The last run's sizes (they do not vary): the largest partial sent,
     # and rank 0's merged state.
     mib() { awk '{ printf "%.1f", $1 / 1048576 }'; }
-    big=$(grep -o 'sent_bytes=[0-9]* (bitmaps=[0-9]* series=[0-9]*' "$out/e" | tr -dc '0-9 \n' |
-      sort -k1,1g | tail -1)
-    read -r sent sent_b sent_s <<<"$big"
+    big=$(grep -o 'sent_bytes=[0-9]* (bitmaps=[0-9]* series=[0-9]* results=[0-9]*' "$out/e" |
+      tr -dc '0-9 \n' | sort -k1,1g | tail -1)
+    read -r sent sent_b sent_s sent_r <<<"$big"
     r0=$(grep 'rank=0 ' "$out/e")
     r0_rss=$(grep -o 'max_rss_kib=[0-9]*' <<<"$r0" | cut -d= -f2)
     r0_state=$(( $(grep -o 'merged_bitmaps_bytes=[0-9]*' <<<"$r0" | cut -d= -f2) +
       $(grep -o 'merged_series_bytes=[0-9]*' <<<"$r0" | cut -d= -f2) ))
-    printf '%-6d %9.3f %9.2f %12.0f %12.0f %22s %14s %s\n' "$n" \
+    printf '%-6d %9.3f %9.2f %12.0f %12.0f %26s %14s %s\n' "$n" \
       "$(cut -d' ' -f1 "$out/merge.$n" | median)" "$(cut -d' ' -f2 "$out/merge.$n" | median)" \
       "$(cut -d' ' -f3 "$out/merge.$n" | median | awk '{ printf "%.0f", $1 / 1024 }')" \
       "$(awk -v k="$r0_rss" 'BEGIN { printf "%.0f", k / 1024 }')" \
-      "$(mib <<<"$sent") ($(mib <<<"$sent_b")/$(mib <<<"$sent_s"))" "$(mib <<<"$r0_state")" \
+      "$(mib <<<"$sent") ($(mib <<<"$sent_b")/$(mib <<<"$sent_s")/$(mib <<<"$sent_r"))" \
+      "$(mib <<<"$r0_state")" \
       "$(cut -d' ' -f4 "$out/merge.$n" | tr '\n' ' ')"
   done
   ;;
