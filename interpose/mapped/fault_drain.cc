@@ -236,7 +236,7 @@ void CollectPending() {
   auto add = [&](const Sample& x) {
     if (s.pending_size < kMaxPending) s.pending[s.pending_size++] = x.addr / kPageSize;
   };
-  for (Slot& slot : g_sampler.slots) {
+  for (Slot& slot : g_sampler.used()) {
     if (slot.state.load(std::memory_order_acquire) != kSlotLive) continue;
     for (uint32_t i = 0; i < slot.held_count; ++i) add(slot.held[i]);
     if (slot.retired.page != nullptr) WalkBuffer(slot.retired, /*count_lost=*/false, add);

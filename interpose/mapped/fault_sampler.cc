@@ -122,12 +122,16 @@ void SetNote(const char* what, int err) {
 // lock.
 OpenResult OpenSlotLocked(int tid, bool grown = false) {
   Slot* free_slot = nullptr;
-  for (Slot& s : g_sampler.slots) {
+  const uint32_t used = g_sampler.slots_used.load(std::memory_order_relaxed);
+  for (Slot& s : g_sampler.used()) {
     uint32_t state = s.state.load(std::memory_order_relaxed);
     if (state == kSlotLive && s.tid == tid) return OpenResult::kOk;
     if (state == kSlotFree && free_slot == nullptr) free_slot = &s;
   }
-  if (free_slot == nullptr) return OpenResult::kNoMemory;
+  if (free_slot == nullptr) {
+    if (used == kMaxThreads) return OpenResult::kNoMemory;
+    free_slot = &g_sampler.slots[used];
+  }
   Buffer begin, major;
   size_t pages = grown ? kGrownBeginPages : kBeginPages;
   OpenResult r = OpenBuffer(tid, PERF_COUNT_SW_PAGE_FAULTS, pages, &begin);
@@ -148,6 +152,8 @@ OpenResult OpenSlotLocked(int tid, bool grown = false) {
   free_slot->retired = Buffer();
   free_slot->major = major;
   free_slot->held_count = 0;
+  const auto index = static_cast<uint32_t>(free_slot - g_sampler.slots);
+  if (index >= used) g_sampler.slots_used.store(index + 1, std::memory_order_release);
   free_slot->state.store(kSlotLive, std::memory_order_release);
   g_sampler.threads_sampled.fetch_add(1, std::memory_order_relaxed);
   return OpenResult::kOk;
@@ -212,7 +218,7 @@ void CloseAllIfUnmapped(uint64_t now) {
   if (LiveDataMappings() > 0) {
     g_sampler.mode.store(kSampling);
   } else {
-    for (Slot& s : g_sampler.slots) {
+    for (Slot& s : g_sampler.used()) {
       if (s.state.load(std::memory_order_relaxed) != kSlotLive) continue;
       DrainSlot(&s, now, /*final=*/true);
       CloseSlotLocked(&s);
@@ -234,11 +240,17 @@ void CountFaultsNow() {
   errno = saved;
 }
 
-// Whether `slot`'s begin buffer should grow after a drain that found
-// `drained`: it was half full, or the kernel dropped samples.
+// Whether a drain that found `drained` in the buffer of `pages` says that
+// its thread faults fast: a quarter full, or samples dropped. The writer
+// then empties the buffers more often, and the buffer of such a thread
+// grows (ShouldGrow).
+bool FillsFast(const Drained& drained, size_t pages) {
+  return drained.lost || drained.fresh >= BeginCapacity(pages) / 4;
+}
+
 bool ShouldGrow(const Slot& slot, const Drained& drained) {
   return slot.begin_pages < kGrownBeginPages && !slot.grow_failed &&
-         (drained.lost || drained.fresh >= BeginCapacity(slot.begin_pages) / 2);
+         FillsFast(drained, slot.begin_pages);
 }
 
 // Gives `slot` a begin buffer of kGrownBeginPages and retires the one it
@@ -346,7 +358,7 @@ void DrainFaults(bool final) {
     // Other threads only ever fill free slots (under the lock); only this
     // side empties live ones, so reading them needs no lock.
     bool fast = false;
-    for (Slot& s : g_sampler.slots) {
+    for (Slot& s : g_sampler.used()) {
       if (s.state.load(std::memory_order_acquire) != kSlotLive) continue;
       bool gone = check_exits && RawSyscall(SYS_tgkill, pid, s.tid, 0) != 0 && errno == ESRCH;
       // Close only after a last drain: a gone thread's samples are all in.
@@ -362,7 +374,7 @@ void DrainFaults(bool final) {
         // At once: the two buffers sample the same faults until then.
         if (s.retired.page != nullptr) DrainSlot(&s, now, /*final=*/false);
       }
-      fast |= drained.lost || drained.fresh >= BeginCapacity(s.begin_pages) / 4;
+      fast |= FillsFast(drained, s.begin_pages);
     }
     g_fast_poll.store(fast, std::memory_order_relaxed);
     if (now - g_sampler.last_mapped_ns.load(std::memory_order_relaxed) >= kLingerNs) {
@@ -414,6 +426,7 @@ void UnlockFaultsAfterFork(bool child) {
     s.major = Buffer();
     s.held_count = 0;
   }
+  g_sampler.slots_used.store(0, std::memory_order_relaxed);
   g_sampler.threads_sampled.store(0, std::memory_order_relaxed);
   g_sampler.lost.store(0, std::memory_order_relaxed);
   if (g_sampler.mode.load(std::memory_order_relaxed) == kSampling) {

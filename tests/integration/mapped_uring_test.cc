@@ -581,7 +581,8 @@ INSTANTIATE_TEST_SUITE_P(Lookups, RawMappingTest, ::testing::Values(true, false)
 // worker's after it collates a batch: a thread's first begin buffer (1,024
 // samples) overflowed on such bursts, and the kernel dropped samples, data
 // faults among them. The mapping thread's buffer is opened larger, and a
-// thread started later has its buffer grown once it fills half of it (the
+// thread started later has its buffer grown once a drain finds it a quarter
+// full (the
 // two buffers sample together for a moment: no fault may come out twice);
 // a writer already running is woken when sampling begins (it slept up to
 // 100 ms, and half the windows' faults were lost in a buffer full long

@@ -7,7 +7,7 @@
 //       of fresh anonymous memory (2,048 page faults) and frees it, reads
 //       the window's first byte, and sleeps 2 ms; prints "sum N" (the sum of
 //       those bytes). With "thread", a thread started after the mapping
-//       does the reading, after a first burst of 3 MiB and a pause of 20 ms
+//       does the reading, after a first burst of 3.5 MiB and a pause of 20 ms
 //       (time for the sampler to give it a larger buffer).
 
 #define _GNU_SOURCE
@@ -46,7 +46,7 @@ static int Burst(long bytes) {
 
 static void* Read(void* ramp) {
   if (ramp != NULL) {
-    if (Burst(3 << 20) != 0) return (void*)1;
+    if (Burst(7 << 19) != 0) return (void*)1;
     Sleep(20000000);
   }
   for (long at = 0; at < kFileBytes; at += kWindow) {
