@@ -1,4 +1,3 @@
-#include "interpose/core/raw_syscall.h"
 #include "interpose/core/recorder.h"
 
 #include <errno.h>
@@ -11,6 +10,8 @@
 #include <unistd.h>
 
 #include <new>
+
+#include "interpose/core/raw_syscall.h"
 
 namespace iotap::interpose {
 
@@ -112,6 +113,10 @@ void WakeWriter(ThreadState* ts) {
   Ring* r = ts->ring;
   r->tail_seen = r->tail.load(std::memory_order_acquire);
   if (r->head.load(std::memory_order_relaxed) - r->tail_seen < r->capacity / 2) return;
+  WakeWriterNow();
+}
+
+void WakeWriterNow() {
   g_wake.fetch_add(1, std::memory_order_release);
   if (g_writer_sleeping.load(std::memory_order_seq_cst)) {
     RawSyscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);

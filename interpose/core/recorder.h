@@ -92,6 +92,10 @@ inline void ResetShimLockInChild(pthread_mutex_t* m) {
 
 RawEvent* ReserveEventSlow(ThreadState* ts);
 void WakeWriter(ThreadState* ts);
+// Wakes the writer thread now, whatever the rings hold: something it polls
+// has begun (mapped/fault_sampler.cc), and it sleeps until a flush or a
+// sample otherwise, up to its sample interval.
+void WakeWriterNow();
 
 // Returns the slot for a new event on this thread, or null when the event
 // cannot be recorded (it is then counted as dropped). Call only with

@@ -48,7 +48,9 @@ constexpr uint64_t kFirstSampledSeq = uint64_t{1} << 39;
 // its pages mapped before may be given out again.
 constexpr size_t kCreditRegions = 512;
 
-constexpr size_t kMaxBegins = kBeginPages * kPageSize / 32 + kMaxHeld;
+// A drain takes the held samples, a retired buffer's and a grown one's.
+constexpr size_t kMaxBegins =
+    BeginCapacity(kGrownBeginPages) + BeginCapacity(kBeginPages) + kMaxHeld;
 constexpr size_t kMaxMajors = kMajorPages * kPageSize / 32;
 constexpr size_t kMaxSnapshot = kMaxMappings + kRemovedHistory;
 
@@ -102,8 +104,13 @@ struct Scratch {
   uint64_t snapshot_version;
   uint64_t snapshot_max_length;
   uint64_t next_seq;
-  // The regions of one WriteFaults: looked at first, shared out after.
+  // The regions of one WriteFaults: looked at first, shared out after; one
+  // region's faults' pages and spans (static: the writer thread's stack is
+  // 256 KiB).
   Region regions[kMaxBegins + kMaxMajors];
+  uint32_t fault_pages[kMaxBegins + kMaxMajors];
+  uint32_t looked_pages[kMaxBegins + kMaxMajors];
+  PageSpan spans[kMaxBegins + kMaxMajors];
   bool present[kMaxPagemapReads][kRegionPages];
   // Pages of faults taken before the looks and not written with them.
   uint64_t pending[kMaxPending];
@@ -138,9 +145,10 @@ void Copy(const uint8_t* data, uint64_t size, uint64_t at, void* out, size_t n) 
 
 // Calls `on_sample(Sample)` for each sample record of `b` from its tail to
 // its head, and returns the head reached; counts the kernel's lost records
-// into the sampler when `count_lost`.
+// into the sampler, and sets `*lost`, when `count_lost`.
 template <typename OnSample>
-uint64_t WalkBuffer(const Buffer& b, bool count_lost, OnSample on_sample) {
+uint64_t WalkBuffer(const Buffer& b, bool count_lost, OnSample on_sample,
+                    bool* lost_any = nullptr) {
   perf_event_mmap_page* h = b.page;
   uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE);
   uint64_t tail = h->data_tail;
@@ -165,17 +173,57 @@ uint64_t WalkBuffer(const Buffer& b, bool count_lost, OnSample on_sample) {
     }
     tail += hdr.size;
   }
-  if (count_lost && lost != 0) g_sampler.lost.fetch_add(lost, std::memory_order_relaxed);
+  if (count_lost && lost != 0) {
+    g_sampler.lost.fetch_add(lost, std::memory_order_relaxed);
+    if (lost_any != nullptr) *lost_any = true;
+  }
   return head;
 }
 
 // Takes every record of `b` into `out` (at most `cap` samples).
-size_t ReadBuffer(const Buffer& b, Sample* out, size_t cap) {
+size_t ReadBuffer(const Buffer& b, Sample* out, size_t cap, bool* lost = nullptr) {
   size_t n = 0;
-  uint64_t head = WalkBuffer(b, /*count_lost=*/true, [&](const Sample& x) {
-    if (n < cap) out[n++] = x;
-  });
+  uint64_t head = WalkBuffer(
+      b, /*count_lost=*/true,
+      [&](const Sample& x) {
+        if (n < cap) out[n++] = x;
+      },
+      lost);
   __atomic_store_n(&b.page->data_tail, head, __ATOMIC_RELEASE);
+  return n;
+}
+
+// Samples of the successor's first faults a retired buffer's are checked
+// against: the two sample together only between the successor's opening
+// and the drain right after it (GrowBegin), a few faults.
+constexpr size_t kMaxOverlap = 256;
+
+// Takes the samples of `slot`'s retired begin buffer into `out` (at most
+// `cap`) and unmaps it. Both buffers sampled the faults taken after the
+// successor was enabled: a retired sample taken after the successor was
+// opened is left out where the successor has a sample of its page. All of
+// the retired buffer's samples come before the successor's, so the order
+// of time is kept.
+size_t TakeRetired(Slot* slot, Sample* out, size_t cap, bool* lost) {
+  uint64_t seen[kMaxOverlap];
+  size_t k = 0;
+  WalkBuffer(slot->begin, /*count_lost=*/false, [&](const Sample& x) {
+    if (k < kMaxOverlap) seen[k++] = x.addr / kPageSize;
+  });
+  size_t n = 0;
+  WalkBuffer(
+      slot->retired, /*count_lost=*/true,
+      [&](const Sample& x) {
+        if (x.time_ns >= slot->retired_at) {
+          for (size_t i = 0; i < k; ++i) {
+            if (seen[i] == x.addr / kPageSize) return;
+          }
+        }
+        if (n < cap) out[n++] = x;
+      },
+      lost);
+  RawSyscall(SYS_munmap, slot->retired.page, slot->retired.bytes);
+  slot->retired = Buffer();
   return n;
 }
 
@@ -188,9 +236,10 @@ void CollectPending() {
   auto add = [&](const Sample& x) {
     if (s.pending_size < kMaxPending) s.pending[s.pending_size++] = x.addr / kPageSize;
   };
-  for (Slot& slot : g_sampler.slots) {
+  for (Slot& slot : g_sampler.used()) {
     if (slot.state.load(std::memory_order_acquire) != kSlotLive) continue;
     for (uint32_t i = 0; i < slot.held_count; ++i) add(slot.held[i]);
+    if (slot.retired.page != nullptr) WalkBuffer(slot.retired, /*count_lost=*/false, add);
     if (slot.begin.page != nullptr) WalkBuffer(slot.begin, /*count_lost=*/false, add);
   }
 }
@@ -355,8 +404,8 @@ void WriteFaults(uint32_t tid, size_t n) {
   if (looks > 0) CollectPending();
   for (size_t ri = 0; ri < regions; ++ri) {
     const Region& r = s.regions[ri];
-    uint32_t fault_pages[kMaxBegins + kMaxMajors];
-    PageSpan spans[kMaxBegins + kMaxMajors];
+    uint32_t* fault_pages = s.fault_pages;
+    PageSpan* spans = s.spans;
     for (size_t k = r.first; k < r.end; ++k) {
       fault_pages[k - r.first] =
           static_cast<uint32_t>((placed_at(k).addr - r.window_start) / kPageSize);
@@ -372,7 +421,7 @@ void WriteFaults(uint32_t tid, size_t n) {
           pending[pending_k++] = static_cast<uint32_t>(s.pending[p] - first_page);
         }
       }
-      uint32_t looked_pages[kMaxBegins + kMaxMajors];
+      uint32_t* looked_pages = s.looked_pages;
       for (size_t k = 0; k < r.end - r.first; ++k) looked_pages[k] = fault_pages[k] - r.look_first;
       ShareSpans(s.present[r.look] + r.look_first,
                  CreditsOf(r.window_start, placed_at(r.first).mapping) + r.look_first, look_pages,
@@ -396,7 +445,7 @@ void WriteFaults(uint32_t tid, size_t n) {
 
 }  // namespace
 
-size_t DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
+Drained DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
   Scratch& s = g_scratch;
   if (s.next_seq == 0) s.next_seq = kFirstSampledSeq;
   // Majors first, then begins: a fault whose successor began before `cut`
@@ -405,7 +454,12 @@ size_t DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
   size_t majors = ReadBuffer(slot->major, s.majors, kMaxMajors);
   size_t begins = slot->held_count;
   memcpy(s.begins, slot->held, begins * sizeof(Sample));
-  size_t fresh = ReadBuffer(slot->begin, s.begins + begins, kMaxBegins - begins);
+  Drained drained;
+  if (slot->retired.page != nullptr) {
+    begins += TakeRetired(slot, s.begins + begins, kMaxBegins - begins, &drained.lost);
+  }
+  size_t fresh = ReadBuffer(slot->begin, s.begins + begins, kMaxBegins - begins, &drained.lost);
+  drained.fresh = fresh;
   begins += fresh;
   slot->held_count = 0;
   if (DataMappingsVersion() != s.snapshot_version || s.snapshot_size == 0) TakeSnapshot(now_ns);
@@ -441,7 +495,7 @@ size_t DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
   }
   for (; j < majors; ++j) place(s.majors[j].addr, s.majors[j].time_ns, s.majors[j].time_ns, true);
   WriteFaults(static_cast<uint32_t>(slot->tid), placed);
-  return fresh;
+  return drained;
 }
 
 void WriteStatus() {

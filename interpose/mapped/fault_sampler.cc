@@ -1,4 +1,3 @@
-#include "interpose/core/raw_syscall.h"
 #include "interpose/mapped/fault_sampler.h"
 
 #include <dirent.h>
@@ -15,6 +14,7 @@
 
 #include "interpose/core/clock.h"
 #include "interpose/core/config.h"
+#include "interpose/core/raw_syscall.h"
 #include "interpose/core/recorder.h"
 #include "interpose/file/writer.h"
 #include "interpose/mapped/fault_counters.h"
@@ -32,14 +32,14 @@ using namespace faults;  // NOLINT: this file is the sampler
 namespace {
 
 // While sampling, the writer empties the buffers this often: 32 KiB of
-// begin samples last 10 ms at 100,000 faults a second.
+// begin samples last 10 ms at 100,000 faults a second (a grown buffer of
+// 256 KiB, 80 ms).
 constexpr uint64_t kPollNs = 10000000ull;
 // ... and this often while they fill faster (a drain found a buffer a
 // quarter full, or the kernel dropped samples), and right after the events
 // open: a forked child's first milliseconds are a storm of copy-on-write
 // faults, which would fill the buffers before the data faults come.
 constexpr uint64_t kFastPollNs = 1000000ull;
-constexpr size_t kFastFill = kBeginPages * 4096 / 32 / 4;
 
 constinit std::atomic<bool> g_fast_poll{true};
 // Events stay open this long after the last data mapping went away.
@@ -117,17 +117,28 @@ void SetNote(const char* what, int err) {
   snprintf(g_sampler.note, sizeof(g_sampler.note), "%s (%s)", what, strerrordesc_np(err));
 }
 
-// Opens both events of `tid` into a free slot. Caller holds the lock.
-OpenResult OpenSlotLocked(int tid) {
+// Opens both events of `tid` into a free slot, with a grown begin buffer
+// at once if `grown` and the locked-memory limit allows. Caller holds the
+// lock.
+OpenResult OpenSlotLocked(int tid, bool grown = false) {
   Slot* free_slot = nullptr;
-  for (Slot& s : g_sampler.slots) {
+  const uint32_t used = g_sampler.slots_used.load(std::memory_order_relaxed);
+  for (Slot& s : g_sampler.used()) {
     uint32_t state = s.state.load(std::memory_order_relaxed);
     if (state == kSlotLive && s.tid == tid) return OpenResult::kOk;
     if (state == kSlotFree && free_slot == nullptr) free_slot = &s;
   }
-  if (free_slot == nullptr) return OpenResult::kNoMemory;
+  if (free_slot == nullptr) {
+    if (used == kMaxThreads) return OpenResult::kNoMemory;
+    free_slot = &g_sampler.slots[used];
+  }
   Buffer begin, major;
-  OpenResult r = OpenBuffer(tid, PERF_COUNT_SW_PAGE_FAULTS, kBeginPages, &begin);
+  size_t pages = grown ? kGrownBeginPages : kBeginPages;
+  OpenResult r = OpenBuffer(tid, PERF_COUNT_SW_PAGE_FAULTS, pages, &begin);
+  if (r == OpenResult::kNoMemory && grown) {
+    pages = kBeginPages;
+    r = OpenBuffer(tid, PERF_COUNT_SW_PAGE_FAULTS, pages, &begin);
+  }
   if (r != OpenResult::kOk) return r;
   r = OpenBuffer(tid, PERF_COUNT_SW_PAGE_FAULTS_MAJ, kMajorPages, &major);
   if (r != OpenResult::kOk) {
@@ -136,8 +147,13 @@ OpenResult OpenSlotLocked(int tid) {
   }
   free_slot->tid = tid;
   free_slot->begin = begin;
+  free_slot->begin_pages = pages;
+  free_slot->grow_failed = grown && pages != kGrownBeginPages;
+  free_slot->retired = Buffer();
   free_slot->major = major;
   free_slot->held_count = 0;
+  const auto index = static_cast<uint32_t>(free_slot - g_sampler.slots);
+  if (index >= used) g_sampler.slots_used.store(index + 1, std::memory_order_release);
   free_slot->state.store(kSlotLive, std::memory_order_release);
   g_sampler.threads_sampled.fetch_add(1, std::memory_order_relaxed);
   return OpenResult::kOk;
@@ -202,7 +218,7 @@ void CloseAllIfUnmapped(uint64_t now) {
   if (LiveDataMappings() > 0) {
     g_sampler.mode.store(kSampling);
   } else {
-    for (Slot& s : g_sampler.slots) {
+    for (Slot& s : g_sampler.used()) {
       if (s.state.load(std::memory_order_relaxed) != kSlotLive) continue;
       DrainSlot(&s, now, /*final=*/true);
       CloseSlotLocked(&s);
@@ -224,12 +240,43 @@ void CountFaultsNow() {
   errno = saved;
 }
 
+// Whether a drain that found `drained` in the buffer of `pages` says that
+// its thread faults fast: a quarter full, or samples dropped. The writer
+// then empties the buffers more often, and the buffer of such a thread
+// grows (ShouldGrow).
+bool FillsFast(const Drained& drained, size_t pages) {
+  return drained.lost || drained.fresh >= BeginCapacity(pages) / 4;
+}
+
+bool ShouldGrow(const Slot& slot, const Drained& drained) {
+  return slot.begin_pages < kGrownBeginPages && !slot.grow_failed &&
+         FillsFast(drained, slot.begin_pages);
+}
+
+// Gives `slot` a begin buffer of kGrownBeginPages and retires the one it
+// had (DrainSlot takes its last samples): the writer's, after a drain of
+// the slot. A refusal (the locked-memory limit) keeps the small buffer.
+void GrowBegin(Slot* slot) {
+  uint64_t at = MonotonicNs();
+  Buffer grown;
+  if (OpenBuffer(slot->tid, PERF_COUNT_SW_PAGE_FAULTS, kGrownBeginPages, &grown) !=
+      OpenResult::kOk) {
+    slot->grow_failed = true;
+    return;
+  }
+  slot->retired = slot->begin;
+  slot->retired_at = at;
+  slot->begin = grown;
+  slot->begin_pages = kGrownBeginPages;
+}
+
 }  // namespace
 
 namespace faults {
 
 void CloseSlotLocked(Slot* slot) {
   Unmap(&slot->begin);
+  Unmap(&slot->retired);
   Unmap(&slot->major);
   slot->held_count = 0;
   slot->tid = 0;
@@ -254,7 +301,10 @@ void WatchFaults() {
   if (g_sampler.mode.load(std::memory_order_relaxed) == kIdle) {
     int self = static_cast<int>(RawSyscall(SYS_gettid));
     errno = 0;
-    OpenResult r = OpenSlotLocked(self);
+    // The thread that maps the data, or a forked child's one thread: the
+    // likeliest to fault at once, and in a child the copy-on-write faults
+    // of its first milliseconds come before the writer's first drain.
+    OpenResult r = OpenSlotLocked(self, /*grown=*/true);
     int err = errno;
     if (r == OpenResult::kOk) {
       OpenOtherThreadsLocked(self);
@@ -271,7 +321,10 @@ void WatchFaults() {
   // with a thread's first event, which a process that only touches its
   // mappings may never record (a forked worker reading the parent's
   // mapping): every fault after the buffer's first 1,024 would be lost.
+  // One already running sleeps until its next resource sample (up to
+  // 100 ms), unaware that it polls now: woken, it drains at once.
   StartWriterThread();
+  WakeWriterNow();
   if (g_sampler.mode.load(std::memory_order_acquire) == kCounters) CountFaultsNow();
 }
 
@@ -304,23 +357,26 @@ void DrainFaults(bool final) {
     pid_t pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
     // Other threads only ever fill free slots (under the lock); only this
     // side empties live ones, so reading them needs no lock.
-    uint64_t lost = g_sampler.lost.load(std::memory_order_relaxed);
-    size_t fullest = 0;
-    for (Slot& s : g_sampler.slots) {
+    bool fast = false;
+    for (Slot& s : g_sampler.used()) {
       if (s.state.load(std::memory_order_acquire) != kSlotLive) continue;
       bool gone = check_exits && RawSyscall(SYS_tgkill, pid, s.tid, 0) != 0 && errno == ESRCH;
       // Close only after a last drain: a gone thread's samples are all in.
-      size_t fill = DrainSlot(&s, now, final || gone);
-      if (fill > fullest) fullest = fill;
+      Drained drained = DrainSlot(&s, now, final || gone);
       if (gone) {
         pthread_mutex_lock(&g_sampler.lock);
         CloseSlotLocked(&s);
         pthread_mutex_unlock(&g_sampler.lock);
+        continue;
       }
+      if (!final && ShouldGrow(s, drained)) {
+        GrowBegin(&s);
+        // At once: the two buffers sample the same faults until then.
+        if (s.retired.page != nullptr) DrainSlot(&s, now, /*final=*/false);
+      }
+      fast |= FillsFast(drained, s.begin_pages);
     }
-    g_fast_poll.store(
-        fullest >= kFastFill || g_sampler.lost.load(std::memory_order_relaxed) != lost,
-        std::memory_order_relaxed);
+    g_fast_poll.store(fast, std::memory_order_relaxed);
     if (now - g_sampler.last_mapped_ns.load(std::memory_order_relaxed) >= kLingerNs) {
       CloseAllIfUnmapped(now);
     }
@@ -366,9 +422,11 @@ void UnlockFaultsAfterFork(bool child) {
     s.state.store(kSlotFree, std::memory_order_relaxed);
     s.tid = 0;
     s.begin = Buffer();
+    s.retired = Buffer();
     s.major = Buffer();
     s.held_count = 0;
   }
+  g_sampler.slots_used.store(0, std::memory_order_relaxed);
   g_sampler.threads_sampled.store(0, std::memory_order_relaxed);
   g_sampler.lost.store(0, std::memory_order_relaxed);
   if (g_sampler.mode.load(std::memory_order_relaxed) == kSampling) {

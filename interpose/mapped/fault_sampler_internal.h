@@ -15,9 +15,17 @@ namespace iotap::interpose::faults {
 
 inline constexpr int kMaxThreads = 1024;
 // Data pages of the two buffers (powers of two): 32 KiB of fault-begin
-// samples (1024 faults) and 4 KiB of major-fault samples (128).
+// samples (1024 faults) and 4 KiB of major-fault samples (128). A thread
+// that fills a quarter of its begin buffer between two drains, or makes the
+// kernel drop samples, gets one of 256 KiB (8192 faults) instead, where the
+// locked-memory limit allows: a DataLoader worker collating a batch faults
+// in megabytes of fresh memory within a millisecond, and the small buffer
+// lost thousands of samples an epoch, data faults among them.
 inline constexpr size_t kBeginPages = 8;
+inline constexpr size_t kGrownBeginPages = 64;
 inline constexpr size_t kMajorPages = 1;
+// Fault-begin samples a buffer of `pages` data pages holds.
+inline constexpr size_t BeginCapacity(size_t pages) { return pages * 4096 / 32; }
 // Begin samples held back because their fault may not have completed yet.
 inline constexpr size_t kMaxHeld = 16;
 
@@ -29,7 +37,7 @@ struct Sample {
 
 struct Buffer {
   perf_event_mmap_page* page = nullptr;  // header page, then the data pages
-  size_t bytes = 0;                       // of the whole mapping
+  size_t bytes = 0;                      // of the whole mapping
 };
 
 enum SlotState : uint32_t { kSlotFree = 0, kSlotLive = 1 };
@@ -38,6 +46,13 @@ struct Slot {
   std::atomic<uint32_t> state{kSlotFree};
   int tid = 0;
   Buffer begin;
+  size_t begin_pages = 0;
+  bool grow_failed = false;  // the grown buffer was refused: not asked again
+  // The begin buffer before it grew, still sampling until the next DrainSlot
+  // takes its samples (those its successor has too left out) and unmaps it;
+  // `retired_at`: when the successor was opened.
+  Buffer retired;
+  uint64_t retired_at = 0;
   Buffer major;
   // The writer's: begin samples whose fault may still run.
   Sample held[kMaxHeld] = {};
@@ -61,7 +76,21 @@ struct Sampler {
   char note[160] = {};
   std::atomic<uint64_t> lost{0};
   std::atomic<uint32_t> threads_sampled{0};
+  // One past the highest slot ever taken (slots are taken lowest first,
+  // under the lock): the writer's loops over the slots stop there, where a
+  // walk over all 1,024 (350 KB) at every drain and every look was a tenth
+  // of a memmap DataLoader writer's time.
+  std::atomic<uint32_t> slots_used{0};
   Slot slots[kMaxThreads];
+
+  // The slots that may be live, for range-for.
+  struct Used {
+    Slot* first;
+    Slot* last;
+    Slot* begin() const { return first; }
+    Slot* end() const { return last; }
+  };
+  Used used() { return Used{slots, slots + slots_used.load(std::memory_order_acquire)}; }
 };
 
 extern Sampler g_sampler;
@@ -71,8 +100,12 @@ void CloseSlotLocked(Slot* slot);
 
 // Drains `slot` into events (fault_drain.cc). `final`: hold nothing back.
 // Returns how many begin samples the kernel had written since the last
-// drain.
-size_t DrainSlot(Slot* slot, uint64_t now_ns, bool final);
+// drain, and whether it dropped any.
+struct Drained {
+  size_t fresh = 0;
+  bool lost = false;
+};
+Drained DrainSlot(Slot* slot, uint64_t now_ns, bool final);
 
 // Emits the FaultSampling packet now (writer lock held).
 void WriteStatus();

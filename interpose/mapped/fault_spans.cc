@@ -74,8 +74,8 @@ void ShareSpans(const bool* present, bool* credited, uint32_t n, const uint32_t*
 
 LookRange FaultsLookRange(uint32_t first_fault, uint32_t last_fault, uint32_t n) {
   uint32_t first = first_fault / kFaultAroundPages * kFaultAroundPages;
-  first = first >= kFaultAroundPages ? first - kFaultAroundPages : 0;
-  uint32_t end = last_fault / kFaultAroundPages * kFaultAroundPages + 2 * kFaultAroundPages;
+  first = first > 0 ? first - 1 : 0;
+  uint32_t end = last_fault / kFaultAroundPages * kFaultAroundPages + kFaultAroundPages + 1;
   return LookRange{first < n ? first : n, end < n ? end : n};
 }
 

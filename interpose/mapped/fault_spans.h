@@ -63,11 +63,14 @@ inline constexpr uint32_t kMaxRegionPages = 512;
 void ShareSpans(const bool* present, bool* credited, uint32_t n, const uint32_t* fault_pages,
                 size_t k, const uint32_t* pending_pages, size_t pending_k, PageSpan* spans);
 
-// The pages [first, end) of a region of `n` pages a look reads for faults
-// on pages `first_fault` to `last_fault` (ascending): from one fault-around
-// window before the faults' to one after. Reading all of /proc/self/pagemap
-// for a region at every drain cost a memmap DataLoader's epoch 43 ms of
-// kernel time; the faults' part is usually a few dozen pages.
+// The pages [first, end) of a region of `n` pages a look reads first for
+// faults on pages `first_fault` to `last_fault` (ascending): the faults'
+// fault-around windows and one page either side, which tells whether a run
+// goes on past them (WidenLook reads further where one does). Reading all
+// of /proc/self/pagemap for a region at every drain cost a memmap
+// DataLoader's epoch 43 ms of kernel time; each entry read costs the writer
+// a cache miss or two on the page tables and pages the faulting thread has
+// just written (about 0.1 us), so a look reads no more than it must.
 struct LookRange {
   uint32_t first;
   uint32_t end;

@@ -152,15 +152,15 @@ TEST(FaultSpansTest, NominalWindowIsTheAligned64KiBClipped) {
   EXPECT_EQ(s.end, 40u);
 }
 
-TEST(FaultSpansTest, LookRangeIsAWindowEitherSideOfTheFaults) {
+TEST(FaultSpansTest, LookRangeIsTheFaultsWindowsAndAPageEitherSide) {
   LookRange r = FaultsLookRange(37, 90, 512);
-  EXPECT_EQ(r.first, 16u);  // the window of page 37 starts at 32
-  EXPECT_EQ(r.end, 112u);   // that of page 90 ends at 96
+  EXPECT_EQ(r.first, 31u);  // the window of page 37 starts at 32
+  EXPECT_EQ(r.end, 97u);    // that of page 90 ends at 96
   r = FaultsLookRange(5, 5, 512);
   EXPECT_EQ(r.first, 0u);
-  EXPECT_EQ(r.end, 32u);
+  EXPECT_EQ(r.end, 17u);
   r = FaultsLookRange(500, 505, 510);  // the region's part in the mapping
-  EXPECT_EQ(r.first, 480u);
+  EXPECT_EQ(r.first, 495u);
   EXPECT_EQ(r.end, 510u);
 }
 

@@ -29,7 +29,9 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -108,6 +110,21 @@ double Quantile(std::vector<double> v, double q) {
   return v[static_cast<size_t>(q * (v.size() - 1) + 0.5)];
 }
 
+// A 95% interval for the median of `v`, by bootstrap (2,000 resamples, a
+// fixed seed): how far the median of this many pairs can be trusted. On a
+// shared VM one pair of 1-byte preads differs by tens of ns either way, so
+// the median of 21 pairs moves by about 10 ns between sittings.
+std::pair<double, double> MedianInterval(const std::vector<double>& v) {
+  std::mt19937 rng(20261201);
+  std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
+  std::vector<double> medians, sample(v.size());
+  for (int b = 0; b < 2000; ++b) {
+    for (double& x : sample) x = v[pick(rng)];
+    medians.push_back(Median(sample));
+  }
+  return {Quantile(medians, 0.025), Quantile(medians, 0.975)};
+}
+
 // "events" and "dropped_events" from `iotap stats --json DIR`.
 bool TraceCounts(const std::string& iotap, const std::string& dir, long* events, long* dropped) {
   std::string cmd = iotap + " stats --json " + dir;
@@ -169,7 +186,8 @@ int main(int argc, char** argv) {
   RunWorker(wargv, shim, "");  // warm the page cache and the binaries
   for (int p = 0; p < pairs; ++p) {
     std::string dir = base + "/run" + std::to_string(p);
-    std::string baseline_dir = baseline_layers.empty() ? "" : base + "/baseline" + std::to_string(p);
+    std::string baseline_dir =
+        baseline_layers.empty() ? "" : base + "/baseline" + std::to_string(p);
     Sample plain, traced;
     if (p % 2 == 0) {
       plain = RunWorker(wargv, shim, baseline_dir, baseline_layers);
@@ -210,10 +228,13 @@ int main(int argc, char** argv) {
               Median(plain_cpu));
   std::printf("  traced    median %.1f ns/call (cpu %.1f)\n", Median(traced_wall),
               Median(traced_cpu));
-  std::printf("  added     median %.1f ns/call wall [p25 %.1f, p75 %.1f], %.1f ns/call cpu"
-              " (%.1f%% of the baseline's wall time)\n",
-              Median(diff_wall), Quantile(diff_wall, 0.25), Quantile(diff_wall, 0.75),
-              Median(diff_cpu), 100 * Median(diff_wall) / Median(plain_wall));
+  std::printf(
+      "  added     median %.1f ns/call wall [p25 %.1f, p75 %.1f], %.1f ns/call cpu"
+      " (%.1f%% of the baseline's wall time)\n",
+      Median(diff_wall), Quantile(diff_wall, 0.25), Quantile(diff_wall, 0.75), Median(diff_cpu),
+      100 * Median(diff_wall) / Median(plain_wall));
+  const auto [low, high] = MedianInterval(diff_wall);
+  std::printf("            95%% interval of the median %.1f to %.1f ns/call wall\n", low, high);
   // The fastest run of each side: on a shared machine noise only ever adds
   // time, so the difference of the two floors is the cost least disturbed by
   // it (the medians above include whatever the neighbours did).
@@ -222,9 +243,10 @@ int main(int argc, char** argv) {
   std::printf("  fastest   %.1f ns/call traced, %.1f untraced: %.1f ns/call added\n",
               fastest_traced, fastest_plain, fastest_traced - fastest_plain);
   if (!diff_process.empty()) {
-    std::printf("  process   median %.1f ns/call more CPU in the whole process (writer thread"
-                " included)\n",
-                Median(diff_process));
+    std::printf(
+        "  process   median %.1f ns/call more CPU in the whole process (writer thread"
+        " included)\n",
+        Median(diff_process));
   }
   std::printf("  trace     median %.3f bytes/event (whole directory, headers included)\n",
               Median(bytes_per_event));
@@ -240,13 +262,14 @@ int main(int argc, char** argv) {
                    "{\"mode\": \"%s\", \"calls\": %s, \"threads\": %s, \"pairs\": %d,\n"
                    " \"untraced_ns_per_call\": %.2f, \"traced_ns_per_call\": %.2f,\n"
                    " \"added_ns_per_call\": %.2f, \"added_cpu_ns_per_call\": %.2f,\n"
+                   " \"added_ns_per_call_interval\": [%.2f, %.2f],\n"
                    " \"fastest_added_ns_per_call\": %.2f,\n"
                    " \"bytes_per_event\": %.4f, \"rss_growth_kib\": %.0f,\n"
                    " \"min_events\": %ld, \"max_dropped\": %ld}\n",
-                   mode.c_str(), calls.c_str(),
-                   on_main ? "\"main\"" : threads.c_str(), pairs, Median(plain_wall),
-                   Median(traced_wall), Median(diff_wall), Median(diff_cpu),
-                   fastest_traced - fastest_plain, Median(bytes_per_event), Median(rss_growth), min_events, max_dropped);
+                   mode.c_str(), calls.c_str(), on_main ? "\"main\"" : threads.c_str(), pairs,
+                   Median(plain_wall), Median(traced_wall), Median(diff_wall), Median(diff_cpu),
+                   low, high, fastest_traced - fastest_plain, Median(bytes_per_event),
+                   Median(rss_growth), min_events, max_dropped);
       std::fclose(f);
     }
   }

@@ -6,7 +6,10 @@
 #   2. an epoch of examples/shards/train.py --mmap (a DataLoader over
 #      numpy.memmap, 2 workers) from a warm page cache, traced vs untraced.
 # Runs alternate traced and untraced, in PAIRS pairs; prints each pair and
-# the median of the differences. Usage:
+# the median of the differences (with a bootstrap 95% interval for the
+# epoch's). PAIRS_FILE=F appends each pair's epochs to F ("untraced_s
+# traced_s"), and the median is then also given over every pair in F, so
+# that sittings can be pooled. Usage:
 #   tests/bench/run-mapped-overhead.sh [BUILD_DIR] [PAIRS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,6 +24,18 @@ worker=$data/fault_worker
 cc -O2 -o "$worker" tests/bench/fault_worker.c
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+# "LOW to HIGH": a 95% interval for the median of the values on stdin, by
+# bootstrap (2,000 resamples). On this VM one pair's epochs differ by 15-20%
+# either way, so the median of a few dozen pairs moves by several points
+# between sittings: the interval says how far to trust it.
+median_ci() {
+  "$python" -c '
+import random, statistics, sys
+v = [float(x) for x in sys.stdin.read().split()]
+random.seed(20261201)
+m = sorted(statistics.median(random.choices(v, k=len(v))) for _ in range(2000))
+print("%.1f%% to %.1f%%" % (m[49], m[1950]))'
+}
 
 echo "== a sampled page fault (target: at most 1.5 us added)"
 diffs=()
@@ -66,10 +81,15 @@ for ((i = 0; i < pairs; i++)); do
   echo "  pair $i: epoch untraced ${plain_epoch}s, traced ${traced_epoch}s; job untraced ${plain}s, traced ${traced}s; job CPU untraced ${plain_cpu}s, traced ${traced_cpu}s"
   epochs+=("$(echo "($traced_epoch / $plain_epoch - 1) * 100" | bc -l)")
   plain_epochs+=("$plain_epoch"); traced_epochs+=("$traced_epoch")
+  [[ -n ${PAIRS_FILE:-} ]] && echo "$plain_epoch $traced_epoch" >>"$PAIRS_FILE"
   jobs+=("$(echo "($traced / $plain - 1) * 100" | bc -l)")
   cpus+=("$(echo "($traced_cpu / $plain_cpu - 1) * 100" | bc -l)")
 done
-echo "  median added to the epoch: $(printf '%s\n' "${epochs[@]}" | median)%"
+echo "  median added to the epoch: $(printf '%s\n' "${epochs[@]}" | median)% (95% interval $(printf '%s\n' "${epochs[@]}" | median_ci))"
+if [[ -n ${PAIRS_FILE:-} ]]; then
+  pooled=$(awk '$1 > 0 {print ($2 / $1 - 1) * 100}' "$PAIRS_FILE")
+  echo "  pooled over the $(wc -l <"$PAIRS_FILE") pairs of $PAIRS_FILE: median added $(median <<<"$pooled")% (95% interval $(median_ci <<<"$pooled"))"
+fi
 # The fastest epoch of each side: noise on a shared machine only adds time.
 fastest() { sort -g | head -1; }
 fast_plain=$(printf '%s\n' "${plain_epochs[@]}" | fastest)
