@@ -18,6 +18,11 @@
 #   share  one rank's share of the 1-billion-event cluster job at N=16 (the
 #          groups of 32 of its 512 trainers: generate_traces --part=0/16),
 #          read as that rank would: time, CPU, peak RSS.
+#   whole  the whole 1-billion-event cluster job (7.5 GiB of traces, written
+#          in 16 parts) on IOTAP_CLUSTER_RANKS (default 16) ranks: wall, CPU,
+#          rank 0's merge time, the largest rank's and rank 0's peak RSS;
+#          with IOTAP_CLUSTER_ONE=1 also one process, and whether its report
+#          is the ranks' byte for byte.
 # Environment: IOTAP_SCALE_DIR (default /tmp/iotap-scale) holds the traces;
 # IOTAP_CLUSTER_RANKS (default "2 4 8 16 32 64") the rank counts of merge;
 # MPIRUN (default mpirun) with MPIRUN_FLAGS (default --oversubscribe
@@ -133,5 +138,45 @@ share)
       'BEGIN { printf "%-4d %8.2f %8.2f %10.0f %s   (%d events: %.2f M/CPU-s)\n", i, w, c, r / 1024, l, e, e / c / 1e6 }'
   done
   ;;
-*) echo "mode: ranks, merge or share" >&2; exit 1 ;;
+whole)
+  # The whole 1-billion-event cluster job (7.5 GiB), written part by part:
+  # generate_traces --part=K/16 keeps only its own part's trainers, so each
+  # part goes to a directory of its own and the parts are linked into one.
+  args=(--processes=4608 --ranks=512 --hosts=64 --events=1000000000 --duration-s=120)
+  key=$( { cat "$build/bin/generate_traces"; echo "${args[*]}"; } | sha256sum | cut -c1-16)
+  traces=$root/whole-$key
+  if [[ ! -f $traces/.complete ]]; then
+    rm -rf "$traces" "$traces.parts"
+    for ((k = 0; k < 16; ++k)); do
+      mkdir -p "$traces.parts/$k"
+      echo "generating part $k/16" >&2
+      "$build/bin/generate_traces" "$traces.parts/$k" "${args[@]}" --part=$k/16 >&2
+    done
+    mkdir -p "$traces"
+    for ((k = 0; k < 16; ++k)); do ln "$traces.parts/$k"/*.iotap "$traces"/; done
+    echo "${args[*]}" >"$traces/.complete"
+  fi
+  echo "traces: $traces ($(find "$traces" -name '*.iotap' | wc -l) files, $(du -sh "$traces" | cut -f1))" >&2
+  n=${IOTAP_CLUSTER_RANKS:-16}
+  printf '%-4s %-6s %8s %8s %9s %14s %14s %s\n' run ranks wall_s cpu_s merge_s max_rss_MiB rank0_rss_MiB load
+  for ((i = 1; i <= runs; ++i)); do
+    l=$(load)
+    IOTAP_MPI_TIMES=1 timed "$out/t.$i" "$mpirun" "${mpiflags[@]}" -np "$n" -x IOTAP_MPI_TIMES \
+      "$iotap" report "$traces" --format json -o "$out/w.$n.json" 2>"$out/e.$i"
+    read -r wall user sys _ <"$out/t.$i"
+    r0=$(grep 'rank=0 ' "$out/e.$i")
+    awk -v i="$i" -v n="$n" -v w="$wall" -v c="$(echo "$user + $sys" | bc)" -v l="$l" \
+      -v m="$(grep -o ' merge=[0-9.e-]*' <<<"$r0" | cut -d= -f2)" \
+      -v r="$(grep -o 'max_rss_kib=[0-9]*' "$out/e.$i" | cut -d= -f2 | sort -g | tail -1)" \
+      -v r0="$(grep -o 'max_rss_kib=[0-9]*' <<<"$r0" | cut -d= -f2)" \
+      'BEGIN { printf "%-4d %-6d %8.2f %8.2f %9.3f %14.0f %14.0f %s\n", i, n, w, c, m, r / 1024, r0 / 1024, l }'
+  done
+  if [[ ${IOTAP_CLUSTER_ONE:-0} == 1 ]]; then  # and one process, for the same report (about 8 GiB)
+    timed "$out/t.one" "$iotap" report "$traces" --format json -o "$out/w.1.json"
+    read -r wall user sys rss <"$out/t.one"
+    echo "one process: $wall s wall, $(echo "$user + $sys" | bc) CPU-s, $((rss / 1024)) MiB;" \
+      "the same report as $n ranks: $(cmp -s "$out/w.1.json" "$out/w.$n.json" && echo yes || echo NO)"
+  fi
+  ;;
+*) echo "mode: ranks, merge, share or whole" >&2; exit 1 ;;
 esac
