@@ -24,6 +24,8 @@ worker=$data/fault_worker
 cc -O2 -o "$worker" tests/bench/fault_worker.c
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+# The same, as a percentage with one decimal and its sign (the values are bc's).
+median_pct() { median | xargs printf '%+.1f'; }
 # "LOW to HIGH": a 95% interval for the median of the values on stdin, by
 # bootstrap (2,000 resamples). On this VM one pair's epochs differ by 15-20%
 # either way, so the median of a few dozen pairs moves by several points
@@ -85,15 +87,15 @@ for ((i = 0; i < pairs; i++)); do
   jobs+=("$(echo "($traced / $plain - 1) * 100" | bc -l)")
   cpus+=("$(echo "($traced_cpu / $plain_cpu - 1) * 100" | bc -l)")
 done
-echo "  median added to the epoch: $(printf '%s\n' "${epochs[@]}" | median)% (95% interval $(printf '%s\n' "${epochs[@]}" | median_ci))"
+echo "  median added to the epoch: $(printf '%s\n' "${epochs[@]}" | median_pct)% (95% interval $(printf '%s\n' "${epochs[@]}" | median_ci))"
 if [[ -n ${PAIRS_FILE:-} ]]; then
   pooled=$(awk '$1 > 0 {print ($2 / $1 - 1) * 100}' "$PAIRS_FILE")
-  echo "  pooled over the $(wc -l <"$PAIRS_FILE") pairs of $PAIRS_FILE: median added $(median <<<"$pooled")% (95% interval $(median_ci <<<"$pooled"))"
+  echo "  pooled over the $(wc -l <"$PAIRS_FILE") pairs of $PAIRS_FILE: median added $(median_pct <<<"$pooled")% (95% interval $(median_ci <<<"$pooled"))"
 fi
 # The fastest epoch of each side: noise on a shared machine only adds time.
 fastest() { sort -g | head -1; }
 fast_plain=$(printf '%s\n' "${plain_epochs[@]}" | fastest)
 fast_traced=$(printf '%s\n' "${traced_epochs[@]}" | fastest)
 echo "  fastest epoch: untraced ${fast_plain}s, traced ${fast_traced}s ($(echo "($fast_traced / $fast_plain - 1) * 100" | bc -l | xargs printf '%+.1f')%)"
-echo "  median added to the whole job (start-up included): $(printf '%s\n' "${jobs[@]}" | median)%"
-echo "  median added to the whole job's CPU time: $(printf '%s\n' "${cpus[@]}" | median)%"
+echo "  median added to the whole job (start-up included): $(printf '%s\n' "${jobs[@]}" | median_pct)%"
+echo "  median added to the whole job's CPU time: $(printf '%s\n' "${cpus[@]}" | median_pct)%"
