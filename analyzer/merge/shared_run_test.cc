@@ -34,6 +34,7 @@ namespace {
 using testing::HostileRunDirectory;
 using testing::ReadBytes;
 using testing::TempDirectory;
+using testing::WrittenOnce;
 
 // Merges `from`'s partial into `into`, through a stream cut into pieces of
 // `piece` bytes.
@@ -301,15 +302,7 @@ void WriteNewerLayersRun(const std::string& dir) {
   alone.WriteTo(dir + "/solo.iotap");
 }
 
-const std::string& NewerLayersDirectory() {
-  static const std::string dir = [] {
-    std::string d = TempDirectory() + "/newer-layers";
-    std::filesystem::create_directories(d);
-    WriteNewerLayersRun(d);
-    return d;
-  }();
-  return dir;
-}
+const std::string& NewerLayersDirectory() { return WrittenOnce<WriteNewerLayersRun>("newer-layers"); }
 
 TEST_P(PartialRunTest, WaitsPythonSamplesMappedReadsAndUring) {
   const std::string& dir = NewerLayersDirectory();
@@ -408,15 +401,7 @@ void WriteGroupsRun(const std::string& dir) {
   late.WriteTo(dir + "/late-500.iotap", /*events_per_frame=*/2);
 }
 
-const std::string& GroupsRunDirectory() {
-  static const std::string dir = [] {
-    std::string d = TempDirectory() + "/groups-run";
-    std::filesystem::create_directories(d);
-    WriteGroupsRun(d);
-    return d;
-  }();
-  return dir;
-}
+const std::string& GroupsRunDirectory() { return WrittenOnce<WriteGroupsRun>("groups-run"); }
 
 // Epochs, inferred waits of a trainer without loaders, a CUDA copy in a
 // step, a trainer demoted to helper; the late process read by the last rank

@@ -74,22 +74,30 @@ inline const std::string& TempDirectory() {
 // How many times `needle` occurs in `haystack` (overlaps counted).
 inline int Occurrences(const std::string& haystack, const std::string& needle) {
   int n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) {
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1)) {
     ++n;
   }
   return n;
 }
 
-// The sample run of hostile names (sample_runs.h), written once into
-// TempDirectory().
-inline const std::string& HostileRunDirectory() {
-  static const std::string dir = [] {
-    std::string d = TempDirectory() + "/hostile-run";
+// The directory `name` in TempDirectory(), filled by Write the first time
+// it is asked for (each Write's instantiation keeps its own).
+template <void (*Write)(const std::string&)>
+const std::string& WrittenOnce(const char* name) {
+  static const std::string dir = [name] {
+    std::string d = TempDirectory() + "/" + name;
     std::filesystem::create_directories(d);
-    WriteHostileRun(d);
+    Write(d);
     return d;
   }();
   return dir;
+}
+
+// The sample run of hostile names (sample_runs.h), written once into
+// TempDirectory().
+inline const std::string& HostileRunDirectory() {
+  return WrittenOnce<WriteHostileRun>("hostile-run");
 }
 
 // Writes `bytes` to a fresh file called `name` and returns its path.
