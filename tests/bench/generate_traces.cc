@@ -57,7 +57,8 @@
 // --part=K/M writes only the trainers of ranks r with r % M == K and their
 // workers: the part of the job one of M analysis ranks reads (they are
 // dealt a trainer's group at a time), so that a cluster-sized job's share
-// can be measured without writing the whole job (run-analyzer-cluster.sh).
+// can be measured without writing the whole job (run-analyzer-cluster.sh);
+// the M parts written into one directory are the whole job, file for file.
 //
 // Output is deterministic for given arguments. Files are written by
 // `--threads` threads (one process at a time each).
@@ -556,9 +557,13 @@ int DataLoaderJob(const Options& o) {
     if (plan.trainer) trainers.push_back(&plan);
   }
   Parallel(static_cast<long>(trainers.size()), o.threads, [&](long i) {
-    trainer_events[i] = WriteTrainer(job, *trainers[i], FileName(o, *trainers[i]));
-    // Outside the part, a trainer is written only for its count of events.
-    if (trainers[i]->rank % o.parts != o.part) std::filesystem::remove(FileName(o, *trainers[i]));
+    // Outside the part, a trainer is written only for its count of events,
+    // under a name of its own, so that the parts of a job can be written
+    // into one directory.
+    bool outside = trainers[i]->rank % o.parts != o.part;
+    std::string path = FileName(o, *trainers[i]) + (outside ? ".counted" : "");
+    trainer_events[i] = WriteTrainer(job, *trainers[i], path);
+    if (outside) std::filesystem::remove(path);
   });
   long long left = o.events;
   for (long e : trainer_events) left -= e;

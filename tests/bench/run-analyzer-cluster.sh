@@ -139,21 +139,18 @@ share)
   done
   ;;
 whole)
-  # The whole 1-billion-event cluster job (7.5 GiB), written part by part:
-  # generate_traces --part=K/16 keeps only its own part's trainers, so each
-  # part goes to a directory of its own and the parts are linked into one.
+  # The whole 1-billion-event cluster job (7.5 GiB), written part by part
+  # (generate_traces --part=K/16) into one directory.
   args=(--processes=4608 --ranks=512 --hosts=64 --events=1000000000 --duration-s=120)
   key=$( { cat "$build/bin/generate_traces"; echo "${args[*]}"; } | sha256sum | cut -c1-16)
   traces=$root/whole-$key
   if [[ ! -f $traces/.complete ]]; then
-    rm -rf "$traces" "$traces.parts"
-    for ((k = 0; k < 16; ++k)); do
-      mkdir -p "$traces.parts/$k"
-      echo "generating part $k/16" >&2
-      "$build/bin/generate_traces" "$traces.parts/$k" "${args[@]}" --part=$k/16 >&2
-    done
+    rm -rf "$traces"
     mkdir -p "$traces"
-    for ((k = 0; k < 16; ++k)); do ln "$traces.parts/$k"/*.iotap "$traces"/; done
+    for ((k = 0; k < 16; ++k)); do
+      echo "generating part $k/16" >&2
+      "$build/bin/generate_traces" "$traces" "${args[@]}" --part=$k/16 >&2
+    done
     echo "${args[*]}" >"$traces/.complete"
   fi
   echo "traces: $traces ($(find "$traces" -name '*.iotap' | wc -l) files, $(du -sh "$traces" | cut -f1))" >&2
