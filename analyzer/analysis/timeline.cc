@@ -67,7 +67,7 @@ void AddStepSpans(const GroupResult& res, int pid,
   size_t wait = 0;
   for (int n = 0; n < static_cast<int>(res.waits_per_step.size()); ++n) {
     const report::Step& step = steps.Get(first + n);
-    if (step.gap_before_s() > 0) {
+    if (n > 0 && step.gap_before_s() > 0) {  // the first has none (step_waits.cc)
       AddSpan(t, "between_steps", pid, step, steps.Get(first + n - 1).end_s(), step.start_s());
     }
     AddSpan(t, "step", pid, step, step.start_s(), step.end_s());
