@@ -10,8 +10,10 @@
 //   - how the process ended (end-of-trace packet), and for exec and spawn
 //     the notices and the new image's own trace.
 
+#include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -144,20 +146,41 @@ struct Segment {
   std::string label;
   std::vector<const LoadedEvent*> events;
   bool ended = false;
+  int64_t begin_ns = 0, end_ns = 0;  // the markers' times
 };
 
+// A thread's own calls are in the file in the order it made them. Faults
+// through mappings are not: the writer records them when it empties the
+// kernel's buffers, which may be while the thread is cases further on (it
+// wakes the writer as it maps its first data file). Their time says when
+// they happened, so they go to the case whose markers enclose them, placed
+// among its events by time, or to none.
 std::vector<Segment> Segments(const LoadedProcess& process) {
   std::vector<Segment> segments;
+  std::vector<const LoadedEvent*> faults;
   Segment* open = nullptr;
   for (const LoadedEvent* e : MainThreadEvents(process)) {
-    if (e->op == OP_MARK && e->name.rfind("case:", 0) == 0) {
-      segments.push_back({e->name.substr(5), {}, false});
+    if (e->op == OP_MAPPED_READ) {
+      faults.push_back(e);
+    } else if (e->op == OP_MARK && e->name.rfind("case:", 0) == 0) {
+      segments.push_back({e->name.substr(5), {}, false, e->start_ns, INT64_MAX});
       open = &segments.back();
     } else if (e->op == OP_MARK && e->name == "end" && open != nullptr) {
       open->ended = true;
+      open->end_ns = e->start_ns;
       open = nullptr;
     } else if (open != nullptr) {
       open->events.push_back(e);
+    }
+  }
+  for (const LoadedEvent* f : faults) {
+    for (Segment& s : segments) {
+      if (f->start_ns < s.begin_ns || f->start_ns > s.end_ns) continue;
+      auto later = std::find_if(s.events.begin(), s.events.end(), [&](const LoadedEvent* e) {
+        return e->start_ns > f->start_ns;
+      });
+      s.events.insert(later, f);
+      break;
     }
   }
   return segments;
