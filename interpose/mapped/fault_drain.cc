@@ -487,7 +487,11 @@ Drained DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
         s.majors[j].addr / kPageSize == b.addr / kPageSize) {
       place(b.addr, b.time_ns, s.majors[j].time_ns, true);
       ++j;
-    } else if (has_next || final || now_ns - b.time_ns >= kHoldNs || slot->held_count == kMaxHeld) {
+    } else if (has_next || final || b.time_ns + kHoldNs <= now_ns ||
+               slot->held_count == kMaxHeld) {
+      // (Not now_ns - b.time_ns: the drain's time is taken before it reads
+      // the buffers, and a fault that began since would seem held for ages,
+      // its major sample coming later alone.)
       place(b.addr, b.time_ns, b.time_ns, false);
     } else {
       slot->held[slot->held_count++] = b;

@@ -377,7 +377,8 @@ void DrainFaults(bool final) {
       fast |= FillsFast(drained, s.begin_pages);
     }
     g_fast_poll.store(fast, std::memory_order_relaxed);
-    if (now - g_sampler.last_mapped_ns.load(std::memory_order_relaxed) >= kLingerNs) {
+    // A mapping made since `now` was taken sets a later time: no wrap.
+    if (now >= g_sampler.last_mapped_ns.load(std::memory_order_relaxed) + kLingerNs) {
       CloseAllIfUnmapped(now);
     }
   }
@@ -396,8 +397,8 @@ void SampleFaults() {
   // While data mappings exist, and once more after the last one went.
   if (LiveDataMappings() > 0) {
     g_sampler.last_mapped_ns.store(now, std::memory_order_relaxed);
-  } else if (now - g_sampler.last_mapped_ns.load(std::memory_order_relaxed) >
-             2ull * g_config.sample_interval_ms * 1000000ull) {
+  } else if (now > g_sampler.last_mapped_ns.load(std::memory_order_relaxed) +
+                       2ull * g_config.sample_interval_ms * 1000000ull) {
     return;
   }
   WriteFaultCounters(now, WriterThreadId());
