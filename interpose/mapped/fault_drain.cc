@@ -451,10 +451,11 @@ Drained DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
   // Majors first, then begins: a fault whose successor began before `cut`
   // has completed, and its major sample, if any, was written before `cut`.
   uint64_t cut = MonotonicNs();
-  size_t majors = ReadBuffer(slot->major, s.majors, kMaxMajors);
+  Drained drained;
+  size_t majors = ReadBuffer(slot->major, s.majors, kMaxMajors, &drained.majors_lost);
+  drained.majors = majors;
   size_t begins = slot->held_count;
   memcpy(s.begins, slot->held, begins * sizeof(Sample));
-  Drained drained;
   if (slot->retired.page != nullptr) {
     begins += TakeRetired(slot, s.begins + begins, kMaxBegins - begins, &drained.lost);
   }

@@ -15,7 +15,9 @@ namespace iotap::interpose::faults {
 
 inline constexpr int kMaxThreads = 1024;
 // Data pages of the two buffers (powers of two): 32 KiB of fault-begin
-// samples (1024 faults) and 4 KiB of major-fault samples (128). A thread
+// samples (1024 faults) and 16 KiB of major-fault samples (512: a cold
+// window read every 80 us fills 4 KiB, 127 samples, within one 10 ms poll,
+// and the faults past it lost their major time). A thread
 // that fills a quarter of its begin buffer between two drains, or makes the
 // kernel drop samples, gets one of 256 KiB (8192 faults) instead, where the
 // locked-memory limit allows: a DataLoader worker collating a batch faults
@@ -23,7 +25,7 @@ inline constexpr int kMaxThreads = 1024;
 // lost thousands of samples an epoch, data faults among them.
 inline constexpr size_t kBeginPages = 8;
 inline constexpr size_t kGrownBeginPages = 64;
-inline constexpr size_t kMajorPages = 1;
+inline constexpr size_t kMajorPages = 4;
 // Fault-begin samples a buffer of `pages` data pages holds.
 inline constexpr size_t BeginCapacity(size_t pages) { return pages * 4096 / 32; }
 // Begin samples held back because their fault may not have completed yet.
@@ -104,6 +106,8 @@ void CloseSlotLocked(Slot* slot);
 struct Drained {
   size_t fresh = 0;
   bool lost = false;
+  size_t majors = 0;         // major-fault samples since the last drain
+  bool majors_lost = false;  // ... and whether the kernel dropped any
 };
 Drained DrainSlot(Slot* slot, uint64_t now_ns, bool final);
 
