@@ -42,6 +42,12 @@ constexpr uint64_t kPollNs = 10000000ull;
 constexpr uint64_t kFastPollNs = 1000000ull;
 
 constinit std::atomic<bool> g_fast_poll{true};
+// For this long after the events open the writer polls fast whatever its
+// drains find: its first drain comes as they open, before the thread that
+// mapped the data touched it, and set the slow poll for the first burst (a
+// fork child's copy-on-write faults, a first run of cold reads).
+constexpr uint64_t kFastStartNs = 100000000ull;
+constinit std::atomic<uint64_t> g_fast_until_ns{0};
 // Events stay open this long after the last data mapping went away.
 constexpr uint64_t kLingerNs = 1000000000ull;
 // How often the writer looks for threads that exited.
@@ -317,6 +323,7 @@ void WatchFaults() {
       OpenOtherThreadsLocked(self);
       g_sampler.note[0] = '\0';
       g_fast_poll.store(true, std::memory_order_relaxed);
+      g_fast_until_ns.store(MonotonicNs() + kFastStartNs, std::memory_order_relaxed);
       g_sampler.mode.store(kSampling, std::memory_order_release);
       g_sampler.status_due.store(true, std::memory_order_release);
     } else {
@@ -383,6 +390,7 @@ void DrainFaults(bool final) {
       }
       fast |= FillsFast(drained, s.begin_pages);
     }
+    fast |= now < g_fast_until_ns.load(std::memory_order_relaxed);
     g_fast_poll.store(fast, std::memory_order_relaxed);
     // A mapping made since `now` was taken sets a later time: no wrap.
     if (now >= g_sampler.last_mapped_ns.load(std::memory_order_relaxed) + kLingerNs) {
