@@ -254,8 +254,8 @@ bool BeginFillsFast(const Drained& drained, size_t pages) {
   return drained.lost || drained.fresh >= BeginCapacity(pages) / 4;
 }
 
-// Either buffer: major faults come at the storage's pace, which a buffer of
-// 512 outruns within the slow poll only beyond 51,000 a second.
+// Either buffer: major faults come at the storage's pace, and 512 of them
+// fill their buffer within one slow poll only beyond 51,000 a second.
 bool FillsFast(const Drained& drained, size_t pages) {
   return BeginFillsFast(drained, pages) || drained.majors_lost ||
          drained.majors >= BeginCapacity(kMajorPages) / 4;
