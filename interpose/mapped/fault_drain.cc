@@ -50,8 +50,8 @@ constexpr size_t kCreditRegions = 512;
 
 // A drain takes the held samples, a retired buffer's and a grown one's.
 constexpr size_t kMaxBegins =
-    BeginCapacity(kGrownBeginPages) + BeginCapacity(kBeginPages) + kMaxHeld;
-constexpr size_t kMaxMajors = kMajorPages * kPageSize / 32;
+    SampleCapacity(kGrownBeginPages) + SampleCapacity(kBeginPages) + kMaxHeld;
+constexpr size_t kMaxMajors = kMajorCapacity;
 constexpr size_t kMaxSnapshot = kMaxMappings + kRemovedHistory;
 
 // A fault placed in a data mapping, before its span is known. The mapping

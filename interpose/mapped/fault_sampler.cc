@@ -251,14 +251,14 @@ void CountFaultsNow() {
 // writer then empties the buffers more often, and the buffer of such a
 // thread grows (ShouldGrow).
 bool BeginFillsFast(const Drained& drained, size_t pages) {
-  return drained.lost || drained.fresh >= BeginCapacity(pages) / 4;
+  return drained.lost || drained.fresh >= SampleCapacity(pages) / 4;
 }
 
 // Either buffer: major faults come at the storage's pace, and 512 of them
 // fill their buffer within one slow poll only beyond 51,000 a second.
 bool FillsFast(const Drained& drained, size_t pages) {
   return BeginFillsFast(drained, pages) || drained.majors_lost ||
-         drained.majors >= BeginCapacity(kMajorPages) / 4;
+         drained.majors >= kMajorCapacity / 4;
 }
 
 bool ShouldGrow(const Slot& slot, const Drained& drained) {

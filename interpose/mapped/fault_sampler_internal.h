@@ -26,8 +26,9 @@ inline constexpr int kMaxThreads = 1024;
 inline constexpr size_t kBeginPages = 8;
 inline constexpr size_t kGrownBeginPages = 64;
 inline constexpr size_t kMajorPages = 4;
-// Fault-begin samples a buffer of `pages` data pages holds.
-inline constexpr size_t BeginCapacity(size_t pages) { return pages * 4096 / 32; }
+// Samples a buffer of `pages` data pages holds (both buffers' are 32 bytes).
+inline constexpr size_t SampleCapacity(size_t pages) { return pages * 4096 / 32; }
+inline constexpr size_t kMajorCapacity = SampleCapacity(kMajorPages);
 // Begin samples held back because their fault may not have completed yet.
 inline constexpr size_t kMaxHeld = 16;
 
