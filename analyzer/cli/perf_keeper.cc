@@ -12,7 +12,7 @@
 namespace iotap::cli {
 
 PerfKeeper PerfKeeper::ForLayers(const std::string& layers) {
-  bool mapped = layers.empty();
+  bool mapped = layers.empty() || layers == "all";
   for (absl::string_view layer : absl::StrSplit(layers, ',')) {
     mapped = mapped || absl::StripAsciiWhitespace(layer) == "mapped";
   }

@@ -33,6 +33,7 @@ TEST(PerfKeeperTest, OnlyForTheMappedLayer) {
   bool allowed = PerfKeeper::ForLayers("").active();
   EXPECT_EQ(PerfKeeper::ForLayers("posix, mapped").active(), allowed);
   EXPECT_EQ(PerfKeeper::ForLayers("mapped").active(), allowed);
+  EXPECT_EQ(PerfKeeper::ForLayers("all").active(), allowed);  // the shim's name for every layer
 }
 
 TEST(PerfKeeperTest, OneEventWhileItLivesAndNoneForTheJob) {

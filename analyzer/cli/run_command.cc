@@ -25,12 +25,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "analyzer/base/numbers.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
 #include "analyzer/cli/perf_keeper.h"
 #include "analyzer/clocks/clock_exchanger.h"
 #include "analyzer/live/session_file.h"
+#include "proto/wire/layer_names.h"
 
 extern char** environ;
 
@@ -51,7 +54,8 @@ constexpr char kRunHelp[] =
     "                           (default 1000; a killed job keeps all but the last MS)\n"
     "  --sample-interval MS     sample each process's CPU use this often (default 100)\n"
     "  --buffer-events N        events per thread buffer, a power of two (default 4096)\n"
-    "  --layers LIST            comma list of posix,stdio,hdf5,tfrecord,cuda (default all)\n"
+    "  --layers LIST            comma list of posix,stdio,hdf5,tfrecord,cuda,mapped,\n"
+    "                           uring,waits (default all)\n"
     "  --zstd-level N           compression level 1-19, or 0 to store (default 1)\n"
     "  --quiet                  no warnings from the shim\n"
     "  --wait-orphans SECONDS   after COMMAND ends, wait up to this long for processes\n"
@@ -317,6 +321,16 @@ std::unique_ptr<analyzer::ClockExchanger> StartClockSync(const Args& args, const
   return std::move(*x);
 }
 
+// The first item of --layers' `list` that names no layer ("" if none
+// does): the shim would leave it out without a word.
+std::string UnknownLayer(const std::string& list) {
+  if (list == "all") return "";
+  for (absl::string_view item : absl::StrSplit(list, ',')) {
+    if (wire::LayerIndex(item.data(), item.size()) < 0) return std::string(item);
+  }
+  return "";
+}
+
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
@@ -340,6 +354,14 @@ int RunCommand(int argc, char** argv) {
                  args.ok() ? "no command to run" : std::string(args.status().message()).c_str(),
                  kRunHelp);
     return kExitUsage;
+  }
+  if (args->Has("--layers")) {
+    std::string unknown = UnknownLayer(args->Get("--layers"));
+    if (!unknown.empty()) {
+      std::fprintf(stderr, "iotap run: --layers: no layer is named \"%s\"; the layers: %s\n",
+                   unknown.c_str(), absl::StrJoin(wire::kLayerNames, ",").c_str());
+      return kExitUsage;
+    }
   }
   double orphan_wait = 10;
   if (args->Has("--wait-orphans") &&

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/wire/layer_names.h"
+
 namespace iotap::interpose {
 
 namespace {
@@ -18,15 +20,16 @@ uint32_t ParseNumber(const char* s, uint32_t lo, uint32_t hi, uint32_t fallback)
 
 bool IsOne(const char* s) { return s != nullptr && strcmp(s, "1") == 0; }
 
-struct LayerNameEntry {
-  const char* name;
-  uint32_t bit;
-};
-constexpr LayerNameEntry kLayerNames[] = {
-    {"posix", kLayerPosix},       {"stdio", kLayerStdio}, {"hdf5", kLayerHdf5},
-    {"tfrecord", kLayerTfRecord}, {"cuda", kLayerCuda},   {"mapped", kLayerMapped},
-    {"uring", kLayerUring},       {"waits", kLayerWaits},
-};
+// The mask's bits follow the names' order.
+static_assert(kLayerPosix == 1u << wire::LayerIndex("posix", 5));
+static_assert(kLayerStdio == 1u << wire::LayerIndex("stdio", 5));
+static_assert(kLayerHdf5 == 1u << wire::LayerIndex("hdf5", 4));
+static_assert(kLayerTfRecord == 1u << wire::LayerIndex("tfrecord", 8));
+static_assert(kLayerCuda == 1u << wire::LayerIndex("cuda", 4));
+static_assert(kLayerMapped == 1u << wire::LayerIndex("mapped", 6));
+static_assert(kLayerUring == 1u << wire::LayerIndex("uring", 5));
+static_assert(kLayerWaits == 1u << wire::LayerIndex("waits", 5));
+static_assert(kLayerAll == (1u << wire::kLayerCount) - 1);
 
 uint32_t ParseLayers(const char* s) {
   if (s == nullptr || *s == '\0' || strcmp(s, "all") == 0) return kLayerAll;
@@ -34,9 +37,8 @@ uint32_t ParseLayers(const char* s) {
   while (*s != '\0') {
     const char* comma = strchr(s, ',');
     size_t n = comma ? static_cast<size_t>(comma - s) : strlen(s);
-    for (const LayerNameEntry& e : kLayerNames) {
-      if (strlen(e.name) == n && strncmp(e.name, s, n) == 0) mask |= e.bit;
-    }
+    int i = wire::LayerIndex(s, n);
+    if (i >= 0) mask |= 1u << i;
     s += n;
     if (*s == ',') ++s;
   }
@@ -46,8 +48,8 @@ uint32_t ParseLayers(const char* s) {
 }  // namespace
 
 const char* LayerName(uint32_t bit) {
-  for (const LayerNameEntry& e : kLayerNames) {
-    if (e.bit == bit) return e.name;
+  for (int i = 0; i < wire::kLayerCount; ++i) {
+    if (bit == 1u << i) return wire::kLayerNames[i];
   }
   return "?";
 }

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -158,6 +159,23 @@ TEST_F(PassthroughTest, IotapRunStopsWaitingForOrphansAfterTheLimit) {
   EXPECT_LT(took, 20);  // not the orphan's 30 s
   EXPECT_TRUE(absl::StrContains(r.err, "1 process started by the command still runs after 0.2 s"))
       << r.err;
+}
+
+// A layer name that is none of the shim's is refused before the job runs
+// (the shim would drop it without a word); every real one, and "all", run.
+TEST_F(PassthroughTest, IotapRunRefusesALayerWithNoSuchName) {
+  RunResult bad = RunProgram({IotapBinary(), "run", "--layers", "posix,mmap", "-o",
+                              dir_.Sub("t1"), "--", "sh", "-c", "exit 3"});
+  EXPECT_EQ(bad.exit_code, 1);  // the usage error's, not the job's
+  EXPECT_TRUE(absl::StrContains(bad.err, "--layers: no layer is named \"mmap\"")) << bad.err;
+  EXPECT_TRUE(absl::StrContains(bad.err, "posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits"))
+      << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("t1")));
+  for (const char* layers : {"all", "posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits"}) {
+    RunResult good = RunProgram({IotapBinary(), "run", "--layers", layers, "-o", dir_.Sub("t2"),
+                                 "--", "sh", "-c", "exit 3"});
+    EXPECT_EQ(good.exit_code, 3) << layers << ": " << good.err;
+  }
 }
 
 // --clock-sync that cannot work (a malformed address, a server nobody runs)
