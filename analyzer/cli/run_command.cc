@@ -20,8 +20,11 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -82,13 +85,16 @@ constexpr char kRunHelp[] =
     "                           clock from them (after the job, the instance on HOST\n"
     "                           waits up to 10 s for the others' last exchanges)\n"
     "\n"
-    "The same settings as environment variables, for LD_PRELOAD use without iotap run:\n"
+    "The shim's settings as environment variables, for LD_PRELOAD use without iotap run:\n"
     "  LD_PRELOAD=/path/to/libiotap.so IOTAP_DIR=DIR COMMAND\n"
     "  IOTAP_DIR, IOTAP_FLUSH_INTERVAL_MS, IOTAP_SAMPLE_INTERVAL_MS, IOTAP_BUFFER_EVENTS,\n"
     "  IOTAP_LAYERS, IOTAP_ZSTD_LEVEL, IOTAP_QUIET=1, IOTAP_CLOCK=monotonic (no TSC),\n"
+    "  IOTAP_WAIT_THRESHOLD_US, IOTAP_TIME_UNIT_NS, IOTAP_CUPTI=1 (see the README),\n"
     "  IOTAP_PY_SAMPLES=HZ (with PYTHONPATH=P/iotap/_site:P, P the helper's directory:\n"
     "  lib/python in a build tree, lib/iotap/python when installed),\n"
-    "  IOTAP_DISABLE=1 (load but record nothing), IOTAP_SESSION (set by iotap run).\n";
+    "  IOTAP_DISABLE=1 (load but record nothing), IOTAP_SESSION (set by iotap run).\n"
+    "iotap run passes on those from IOTAP_FLUSH_INTERVAL_MS to IOTAP_CUPTI (an option\n"
+    "given wins) and sets the others itself.\n";
 
 pid_t g_child = -1;
 
@@ -321,10 +327,39 @@ std::unique_ptr<analyzer::ClockExchanger> StartClockSync(const Args& args, const
   return std::move(*x);
 }
 
+// The shim's settings that options of ours set (interpose/core/config.h).
+constexpr std::pair<const char*, const char*> kOptionSettings[] = {
+    {"--flush-interval", "IOTAP_FLUSH_INTERVAL_MS"},
+    {"--sample-interval", "IOTAP_SAMPLE_INTERVAL_MS"},
+    {"--buffer-events", "IOTAP_BUFFER_EVENTS"},
+    {"--layers", "IOTAP_LAYERS"},
+    {"--zstd-level", "IOTAP_ZSTD_LEVEL"},
+    {"--quiet", "IOTAP_QUIET"},
+};
+// ... and those only the environment sets (the README's table).
+constexpr const char* kEnvironmentSettings[] = {"IOTAP_WAIT_THRESHOLD_US", "IOTAP_TIME_UNIT_NS",
+                                                "IOTAP_CLOCK", "IOTAP_CUPTI"};
+
+// Whether the job gets `var`, an IOTAP_* variable of our environment: one
+// of the shim's settings, unless an option of ours sets it (the option
+// wins), IOTAP_LIBRARY, and the test-only IOTAP_TEST_*. The rest (IOTAP_DIR,
+// IOTAP_SESSION, the Python helper's) is ours to set for this run.
+bool PassesThrough(absl::string_view var, const Args& args) {
+  absl::string_view name = var.substr(0, var.find('='));
+  if (name == "IOTAP_LIBRARY" || absl::StartsWith(name, "IOTAP_TEST_")) return true;
+  for (const auto& [option, variable] : kOptionSettings) {
+    if (name == variable) return !args.Has(option);
+  }
+  for (const char* variable : kEnvironmentSettings) {
+    if (name == variable) return true;
+  }
+  return false;
+}
+
 // The first item of --layers' `list` that names no layer ("" if none
 // does): the shim would leave it out without a word.
 std::string UnknownLayer(const std::string& list) {
-  if (list == "all") return "";
+  if (list.empty() || list == "all") return "";
   for (absl::string_view item : absl::StrSplit(list, ',')) {
     if (wire::LayerIndex(item.data(), item.size()) < 0) return std::string(item);
   }
@@ -355,13 +390,15 @@ int RunCommand(int argc, char** argv) {
                  kRunHelp);
     return kExitUsage;
   }
-  if (args->Has("--layers")) {
-    std::string unknown = UnknownLayer(args->Get("--layers"));
-    if (!unknown.empty()) {
-      std::fprintf(stderr, "iotap run: --layers: no layer is named \"%s\"; the layers: %s\n",
-                   unknown.c_str(), absl::StrJoin(wire::kLayerNames, ",").c_str());
-      return kExitUsage;
-    }
+  // The layers the shim will trace: --layers, else IOTAP_LAYERS, else all.
+  const char* layers_env = std::getenv("IOTAP_LAYERS");
+  const char* layers_from = args->Has("--layers") ? "--layers" : "IOTAP_LAYERS";
+  const std::string layers =
+      args->Has("--layers") ? args->Get("--layers") : (layers_env != nullptr ? layers_env : "");
+  if (std::string unknown = UnknownLayer(layers); !unknown.empty()) {
+    std::fprintf(stderr, "iotap run: %s: no layer is named \"%s\"; the layers: %s\n",
+                 layers_from, unknown.c_str(), absl::StrJoin(wire::kLayerNames, ",").c_str());
+    return kExitUsage;
   }
   double orphan_wait = 10;
   if (args->Has("--wait-orphans") &&
@@ -437,12 +474,7 @@ int RunCommand(int argc, char** argv) {
       if (!old.empty()) python_path += ":" + old;
       continue;
     }
-    // The shim's settings come from our options; IOTAP_LIBRARY and the
-    // test-only IOTAP_TEST_* (interpose/core/config.h) pass through.
-    if (var.rfind("IOTAP_", 0) == 0 && var.rfind("IOTAP_LIBRARY=", 0) != 0 &&
-        var.rfind("IOTAP_TEST_", 0) != 0) {
-      continue;
-    }
+    if (var.rfind("IOTAP_", 0) == 0 && !PassesThrough(var, *args)) continue;
     env.push_back(var);
   }
   env.push_back("LD_PRELOAD=" + preload);
@@ -456,17 +488,11 @@ int RunCommand(int argc, char** argv) {
     std::fprintf(stderr, "iotap: %s (iotap top will not see the job end)\n",
                  std::string(session.status().message()).c_str());
   }
-  const std::pair<const char*, const char*> settings[] = {
-      {"--flush-interval", "IOTAP_FLUSH_INTERVAL_MS"},
-      {"--sample-interval", "IOTAP_SAMPLE_INTERVAL_MS"},
-      {"--buffer-events", "IOTAP_BUFFER_EVENTS"},
-      {"--layers", "IOTAP_LAYERS"},
-      {"--zstd-level", "IOTAP_ZSTD_LEVEL"},
-  };
-  for (const auto& [option, variable] : settings) {
-    if (args->Has(option)) env.push_back(absl::StrCat(variable, "=", args->Get(option)));
+  for (const auto& [option, variable] : kOptionSettings) {
+    if (!args->Has(option)) continue;
+    const bool flag = option == std::string_view("--quiet");  // takes no value
+    env.push_back(absl::StrCat(variable, "=", flag ? "1" : args->Get(option)));
   }
-  if (args->Has("--quiet")) env.push_back("IOTAP_QUIET=1");
   if (!python_path.empty()) env.push_back("PYTHONPATH=" + python_path);
   if (torch_steps) env.push_back("IOTAP_TORCH_STEPS=1");
   if (py_samples) {
@@ -494,7 +520,7 @@ int RunCommand(int argc, char** argv) {
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   // The job's page-fault samplers then open without the kernel's wait for
   // the first per-task perf event (perf_keeper.h).
-  PerfKeeper perf_keeper = PerfKeeper::ForLayers(args->Has("--layers") ? args->Get("--layers") : "");
+  PerfKeeper perf_keeper = PerfKeeper::ForLayers(layers);
   std::fflush(nullptr);
   pid_t child = fork();
   if (child < 0) {

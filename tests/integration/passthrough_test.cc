@@ -178,6 +178,39 @@ TEST_F(PassthroughTest, IotapRunRefusesALayerWithNoSuchName) {
   }
 }
 
+// The shim's settings in iotap run's environment reach the job, those with
+// no option too (IOTAP_CLOCK, IOTAP_WAIT_THRESHOLD_US), an option given wins
+// over its variable, and IOTAP_DIR is iotap run's own (-o).
+TEST_F(PassthroughTest, IotapRunPassesTheShimsSettingsOnAndItsOptionsWin) {
+  RunOptions options;
+  options.env["IOTAP_LAYERS"] = "posix,waits";
+  options.env["IOTAP_CLOCK"] = "monotonic";
+  options.env["IOTAP_WAIT_THRESHOLD_US"] = "500";
+  options.env["IOTAP_FLUSH_INTERVAL_MS"] = "250";
+  options.env["IOTAP_DIR"] = dir_.Sub("not-here");
+  std::string trace = dir_.Sub("trace");
+  RunResult r = RunProgram({IotapBinary(), "run", "--flush-interval", "300", "-o", trace, "--",
+                            "sh", "-c", "exit 3"},
+                           options);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("not-here")));
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 1u);
+  const ProcessHeader& h = run.processes[0].header;
+  ASSERT_EQ(h.layers_size(), 2);
+  EXPECT_EQ(h.layers(0), "posix");
+  EXPECT_EQ(h.layers(1), "waits");
+  EXPECT_EQ(h.time_source(), ProcessHeader::TIME_SOURCE_CLOCK_MONOTONIC);
+  EXPECT_EQ(h.wait_threshold_ns(), 500000u);
+  EXPECT_EQ(h.flush_interval_ms(), 300u);
+
+  // A misspelt layer in the environment is refused as --layers' is.
+  options.env["IOTAP_LAYERS"] = "posix,mapd";
+  RunResult bad = RunProgram({IotapBinary(), "run", "-o", dir_.Sub("t3"), "--", "true"}, options);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(bad.err, "IOTAP_LAYERS: no layer is named \"mapd\"")) << bad.err;
+}
+
 // --clock-sync that cannot work (a malformed address, a server nobody runs)
 // costs the exchanges, never the job: its exit code and signal come through,
 // with a line on stderr saying why.
