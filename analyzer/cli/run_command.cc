@@ -357,10 +357,11 @@ bool PassesThrough(absl::string_view var, const Args& args) {
 }
 
 // The first item of --layers' `list` that names no layer ("" if none
-// does): the shim would leave it out without a word.
+// does): the shim would leave it out without a word. Empty items ("posix,")
+// it skips, and so does this.
 std::string UnknownLayer(const std::string& list) {
-  if (list.empty() || list == "all") return "";
-  for (absl::string_view item : absl::StrSplit(list, ',')) {
+  if (list == "all") return "";
+  for (absl::string_view item : absl::StrSplit(list, ',', absl::SkipEmpty())) {
     if (wire::LayerIndex(item.data(), item.size()) < 0) return std::string(item);
   }
   return "";

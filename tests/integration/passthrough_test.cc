@@ -171,7 +171,8 @@ TEST_F(PassthroughTest, IotapRunRefusesALayerWithNoSuchName) {
   EXPECT_TRUE(absl::StrContains(bad.err, "posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits"))
       << bad.err;
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub("t1")));
-  for (const char* layers : {"all", "posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits"}) {
+  for (const char* layers :
+       {"all", "posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits", "posix,"}) {
     RunResult good = RunProgram({IotapBinary(), "run", "--layers", layers, "-o", dir_.Sub("t2"),
                                  "--", "sh", "-c", "exit 3"});
     EXPECT_EQ(good.exit_code, 3) << layers << ": " << good.err;
