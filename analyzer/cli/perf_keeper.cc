@@ -8,13 +8,15 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "proto/wire/layer_names.h"
 
 namespace iotap::cli {
 
 PerfKeeper PerfKeeper::ForLayers(const std::string& layers) {
   bool mapped = layers.empty() || layers == "all";
   for (absl::string_view layer : absl::StrSplit(layers, ',')) {
-    mapped = mapped || absl::StripAsciiWhitespace(layer) == "mapped";
+    absl::string_view name = absl::StripAsciiWhitespace(layer);
+    mapped = mapped || wire::LayerIndex(name.data(), name.size()) == wire::LayerIndex("mapped");
   }
   if (!mapped) return PerfKeeper();
   perf_event_attr attr;

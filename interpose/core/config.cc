@@ -21,14 +21,14 @@ uint32_t ParseNumber(const char* s, uint32_t lo, uint32_t hi, uint32_t fallback)
 bool IsOne(const char* s) { return s != nullptr && strcmp(s, "1") == 0; }
 
 // The mask's bits follow the names' order.
-static_assert(kLayerPosix == 1u << wire::LayerIndex("posix", 5));
-static_assert(kLayerStdio == 1u << wire::LayerIndex("stdio", 5));
-static_assert(kLayerHdf5 == 1u << wire::LayerIndex("hdf5", 4));
-static_assert(kLayerTfRecord == 1u << wire::LayerIndex("tfrecord", 8));
-static_assert(kLayerCuda == 1u << wire::LayerIndex("cuda", 4));
-static_assert(kLayerMapped == 1u << wire::LayerIndex("mapped", 6));
-static_assert(kLayerUring == 1u << wire::LayerIndex("uring", 5));
-static_assert(kLayerWaits == 1u << wire::LayerIndex("waits", 5));
+static_assert(kLayerPosix == 1u << wire::LayerIndex("posix"));
+static_assert(kLayerStdio == 1u << wire::LayerIndex("stdio"));
+static_assert(kLayerHdf5 == 1u << wire::LayerIndex("hdf5"));
+static_assert(kLayerTfRecord == 1u << wire::LayerIndex("tfrecord"));
+static_assert(kLayerCuda == 1u << wire::LayerIndex("cuda"));
+static_assert(kLayerMapped == 1u << wire::LayerIndex("mapped"));
+static_assert(kLayerUring == 1u << wire::LayerIndex("uring"));
+static_assert(kLayerWaits == 1u << wire::LayerIndex("waits"));
 static_assert(kLayerAll == (1u << wire::kLayerCount) - 1);
 
 uint32_t ParseLayers(const char* s) {

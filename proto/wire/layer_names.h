@@ -4,7 +4,8 @@
 // Header-only, with no C++ runtime, so that the shim can use it.
 //
 //   for (const char* name : wire::kLayerNames) ... ;   // "posix", "stdio", ...
-//   int i = wire::LayerIndex("mapped", 6);              // 5; -1 for no layer
+//   int i = wire::LayerIndex("mapped");                 // 5; -1 for no layer
+//   int j = wire::LayerIndex(item.data(), item.size());  // a name not NUL-terminated
 
 #ifndef IOTAP_PROTO_WIRE_LAYER_NAMES_H_
 #define IOTAP_PROTO_WIRE_LAYER_NAMES_H_
@@ -35,6 +36,13 @@ constexpr int LayerIndex(const char* name, size_t n) {
     if (k == n && known[k] == '\0') return i;
   }
   return -1;
+}
+
+// The same for a NUL-terminated name.
+constexpr int LayerIndex(const char* name) {
+  size_t n = 0;
+  while (name[n] != '\0') ++n;
+  return LayerIndex(name, n);
 }
 
 }  // namespace iotap::wire
