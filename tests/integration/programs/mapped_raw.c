@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   for (long at = 0; at < kFileBytes; at += kWindow) sum += p[at];
   getrusage(RUSAGE_THREAD, &after);
   printf("sum %ld\n", sum);
-  printf("faults %ld %ld\n", after.ru_minflt - before.ru_minflt, after.ru_majflt - before.ru_majflt);
+  printf("faults %ld %ld\n", after.ru_minflt - before.ru_minflt,
+         after.ru_majflt - before.ru_majflt);
   return 0;
 }
