@@ -13,7 +13,9 @@ When COMMAND ends it prints one line of sums by role:
   others= both, of every later process (DataLoader workers, ...)
 
 and the same split of the writer threads alone (first_writer=,
-others_writer=), each in milliseconds. COMMAND's own output goes to this
+others_writer=), each in milliseconds, and how many times the writers of
+the later processes were scheduled in (others_writer_runs=: about one
+wake-up each, a drain of the page-fault buffers or a flush). COMMAND's own output goes to this
 script's stderr. A thread that ends between two readings loses the CPU time
 it used since the last one (at most the poll interval's worth), so short
 threads are undercounted a little; the shim's writers live as long as their
@@ -85,25 +87,30 @@ def main(argv):
             for tid in tids:
                 try:
                     with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                        ns = int(f.read().split()[0])
+                        fields = f.read().split()
+                        ns, runs = int(fields[0]), int(fields[2])
                     with open(f"/proc/{pid}/task/{tid}/comm") as f:
                         writer = f.read().strip() == WRITER
                 except (OSError, ValueError, IndexError):
                     continue
-                last[(pid, int(tid))] = (ns, writer)
+                last[(pid, int(tid))] = (ns, writer, runs)
         time.sleep(args.interval_ms / 1000)
     first = min(order, key=order.get) if order else None
     sums = dict.fromkeys(("job", "writer", "first", "others", "first_writer", "others_writer"), 0)
-    for (pid, _), (ns, writer) in last.items():
+    runs_of_others = 0
+    for (pid, _), (ns, writer, runs) in last.items():
         where = "first" if pid == first else "others"
         sums["writer" if writer else "job"] += ns
         sums[where] += ns
         if writer:
             sums[where + "_writer"] += ns
+            if where == "others":
+                runs_of_others += runs
     if os.environ.get("THREAD_CPU_DEBUG"):
-        for (pid, tid), (ns, writer) in sorted(last.items()):
-            print(pid, tid, writer, ns / 1e6, file=sys.stderr)
-    print(" ".join(f"{k}={v / 1e6:.1f}" for k, v in sums.items()))
+        for (pid, tid), (ns, writer, runs) in sorted(last.items()):
+            print(pid, tid, writer, ns / 1e6, runs, file=sys.stderr)
+    print(" ".join(f"{k}={v / 1e6:.1f}" for k, v in sums.items()),
+          f"others_writer_runs={runs_of_others}")
     return job.returncode
 
 
