@@ -32,15 +32,6 @@ constexpr uint64_t kHoldNs = 1000000000ull;
 // Faults may be resolved this long after they happened (held ones, and the
 // poll interval): removed mappings older than that are not needed.
 constexpr uint64_t kResolveWindowNs = 2 * kHoldNs;
-// Page-table regions looked up in /proc/self/pagemap per drain at most; the
-// faults of any others get the nominal span.
-constexpr int kMaxPagemapReads = 64;
-// Questions to the kernel about mappings the table lacks, per drain
-// (proc_maps.h). Nearly all are about anonymous memory, each answer good for
-// a 2 MiB region for a second; a drain that would ask more (the first after
-// a fork, copy-on-write faults all over the address space) leaves its other
-// misses unplaced.
-constexpr int kMaxMapsQueries = 32;
 // Sequence numbers of sampled events start here (trace.proto, OP_MAPPED_READ).
 constexpr uint64_t kFirstSampledSeq = uint64_t{1} << 39;
 // Page-table regions whose credited pages (fault_spans.h) are remembered:
@@ -367,15 +358,17 @@ void FillSpan(RawEvent* e, const Placed& p, uint64_t window_start, const PageSpa
 // Measures the spans of the `n` placed faults and writes them as events of
 // `tid`. Every region is looked at before the pending faults are collected,
 // so that a fault that mapped pages before a look is either written now or
-// known as pending.
-void WriteFaults(uint32_t tid, size_t n) {
+// known as pending. Returns how many regions wanted a look (some may have
+// gone without: kMaxPagemapReads).
+uint32_t WriteFaults(uint32_t tid, size_t n) {
   Scratch& s = g_scratch;
-  if (n == 0) return;
+  if (n == 0) return 0;
   for (size_t i = 0; i < n; ++i) s.order[i] = (s.placed[i].addr / kPageSize) << 16 | i;
   SortKeys(s.order, n);
   auto placed_at = [&](size_t k) -> const Placed& { return s.placed[s.order[k] & 0xffff]; };
   size_t regions = 0;
   int looks = 0;
+  uint32_t wanted = 0;
   for (size_t i = 0; i < n;) {
     // One page table of one mapping: [window_start, window_end).
     const DataMapping* m = &placed_at(i).mapping;
@@ -395,6 +388,7 @@ void WriteFaults(uint32_t tid, size_t n) {
     r = Region{
         i, j, window_start, static_cast<uint32_t>((window_end - window_start) / kPageSize), -1,
         0, 0};
+    if (m->removed_ns == UINT64_MAX) ++wanted;
     if (m->removed_ns == UINT64_MAX && looks < kMaxPagemapReads &&
         Look(r, placed_at(i).addr, placed_at(j - 1).addr, placed_at(i).mapping, s.present[looks])) {
       r.look = looks++;
@@ -441,6 +435,7 @@ void WriteFaults(uint32_t tid, size_t n) {
   }
   WriteSampledChunk(tid, s.events, static_cast<uint32_t>(n), s.next_seq);
   s.next_seq += n;
+  return wanted;
 }
 
 }  // namespace
@@ -469,9 +464,16 @@ Drained DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
   int queries = kMaxMapsQueries;
   auto place = [&](uint64_t addr, uint64_t begin_ns, uint64_t end_ns, bool major) {
     const DataMapping* m = Place(addr, begin_ns);
-    if (m == nullptr && LearnMappingAt(addr, now_ns, &queries)) {
-      TakeSnapshot(now_ns);
-      m = Place(addr, begin_ns);
+    if (m == nullptr) {
+      int before = queries;
+      bool learned = LearnMappingAt(addr, now_ns, &queries);
+      // One question asked (not the whole of /proc/self/maps read, which
+      // answers every miss at once): the poll keeps these under the cap.
+      if (queries == before - 1) ++drained.queries;
+      if (learned) {
+        TakeSnapshot(now_ns);
+        m = Place(addr, begin_ns);
+      }
     }
     if (m != nullptr) s.placed[placed++] = Placed{addr, begin_ns, end_ns, *m, major};
   };
@@ -499,7 +501,7 @@ Drained DrainSlot(Slot* slot, uint64_t now_ns, bool final) {
     }
   }
   for (; j < majors; ++j) place(s.majors[j].addr, s.majors[j].time_ns, s.majors[j].time_ns, true);
-  WriteFaults(static_cast<uint32_t>(slot->tid), placed);
+  drained.looks = WriteFaults(static_cast<uint32_t>(slot->tid), placed);
   return drained;
 }
 

@@ -20,6 +20,7 @@
 #include "interpose/mapped/fault_counters.h"
 #include "interpose/mapped/fault_sampler_internal.h"
 #include "interpose/mapped/mappings.h"
+#include "interpose/mapped/poll_interval.h"
 
 namespace iotap::interpose {
 
@@ -31,23 +32,16 @@ using namespace faults;  // NOLINT: this file is the sampler
 
 namespace {
 
-// While sampling, the writer empties the buffers this often: 32 KiB of
-// begin samples last 10 ms at 100,000 faults a second (a grown buffer of
-// 256 KiB, 80 ms).
-constexpr uint64_t kPollNs = 10000000ull;
-// ... and this often while they fill faster (a drain found a buffer a
-// quarter full, or the kernel dropped samples), and right after the events
-// open: a forked child's first milliseconds are a storm of copy-on-write
-// faults, which would fill the buffers before the data faults come.
-constexpr uint64_t kFastPollNs = 1000000ull;
-
-constinit std::atomic<bool> g_fast_poll{true};
-// For this long after the events open the writer polls fast whatever its
-// drains find: its first drain comes as they open, before the thread that
-// mapped the data touched it, and set the slow poll for the first burst (a
-// fork child's copy-on-write faults, a first run of cold reads).
-constexpr uint64_t kFastStartNs = 100000000ull;
+// The interval until the writer's next drain (poll_interval.h): it starts
+// fast as the events open, and follows what the drains find.
+constinit std::atomic<uint64_t> g_poll_ns{kFastPollNs};
+// Until this time the interval stays short (kStartMaxPollNs) however calm
+// the drains: the first comes as the events open, before the thread that
+// mapped the data touched it, and a first burst (a fork child's
+// copy-on-write faults, a first run of cold reads) may follow at any moment.
 constinit std::atomic<uint64_t> g_fast_until_ns{0};
+// When the writer drained last (the writer's).
+constinit uint64_t g_last_drain_ns = 0;
 // Events stay open this long after the last data mapping went away.
 constexpr uint64_t kLingerNs = 1000000000ull;
 // How often the writer looks for threads that exited.
@@ -248,17 +242,23 @@ void CountFaultsNow() {
 
 // Whether a drain that found `drained` in the begin buffer of `pages` says
 // that its thread faults fast: a quarter full, or samples dropped. The
-// writer then empties the buffers more often, and the buffer of such a
-// thread grows (ShouldGrow).
+// buffer of such a thread grows (ShouldGrow).
 bool BeginFillsFast(const Drained& drained, size_t pages) {
   return drained.lost || drained.fresh >= SampleCapacity(pages) / 4;
 }
 
-// Either buffer: major faults come at the storage's pace, and 512 of them
-// fill their buffer within one slow poll only beyond 51,000 a second.
-bool FillsFast(const Drained& drained, size_t pages) {
-  return BeginFillsFast(drained, pages) || drained.majors_lost ||
-         drained.majors >= kMajorCapacity / 4;
+// Adds one thread's drain to what the drain of every thread found, which
+// sets the next poll (poll_interval.h).
+void AddToLoad(const Drained& drained, size_t pages, DrainLoad* load) {
+  auto fuller = [&](size_t samples, size_t capacity) {
+    double share = static_cast<double>(samples) / static_cast<double>(capacity);
+    if (share > load->fullest) load->fullest = share;
+  };
+  fuller(drained.fresh, SampleCapacity(pages));
+  fuller(drained.majors, kMajorCapacity);
+  load->lost |= drained.lost || drained.majors_lost;
+  if (drained.looks > load->looks) load->looks = drained.looks;
+  if (drained.queries > load->queries) load->queries = drained.queries;
 }
 
 bool ShouldGrow(const Slot& slot, const Drained& drained) {
@@ -322,7 +322,7 @@ void WatchFaults() {
     if (r == OpenResult::kOk) {
       OpenOtherThreadsLocked(self);
       g_sampler.note[0] = '\0';
-      g_fast_poll.store(true, std::memory_order_relaxed);
+      g_poll_ns.store(kFastPollNs, std::memory_order_relaxed);
       g_fast_until_ns.store(MonotonicNs() + kFastStartNs, std::memory_order_relaxed);
       g_sampler.mode.store(kSampling, std::memory_order_release);
       g_sampler.status_due.store(true, std::memory_order_release);
@@ -347,6 +347,7 @@ void FaultsThreadStarted() {
   bool was_busy = tls_thread.busy;
   tls_thread.busy = true;
   int saved = errno;
+  bool opened = false;
   pthread_mutex_lock(&g_sampler.lock);
   if (g_sampler.mode.load(std::memory_order_relaxed) == kSampling) {
     OpenResult r = OpenSlotLocked(static_cast<int>(RawSyscall(SYS_gettid)));
@@ -356,8 +357,16 @@ void FaultsThreadStarted() {
           "thread; some threads' mapped reads are not seen",
           ENOMEM);
     }
+    opened = r == OpenResult::kOk;
   }
   pthread_mutex_unlock(&g_sampler.lock);
+  if (opened) {
+    // The new thread's buffer is the small one, and its first burst may come
+    // at once: the writer starts its back-off again from the fast poll, and
+    // does not sleep out the interval the calm before set (up to 25 ms).
+    g_poll_ns.store(kFastPollNs, std::memory_order_relaxed);
+    WakeWriterNow();
+  }
   errno = saved;
   tls_thread.busy = was_busy;
 }
@@ -371,7 +380,10 @@ void DrainFaults(bool final) {
     pid_t pid = static_cast<pid_t>(RawSyscall(SYS_getpid));
     // Other threads only ever fill free slots (under the lock); only this
     // side empties live ones, so reading them needs no lock.
-    bool fast = false;
+    DrainLoad load{.elapsed_ns = now - g_last_drain_ns,
+                   .looks_cap = kMaxPagemapReads,
+                   .queries_cap = kMaxMapsQueries};
+    g_last_drain_ns = now;
     for (Slot& s : g_sampler.used()) {
       if (s.state.load(std::memory_order_acquire) != kSlotLive) continue;
       bool gone = check_exits && RawSyscall(SYS_tgkill, pid, s.tid, 0) != 0 && errno == ESRCH;
@@ -388,10 +400,11 @@ void DrainFaults(bool final) {
         // At once: the two buffers sample the same faults until then.
         if (s.retired.page != nullptr) DrainSlot(&s, now, /*final=*/false);
       }
-      fast |= FillsFast(drained, s.begin_pages);
+      AddToLoad(drained, s.begin_pages, &load);
     }
-    fast |= now < g_fast_until_ns.load(std::memory_order_relaxed);
-    g_fast_poll.store(fast, std::memory_order_relaxed);
+    bool starting = now < g_fast_until_ns.load(std::memory_order_relaxed);
+    g_poll_ns.store(NextPollNs(g_poll_ns.load(std::memory_order_relaxed), load, starting),
+                    std::memory_order_relaxed);
     // A mapping made since `now` was taken sets a later time: no wrap.
     if (now >= g_sampler.last_mapped_ns.load(std::memory_order_relaxed) + kLingerNs) {
       CloseAllIfUnmapped(now);
@@ -421,7 +434,7 @@ void SampleFaults() {
 
 uint64_t FaultPollIntervalNs() {
   if (g_sampler.mode.load(std::memory_order_relaxed) != kSampling) return 0;
-  return g_fast_poll.load(std::memory_order_relaxed) ? kFastPollNs : kPollNs;
+  return g_poll_ns.load(std::memory_order_relaxed);
 }
 
 void LockFaultsForFork() { pthread_mutex_lock(&g_sampler.lock); }

@@ -16,8 +16,8 @@ namespace iotap::interpose::faults {
 inline constexpr int kMaxThreads = 1024;
 // Data pages of the two buffers (powers of two): 32 KiB of fault-begin
 // samples (1024 faults) and 16 KiB of major-fault samples (512: a cold
-// window read every 80 us fills 4 KiB, 127 samples, within one 10 ms poll,
-// and the faults past it lost their major time). A thread
+// window read every 80 us makes 312 within the longest poll, 25 ms, and
+// faults past a full buffer lose their major time). A thread
 // that fills a quarter of its begin buffer between two drains, or makes the
 // kernel drop samples, gets one of 256 KiB (8192 faults) instead, where the
 // locked-memory limit allows: a DataLoader worker collating a batch faults
@@ -31,6 +31,15 @@ inline constexpr size_t SampleCapacity(size_t pages) { return pages * 4096 / 32;
 inline constexpr size_t kMajorCapacity = SampleCapacity(kMajorPages);
 // Begin samples held back because their fault may not have completed yet.
 inline constexpr size_t kMaxHeld = 16;
+// Page-table regions one drain of a thread looks up in /proc/self/pagemap at
+// most; the faults of any others get the nominal span.
+inline constexpr int kMaxPagemapReads = 64;
+// Questions to the kernel about mappings the table lacks, per drain of a
+// thread (proc_maps.h). Nearly all are about anonymous memory, each answer
+// good for a 2 MiB region for a second; a drain that would ask more (the
+// first after a fork, copy-on-write faults all over the address space)
+// leaves its other misses unplaced.
+inline constexpr int kMaxMapsQueries = 32;
 
 // A sample as both buffers carry it (PERF_SAMPLE_TID | TIME | ADDR).
 struct Sample {
@@ -103,12 +112,14 @@ void CloseSlotLocked(Slot* slot);
 
 // Drains `slot` into events (fault_drain.cc). `final`: hold nothing back.
 // Returns how many begin samples the kernel had written since the last
-// drain, and whether it dropped any.
+// drain, and whether it dropped any, and what the drain spent of its caps.
 struct Drained {
   size_t fresh = 0;
   bool lost = false;
   size_t majors = 0;         // major-fault samples since the last drain
   bool majors_lost = false;  // ... and whether the kernel dropped any
+  uint32_t looks = 0;        // page-table regions that wanted a look
+  uint32_t queries = 0;      // questions asked about unknown mappings
 };
 Drained DrainSlot(Slot* slot, uint64_t now_ns, bool final);
 

@@ -220,7 +220,7 @@ void CheckMemmapPass(int pause_every) {
 
 TEST(MappedReadsTest, MemmapFaultsAreMappedReadsOfTheirWindows) { CheckMemmapPass(0); }
 
-// Paused every 8 windows, the pass is drained while it runs (every 10 ms),
+// Paused every 8 windows, the pass is drained while it runs (every few ms),
 // with the last fault before each pause held for its major sample: the
 // fault before it must not take the held fault's window.
 TEST(MappedReadsTest, FaultsDrainedWhileThePassRunsKeepTheirWindows) { CheckMemmapPass(8); }
