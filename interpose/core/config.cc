@@ -100,6 +100,7 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
   config->no_perf = IsOne(getenv("IOTAP_TEST_NO_PERF"));
   config->py_gil_sampler = IsOne(getenv("IOTAP_TEST_PY_GIL_SAMPLER"));
   config->no_maps_query = IsOne(getenv("IOTAP_TEST_NO_MAPS_QUERY"));
+  config->no_pagemap_scan = IsOne(getenv("IOTAP_TEST_NO_PAGEMAP_SCAN"));
   const char* offset = getenv("IOTAP_TEST_CLOCK_OFFSET_NS");
   config->test_clock_offset_ns = offset != nullptr ? strtoll(offset, nullptr, 10) : 0;
   const char* host = getenv("IOTAP_TEST_HOSTNAME");

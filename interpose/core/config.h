@@ -66,6 +66,8 @@ struct Config {
   bool py_gil_sampler = false;
   // IOTAP_TEST_NO_MAPS_QUERY: as on a kernel without PROCMAP_QUERY.
   bool no_maps_query = false;
+  // IOTAP_TEST_NO_PAGEMAP_SCAN: as on a kernel without PAGEMAP_SCAN.
+  bool no_pagemap_scan = false;
   // Test-only (above): 0 and empty unless set, and then read only where the
   // writer reads the wall clock or the host name, never on a call's path.
   int64_t test_clock_offset_ns = 0;

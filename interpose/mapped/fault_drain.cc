@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "interpose/core/clock.h"
+#include "interpose/core/config.h"
 #include "interpose/core/ops.h"
 #include "interpose/core/raw_syscall.h"
 #include "interpose/core/recorder.h"
@@ -17,6 +18,7 @@
 #include "interpose/mapped/fault_sampler_internal.h"
 #include "interpose/mapped/fault_spans.h"
 #include "interpose/mapped/mappings.h"
+#include "interpose/mapped/pagemap.h"
 #include "interpose/mapped/proc_maps.h"
 
 namespace iotap::interpose::faults {
@@ -108,6 +110,7 @@ struct Scratch {
   size_t pending_size;
   uint32_t region_pending[kMaxPending];  // those of one region, from its start
   KeptFd pagemap;
+  PagemapMethod pagemap_method;  // kScan (0) until the kernel refuses it
   RegionCredit credits[kCreditRegions];
 };
 constinit Scratch g_scratch = {};
@@ -259,7 +262,7 @@ void SortKeys(uint64_t* keys, size_t n) {
 }
 
 // Which of the pages [first, first+n) of this process are mapped, from
-// /proc/self/pagemap (bit 63 of each entry). False if it cannot be read.
+// /proc/self/pagemap (pagemap.h). False if it cannot be read.
 bool ReadPresent(uint64_t first_page, uint32_t n, bool* present) {
   Scratch& s = g_scratch;
   if (n == 0 || n > kRegionPages) return false;
@@ -275,12 +278,8 @@ bool ReadPresent(uint64_t first_page, uint32_t n, bool* present) {
     fd = s.pagemap.Get();
     if (fd < 0) return false;
   }
-  uint64_t entries[kRegionPages];
-  long r =
-      RawSyscall(SYS_pread64, fd, entries, n * sizeof(uint64_t), first_page * sizeof(uint64_t));
-  if (r != static_cast<long>(n * sizeof(uint64_t))) return false;
-  for (uint32_t i = 0; i < n; ++i) present[i] = (entries[i] >> 63) != 0;
-  return true;
+  if (g_config.no_pagemap_scan) s.pagemap_method = PagemapMethod::kRead;
+  return ReadPresentPages(fd, first_page, n, present, &s.pagemap_method);
 }
 
 // The credited pages of the region at `window_start` of mapping `m`: kept

@@ -113,13 +113,17 @@ long ExpectedSum() {
 // A pass over a cold memmap, one byte per window, pausing after every
 // `pause_every` windows (0: never): each window is one fault of the reader
 // whose span covers its window's first byte, whenever the writer drained.
-void CheckMemmapPass(int pause_every) {
+// `scan`: the writer looks at the page tables with PAGEMAP_SCAN where the
+// kernel has it (pagemap.h), else by reading the pagemap file.
+void CheckMemmapPass(int pause_every, bool scan = true) {
   TempDir dir;
   std::string data = ColdFile(dir);
   std::string trace = dir.Sub("trace");
+  RunOptions options;
+  if (!scan) options.env["IOTAP_TEST_NO_PAGEMAP_SCAN"] = "1";
   RunResult r = RunPreloaded({Python(), SourcePath("tests/integration/programs/mapped_reader.py"),
                               data, std::to_string(kWindow), std::to_string(pause_every)},
-                             trace);
+                             trace, options);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Printed p = ParseReader(r.out);
   EXPECT_EQ(p.sum, ExpectedSum());
@@ -224,6 +228,9 @@ TEST(MappedReadsTest, MemmapFaultsAreMappedReadsOfTheirWindows) { CheckMemmapPas
 // with the last fault before each pause held for its major sample: the
 // fault before it must not take the held fault's window.
 TEST(MappedReadsTest, FaultsDrainedWhileThePassRunsKeepTheirWindows) { CheckMemmapPass(8); }
+TEST(MappedReadsTest, PageTablesReadNotScannedKeepTheWindowsToo) {
+  CheckMemmapPass(8, /*scan=*/false);
+}
 
 // A DataLoader over a numpy.memmap made before its workers fork: with 0
 // workers the trainer faults, with 2 the workers fault on the inherited
