@@ -4,7 +4,10 @@
 // one's; what varies with timing goes to a separate file.
 //
 //   faults interrupted BYTES RESTART COUNTS
-//       a thread writes BYTES through a pipe in pieces of 100 bytes while
+//       a thread writes BYTES through a pipe in pieces of 100 bytes, and
+//       rests 300 us after every 40 (the pipe runs dry and the reader
+//       blocks: without rests a reader slowed by tracing always found data
+//       waiting, and a run of 40 saw no read interrupted in 6), while
 //       the main thread read()s 4096 at a time and a timer interrupts it
 //       every 200 us (handler installed with SA_RESTART if RESTART is 1; it
 //       reads one byte of /dev/zero). Prints the bytes and their checksum;
@@ -44,6 +47,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void Die(const char* what) {
@@ -61,7 +65,13 @@ static int g_zero = -1;
 static void* PipeWriter(void* arg) {
   (void)arg;
   char piece[100];
+  long pieces = 0;
   for (long sent = 0; sent < g_bytes; sent += (long)sizeof(piece)) {
+    if (++pieces % 40 == 0) {
+      struct timespec rest = {0, 300000};
+      while (nanosleep(&rest, &rest) != 0 && errno == EINTR) {
+      }
+    }
     for (size_t i = 0; i < sizeof(piece); ++i) piece[i] = (char)((sent + (long)i) % 251);
     size_t done = 0;
     while (done < sizeof(piece)) {
