@@ -64,27 +64,28 @@ std::vector<bool> Present(uint64_t first_page, uint32_t n, PagemapMethod* method
   return std::vector<bool>(present, present + n);
 }
 
-TEST(PagemapTest, ReadingTheEntriesFindsTheTouchedPages) {
-  std::vector<bool> pattern = Pattern();
-  TouchedPages pages(pattern);
-  ASSERT_TRUE(pages.ok());
+class PagemapTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(pages_.ok()); }
+  const std::vector<bool> pattern_ = Pattern();
+  const TouchedPages pages_{pattern_};
+};
+
+TEST_F(PagemapTest, ReadingTheEntriesFindsTheTouchedPages) {
   PagemapMethod method = PagemapMethod::kRead;
-  EXPECT_EQ(Present(pages.first_page(), kPages, &method), pattern);
+  EXPECT_EQ(Present(pages_.first_page(), kPages, &method), pattern_);
   EXPECT_EQ(method, PagemapMethod::kRead);
 }
 
 // The scan answers what the read does, over the whole range and over parts
 // that start and end inside runs. Linux before 6.7 has no PAGEMAP_SCAN: the
 // method falls back to reading, and answers the same.
-TEST(PagemapTest, ScanningAnswersAsReadingDoes) {
-  std::vector<bool> pattern = Pattern();
-  TouchedPages pages(pattern);
-  ASSERT_TRUE(pages.ok());
+TEST_F(PagemapTest, ScanningAnswersAsReadingDoes) {
   PagemapMethod method = PagemapMethod::kScan;
-  EXPECT_EQ(Present(pages.first_page(), kPages, &method), pattern);
+  EXPECT_EQ(Present(pages_.first_page(), kPages, &method), pattern_);
   for (auto [first, n] : {std::pair<uint32_t, uint32_t>{425, 30}, {3, 9}, {398, 30}, {511, 1}}) {
-    std::vector<bool> want(pattern.begin() + first, pattern.begin() + first + n);
-    EXPECT_EQ(Present(pages.first_page() + first, n, &method), want) << first << " " << n;
+    std::vector<bool> want(pattern_.begin() + first, pattern_.begin() + first + n);
+    EXPECT_EQ(Present(pages_.first_page() + first, n, &method), want) << first << " " << n;
   }
   // Linux 6.7 and later must have scanned.
   struct utsname u;
@@ -95,7 +96,7 @@ TEST(PagemapTest, ScanningAnswersAsReadingDoes) {
   }
 }
 
-TEST(PagemapTest, RefusesAnEmptyOrOversizedRange) {
+TEST(PagemapRangeTest, RefusesAnEmptyOrOversizedRange) {
   PagemapMethod method = PagemapMethod::kScan;
   bool present[kPages + 1];
   EXPECT_FALSE(ReadPresentPages(-1, 0, 0, present, &method));
