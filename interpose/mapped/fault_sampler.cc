@@ -152,6 +152,7 @@ OpenResult OpenSlotLocked(int tid, bool grown = false) {
   free_slot->retired = Buffer();
   free_slot->major = major;
   free_slot->held_count = 0;
+  free_slot->undrained = true;
   const auto index = static_cast<uint32_t>(free_slot - g_sampler.slots);
   if (index >= used) g_sampler.slots_used.store(index + 1, std::memory_order_release);
   free_slot->state.store(kSlotLive, std::memory_order_release);
@@ -360,13 +361,11 @@ void FaultsThreadStarted() {
     opened = r == OpenResult::kOk;
   }
   pthread_mutex_unlock(&g_sampler.lock);
-  if (opened) {
-    // The new thread's buffer is the small one, and its first burst may come
-    // at once: the writer starts its back-off again from the fast poll, and
-    // does not sleep out the interval the calm before set (up to 25 ms).
-    g_poll_ns.store(kFastPollNs, std::memory_order_relaxed);
-    WakeWriterNow();
-  }
+  // The new thread's buffer is the small one, and its first burst may come
+  // at once: its first drain, now rather than at the end of the interval the
+  // calm before set (up to 25 ms), starts the writer's back-off again from
+  // the fast poll.
+  if (opened) WakeWriterNow();
   errno = saved;
   tls_thread.busy = was_busy;
 }
@@ -401,6 +400,8 @@ void DrainFaults(bool final) {
         if (s.retired.page != nullptr) DrainSlot(&s, now, /*final=*/false);
       }
       AddToLoad(drained, s.begin_pages, &load);
+      load.new_thread |= s.undrained;
+      s.undrained = false;
     }
     bool starting = now < g_fast_until_ns.load(std::memory_order_relaxed);
     g_poll_ns.store(NextPollNs(g_poll_ns.load(std::memory_order_relaxed), load, starting),

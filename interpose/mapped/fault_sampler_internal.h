@@ -69,6 +69,9 @@ struct Slot {
   // The writer's: begin samples whose fault may still run.
   Sample held[kMaxHeld] = {};
   uint32_t held_count = 0;
+  // Set as the slot opens, cleared by the writer's first drain of it (which
+  // starts the poll's back-off again: poll_interval.h).
+  bool undrained = false;
 };
 
 enum Mode : uint32_t {

@@ -39,6 +39,7 @@ struct DrainLoad {
   uint64_t elapsed_ns = 0;  // since the drain before
   double fullest = 0;       // the largest share of a buffer found filled (0 to 1)
   bool lost = false;        // the kernel dropped samples
+  bool new_thread = false;  // a thread's first drain (its buffer is the small one)
   // Of one thread's drain, the most: page-table regions that wanted a look,
   // against what a drain may read (`looks_cap`); mapping questions asked,
   // against `queries_cap`.
@@ -52,7 +53,7 @@ struct DrainLoad {
 // interval having been `previous_ns`; `starting`: within kFastStartNs of
 // the events' opening.
 constexpr uint64_t NextPollNs(uint64_t previous_ns, const DrainLoad& load, bool starting) {
-  if (load.lost) return kFastPollNs;
+  if (load.lost || load.new_thread) return kFastPollNs;
   uint64_t next = previous_ns > UINT64_MAX / 2 ? UINT64_MAX : previous_ns * 2;
   const uint64_t cap = starting ? kStartMaxPollNs : kMaxPollNs;
   if (next > cap) next = cap;

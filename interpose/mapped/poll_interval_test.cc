@@ -45,10 +45,13 @@ TEST(PollIntervalTest, TheRateSeenKeepsBuffersUnderAQuarter) {
   EXPECT_EQ(NextPollNs(40 * kMs, Found(5 * kMs, 0.125), false), 10 * kMs);
 }
 
-TEST(PollIntervalTest, LostSamplesPollFast) {
+TEST(PollIntervalTest, LostSamplesAndANewThreadPollFast) {
   DrainLoad load = Found(50 * kMs, 0);
   load.lost = true;
-  EXPECT_EQ(NextPollNs(50 * kMs, load, false), kFastPollNs);
+  EXPECT_EQ(NextPollNs(25 * kMs, load, false), kFastPollNs);
+  load.lost = false;
+  load.new_thread = true;
+  EXPECT_EQ(NextPollNs(25 * kMs, load, false), kFastPollNs);
 }
 
 // Half of a drain's looks in /proc/self/pagemap, or of its questions about
