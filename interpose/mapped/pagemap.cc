@@ -1,6 +1,5 @@
 #include "interpose/mapped/pagemap.h"
 
-#include <errno.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
@@ -39,8 +38,10 @@ constexpr uint64_t kPageIsPresent = 1u << 3;
 // asked again from where the kernel stopped.
 constexpr uint64_t kRuns = 32;
 
-// -1: the kernel cannot scan (the caller reads instead); 0: failed; 1: done.
-int Scan(int fd, uint64_t first_page, uint32_t n, bool* present) {
+// False if the kernel would not scan: before Linux 6.7 (ENOTTY, EINVAL),
+// or a seccomp profile that refuses this ioctl (EPERM, ENOSYS). The caller
+// reads the entries instead, from then on.
+bool Scan(int fd, uint64_t first_page, uint32_t n, bool* present) {
   memset(present, 0, n);
   PageRegion runs[kRuns];
   const uint64_t end = (first_page + n) * kPageSize;
@@ -56,7 +57,7 @@ int Scan(int fd, uint64_t first_page, uint32_t n, bool* present) {
     q.category_mask = kPageIsPresent;
     q.return_mask = kPageIsPresent;
     long got = RawSyscall(SYS_ioctl, fd, kPagemapScan, &q);
-    if (got < 0) return errno == ENOTTY || errno == EINVAL || errno == EOPNOTSUPP ? -1 : 0;
+    if (got < 0) return false;
     for (long i = 0; i < got; ++i) {
       uint64_t lo = runs[i].start < start ? start : runs[i].start;
       uint64_t hi = runs[i].end > end ? end : runs[i].end;
@@ -66,7 +67,7 @@ int Scan(int fd, uint64_t first_page, uint32_t n, bool* present) {
     if (q.walk_end <= start || q.walk_end >= end) break;
     start = q.walk_end;
   }
-  return 1;
+  return true;
 }
 
 bool Read(int fd, uint64_t first_page, uint32_t n, bool* present) {
@@ -84,8 +85,7 @@ bool ReadPresentPages(int fd, uint64_t first_page, uint32_t n, bool* present,
                       PagemapMethod* method) {
   if (n == 0 || n > kMaxPages) return false;
   if (*method == PagemapMethod::kScan) {
-    int scanned = Scan(fd, first_page, n, present);
-    if (scanned >= 0) return scanned == 1;
+    if (Scan(fd, first_page, n, present)) return true;
     *method = PagemapMethod::kRead;
   }
   return Read(fd, first_page, n, present);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -94,6 +95,21 @@ TEST_F(PagemapTest, ScanningAnswersAsReadingDoes) {
       (major > 6 || (major == 6 && minor >= 7))) {
     EXPECT_EQ(method, PagemapMethod::kScan) << u.release;
   }
+}
+
+// A descriptor that cannot scan (here /dev/zero: ENOTTY, as a kernel before
+// 6.7 answers, or EPERM from a seccomp profile) switches the method to
+// reading for good; /dev/zero reads as entries of no page present.
+TEST(PagemapRangeTest, ADescriptorThatCannotScanIsReadFromThenOn) {
+  int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  PagemapMethod method = PagemapMethod::kScan;
+  bool present[8];
+  memset(present, 1, sizeof(present));
+  EXPECT_TRUE(ReadPresentPages(fd, 1000, 8, present, &method));
+  EXPECT_EQ(method, PagemapMethod::kRead);
+  for (bool p : present) EXPECT_FALSE(p);
+  close(fd);
 }
 
 TEST(PagemapRangeTest, RefusesAnEmptyOrOversizedRange) {
