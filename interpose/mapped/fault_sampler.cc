@@ -40,7 +40,7 @@ constinit std::atomic<uint64_t> g_poll_ns{kFastPollNs};
 // mapped the data touched it, and a first burst (a fork child's
 // copy-on-write faults, a first run of cold reads) may follow at any moment.
 constinit std::atomic<uint64_t> g_fast_until_ns{0};
-// When the writer drained last (the writer's).
+// When the buffers were drained last (under the writer lock).
 constinit uint64_t g_last_drain_ns = 0;
 // Events stay open this long after the last data mapping went away.
 constexpr uint64_t kLingerNs = 1000000000ull;

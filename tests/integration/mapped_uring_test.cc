@@ -2,7 +2,8 @@
 //   - numpy.memmap (programs/mapped_reader.py) reading one byte per 64 KiB
 //     window of a cold file: one OP_MAPPED_READ per window, at its offset,
 //     and as many major faults as the thread's own counters
-//     (/proc/thread-self/stat) say it took during the pass;
+//     (/proc/thread-self/stat) say it took during the pass, the page tables
+//     scanned (PAGEMAP_SCAN) or, as on older kernels, read;
 //   - a DataLoader over a memmap, with 0 and 2 workers (forked children
 //     fault on the inherited mapping);
 //   - the memmap pass with perf_event_open refused (IOTAP_TEST_NO_PERF=1):
@@ -228,9 +229,7 @@ TEST(MappedReadsTest, MemmapFaultsAreMappedReadsOfTheirWindows) { CheckMemmapPas
 // with the last fault before each pause held for its major sample: the
 // fault before it must not take the held fault's window.
 TEST(MappedReadsTest, FaultsDrainedWhileThePassRunsKeepTheirWindows) { CheckMemmapPass(8); }
-TEST(MappedReadsTest, PageTablesReadNotScannedKeepTheWindowsToo) {
-  CheckMemmapPass(8, /*scan=*/false);
-}
+TEST(MappedReadsTest, PageTablesReadNotScannedKeepTheWindowsToo) { CheckMemmapPass(8, false); }
 
 // A DataLoader over a numpy.memmap made before its workers fork: with 0
 // workers the trainer faults, with 2 the workers fault on the inherited
