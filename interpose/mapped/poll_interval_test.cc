@@ -15,7 +15,8 @@ DrainLoad Found(uint64_t elapsed_ns, double fullest) {
 }
 
 TEST(PollIntervalTest, TheHeaderExample) {
-  EXPECT_EQ(NextPollNs(8 * kMs, Found(8 * kMs, 0.5), /*starting=*/false), 4 * kMs);
+  DrainLoad load{.elapsed_ns = 8'000'000, .fullest = 0.5};  // half full in 8 ms
+  EXPECT_EQ(NextPollNs(8'000'000, load, /*starting=*/false), 4'000'000u);
 }
 
 // Calm drains double the interval up to the cap: 1, 2, 4 ... 16, 25 ms, and
