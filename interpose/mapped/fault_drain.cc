@@ -26,7 +26,7 @@ namespace iotap::interpose::faults {
 namespace {
 
 constexpr uint64_t kPageSize = 4096;
-constexpr uint64_t kRegionPages = 512;  // one page table: 2 MiB of 4 KiB pages
+constexpr uint64_t kRegionPages = kMaxRegionPages;  // one page table: 2 MiB of 4 KiB pages
 // A fault without a successor is held at most this long for its major
 // sample; a major fault that takes longer shows as a minor fault and a
 // major one of unknown start.
@@ -265,7 +265,6 @@ void SortKeys(uint64_t* keys, size_t n) {
 // /proc/self/pagemap (pagemap.h). False if it cannot be read.
 bool ReadPresent(uint64_t first_page, uint32_t n, bool* present) {
   Scratch& s = g_scratch;
-  if (n == 0 || n > kRegionPages) return false;
   int fd = s.pagemap.Get();
   if (fd < 0) {
     int opened = static_cast<int>(

@@ -4,13 +4,13 @@
 #include <sys/ioctl.h>
 
 #include "interpose/core/raw_syscall.h"
+#include "interpose/mapped/fault_spans.h"
 
 namespace iotap::interpose {
 
 namespace {
 
 constexpr uint64_t kPageSize = 4096;
-constexpr uint32_t kMaxPages = 512;
 
 // linux/fs.h of Linux 6.7 (Debian 12's headers predate it).
 struct PageRegion {
@@ -71,7 +71,7 @@ bool Scan(int fd, uint64_t first_page, uint32_t n, bool* present) {
 }
 
 bool Read(int fd, uint64_t first_page, uint32_t n, bool* present) {
-  uint64_t entries[kMaxPages];
+  uint64_t entries[kMaxRegionPages];
   long r =
       RawSyscall(SYS_pread64, fd, entries, n * sizeof(uint64_t), first_page * sizeof(uint64_t));
   if (r != static_cast<long>(n * sizeof(uint64_t))) return false;
@@ -83,7 +83,7 @@ bool Read(int fd, uint64_t first_page, uint32_t n, bool* present) {
 
 bool ReadPresentPages(int fd, uint64_t first_page, uint32_t n, bool* present,
                       PagemapMethod* method) {
-  if (n == 0 || n > kMaxPages) return false;
+  if (n == 0 || n > kMaxRegionPages) return false;
   if (*method == PagemapMethod::kScan) {
     if (Scan(fd, first_page, n, present)) return true;
     *method = PagemapMethod::kRead;

@@ -27,10 +27,11 @@ enum class PagemapMethod {
   kRead,  // pread of the entries
 };
 
-// Fills present[i] for page first_page + i, i < n (at most 512), from `fd`,
-// /proc/self/pagemap. `method` is the way to try first; a kernel that will
-// not scan (no PAGEMAP_SCAN, or a seccomp profile refusing it) sets it to
-// kRead, once. False if the entries could not be read either.
+// Fills present[i] for page first_page + i, i < n (at most kMaxRegionPages
+// of fault_spans.h, one page table), from `fd`, /proc/self/pagemap.
+// `method` is the way to try first; a kernel that will not scan (no
+// PAGEMAP_SCAN, or a seccomp profile refusing it) sets it to kRead, once.
+// False if the entries could not be read either.
 bool ReadPresentPages(int fd, uint64_t first_page, uint32_t n, bool* present,
                       PagemapMethod* method);
 
