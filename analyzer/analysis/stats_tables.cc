@@ -72,7 +72,7 @@ void FillFiles(const std::vector<PathFile>& files, const RunState& s, stats::Sta
   out->mutable_files()->Reserve(static_cast<int>(files.size()));
   for (const auto& [path, f] : files) {
     stats::File* o = out->add_files();
-    o->set_path(std::string(path));
+    o->set_path(path.data(), path.size());
     FillFile(*f, o);
   }
   for (const auto& [kind, f] : s.ipc) FillFile(f, out->add_ipc());
