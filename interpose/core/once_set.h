@@ -41,9 +41,13 @@ class OnceSet {
   }
 
   // Forgets everything: a fork child starts a new trace file, which needs
-  // every description again.
+  // every description again. Writes only the slots in use: a page of the
+  // table never touched stays unallocated, one the parent touched stays
+  // shared with it.
   void Clear() {
-    for (auto& s : slots_) s.store(0, std::memory_order_relaxed);
+    for (auto& s : slots_) {
+      if (s.load(std::memory_order_relaxed) != 0) s.store(0, std::memory_order_relaxed);
+    }
   }
 
  private:

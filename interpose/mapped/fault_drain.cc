@@ -112,6 +112,7 @@ struct Scratch {
   KeptFd pagemap;
   PagemapMethod pagemap_method;  // kScan (0) until the kernel refuses it
   RegionCredit credits[kCreditRegions];
+  bool credits_taken;  // whether any entry of `credits` was, since the last reset
 };
 constinit Scratch g_scratch = {};
 
@@ -295,6 +296,7 @@ bool* CreditsOf(uint64_t window_start, const DataMapping& m) {
   RegionCredit& c = CreditEntry(window_start);
   if (!Holds(c, window_start, m)) {
     c.window_start = window_start;
+    g_scratch.credits_taken = true;
     c.mapping_start = m.start;
     c.mapping_added_ns = m.added_ns;
     memset(c.credited, 0, sizeof(c.credited));
@@ -529,7 +531,11 @@ void ResetDrainInChild() {
   // The child's faults are its own: pages the parent's faults were given are
   // not the child's (fork copies no page table of a mapping of a file alone,
   // so the child faults them in again).
+  // (Only where the parent took any: the table is 1,024 regions' pages, and
+  // touching it would fault in each page in every child.)
+  if (!g_scratch.credits_taken) return;
   for (RegionCredit& c : g_scratch.credits) c.window_start = 0;
+  g_scratch.credits_taken = false;
 }
 
 }  // namespace iotap::interpose::faults

@@ -448,7 +448,9 @@ void UnlockFaultsAfterFork(bool child) {
   pthread_mutex_init(&g_sampler.lock, nullptr);
   // The kernel copies neither the events nor their buffers into a child:
   // forget them without unmapping (the addresses are the child's to reuse).
-  for (Slot& s : g_sampler.slots) {
+  // Slots past slots_used were never taken: writing them would fault in
+  // pages of the table the child never uses.
+  for (Slot& s : g_sampler.used()) {
     s.state.store(kSlotFree, std::memory_order_relaxed);
     s.tid = 0;
     s.begin = Buffer();

@@ -60,6 +60,7 @@ struct Query {
   KeptFd maps;
   bool unsupported = false;
   NotData not_data[kNotDataSlots] = {};
+  bool not_data_set = false;  // whether any entry of `not_data` was, since the last reset
   char name[4096] = {};
 };
 constinit Query g_query;
@@ -182,6 +183,7 @@ bool LearnMappingAt(uint64_t addr, uint64_t now_ns, int* queries) {
   if (q.inode == 0 || q.vma_name_size <= 1 || !readable || executable ||
       !IsDataPath(g_query.name)) {
     SlotOf(addr) = NotData{q.vma_start, q.vma_end, now_ns};
+    g_query.not_data_set = true;
     return false;
   }
   uint64_t before = DataMappingsVersion();
@@ -199,7 +201,9 @@ bool LearnMappingAt(uint64_t addr, uint64_t now_ns, int* queries) {
 
 void ForgetProcMapsInChild() {
   g_query.maps.Close();
+  if (!g_query.not_data_set) return;  // untouched: its pages stay the parent's
   for (NotData& r : g_query.not_data) r = NotData{};
+  g_query.not_data_set = false;
 }
 
 bool LearnMappings(uint64_t now_ns) {

@@ -356,7 +356,12 @@ void TfRecordRelease(FdEntry* f) {
 void TfRecordAfterForkChild() {
   pthread_mutex_init(&g_pool.lock, nullptr);
   for (int i = 0; i < g_pool.slab_count; ++i) {
-    for (int k = 0; k < kPerSlab; ++k) g_pool.slabs[i][k].lock.store(0, std::memory_order_relaxed);
+    // Only the locks held at the fork are written: a write to each would
+    // copy every page of the parent's slabs into the child.
+    for (int k = 0; k < kPerSlab; ++k) {
+      auto& lock = g_pool.slabs[i][k].lock;
+      if (lock.load(std::memory_order_relaxed) != 0) lock.store(0, std::memory_order_relaxed);
+    }
   }
   g_reported.Clear();
 }

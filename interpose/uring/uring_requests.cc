@@ -238,8 +238,10 @@ void CollectCompletionsLocked(const RingView& v, QueueState* state, Leftovers* o
 
 void TakeInflightLocked(int fd, Leftovers* out) {
   // Past a batch they are counted as dropped (RecordLeftovers): a ring torn
-  // down with more requests in flight than that is rare.
-  for (int i = 0; i < kMaxInflight; ++i) {
+  // down with more requests in flight than that is rare. The walk stops
+  // when the table is empty: a process that never used io_uring reads none
+  // of its pages at exit.
+  for (int i = 0; i < kMaxInflight && g_inflight_count > 0; ++i) {
     // EraseAt shifts a later entry into slot i: look at it again.
     while (g_inflight[i].used && (fd < 0 || g_inflight[i].ring_fd == fd)) {
       RawEvent e = EventOf(g_inflight[i], g_inflight[i].submit_time);
@@ -351,6 +353,10 @@ void UringEndOfTrace() {
 }
 
 void ForgetInflightInChild() {
+  // Entries are read only where `used` is set, and none is in an empty
+  // table: clearing its 224 KiB would fault in every page of it in each
+  // forked child (most processes never submit a request).
+  if (g_inflight_count == 0) return;
   memset(g_inflight, 0, sizeof(g_inflight));
   g_inflight_count = 0;
 }
