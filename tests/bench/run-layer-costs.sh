@@ -19,11 +19,8 @@ rounds=${2:-40}
 python=${PYTHON:-/usr/bin/python3}
 data=$(mktemp -d /tmp/iotap-layer-costs-XXXXXX)
 trap 'rm -rf "$data"' EXIT
-"$python" examples/shards/train.py --data "$data/shards" --generate-only --shards 4 \
-  --samples "${SAMPLES:-2048}" >/dev/null
-cat "$data"/shards/*.bin >/dev/null
-job=("$python" examples/shards/train.py --data "$data/shards" --mmap --epochs 1)
-epoch_of() { awk '/ steps, .* in [0-9.]+ s/ {for (i = 1; i < NF; i++) if ($i == "in") print $(i + 1)}'; }
+source tests/bench/memmap-epoch.sh
+memmap_epoch_job "$python" "$data" "${SAMPLES:-2048}"
 all=posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits
 declare -A layers=([all]=$all [no_mapped]=${all/mapped,/} [no_waits]=${all/,waits/} [posix]=posix)
 configs=(untraced all no_mapped no_waits posix)

@@ -52,14 +52,10 @@ done
 echo "  median added: $(printf '%s\n' "${diffs[@]}" | median) ns/fault"
 
 echo "== a warm-cache epoch of a numpy.memmap DataLoader (target: at most 3% slower)"
-"$python" examples/shards/train.py --data "$data/shards" --generate-only --shards 4 \
-  --samples "${SAMPLES:-512}" >/dev/null
-cat "$data"/shards/*.bin >/dev/null
-job=("$python" examples/shards/train.py --data "$data/shards" --mmap --epochs 1)
-# The epoch as the job times it (its loop, the workers' start included:
-# "N steps, S samples in X s") and the whole job's wall time (Python's
-# start-up and import of torch, traced too, included).
-epoch_of() { awk '/ steps, .* in [0-9.]+ s/ {for (i = 1; i < NF; i++) if ($i == "in") print $(i + 1)}'; }
+source tests/bench/memmap-epoch.sh
+memmap_epoch_job "$python" "$data" "${SAMPLES:-512}"
+# The epoch as the job times it (epoch_of) and the whole job's wall time
+# (Python's start-up and import of torch, traced too, included).
 epochs=(); jobs=(); cpus=(); plain_epochs=(); traced_epochs=()
 # CPU seconds (user + system) of the whole job, its workers and the tracer
 # included: steadier than wall time on a shared VM.
