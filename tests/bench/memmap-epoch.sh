@@ -1,9 +1,11 @@
 # Sourced by the memmap epoch benchmarks (run-mapped-overhead.sh,
-# run-layer-costs.sh): the job both time, and how its epoch is read.
+# run-layer-costs.sh): the job both time, how its epoch is read, and the
+# medians and intervals both give.
 #
 #   source tests/bench/memmap-epoch.sh
 #   memmap_epoch_job "$python" "$data" 2048   # sets `job`, shards in $data/shards, cached
 #   epoch=$("${job[@]}" | epoch_of)
+#   printf '%s\n' "${percents[@]}" | median_pct; ... | median_ci
 
 # Writes 4 shards of SAMPLES samples under DIR/shards, reads them into the
 # page cache (the epochs are warm-cache ones) and sets `job` to one epoch of
@@ -19,3 +21,22 @@ memmap_epoch_job() {
 # The epoch as the job times it (its loop, the workers' start included),
 # from its line "N steps, S samples in X s": X.
 epoch_of() { awk '/ steps, .* in [0-9.]+ s/ {for (i = 1; i < NF; i++) if ($i == "in") print $(i + 1)}'; }
+
+# The median of the numbers on stdin, one a line.
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+# The same, as a percentage with one decimal and its sign (the values are
+# percentages already).
+median_pct() { median | xargs printf '%+.1f'; }
+# "LOW% to HIGH%": a 95% interval for the median of the percentages on
+# stdin, by bootstrap (2,000 resamples, a fixed seed). On this VM one
+# epoch differs from the next by 15-20% either way, so the median of a few
+# dozen pairs moves by several points between sittings: the interval says
+# how far to trust it.
+median_ci() {
+  "${python:-/usr/bin/python3}" -c '
+import random, statistics, sys
+v = [float(x) for x in sys.stdin.read().split()]
+random.seed(20261201)
+m = sorted(statistics.median(random.choices(v, k=len(v))) for _ in range(2000))
+print("%.1f%% to %.1f%%" % (m[49], m[1950]))'
+}

@@ -14,12 +14,12 @@
 #   SAMPLES=2048 tests/bench/run-layer-costs.sh build 80
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tests/bench/memmap-epoch.sh
 build=${1:-build}
 rounds=${2:-40}
 python=${PYTHON:-/usr/bin/python3}
 data=$(mktemp -d /tmp/iotap-layer-costs-XXXXXX)
 trap 'rm -rf "$data"' EXIT
-source tests/bench/memmap-epoch.sh
 memmap_epoch_job "$python" "$data" "${SAMPLES:-2048}"
 all=posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits
 declare -A layers=([all]=$all [no_mapped]=${all/mapped,/} [no_waits]=${all/,waits/} [posix]=posix)
@@ -45,18 +45,17 @@ for ((i = 0; i < rounds; i++)); do
   echo "$i $row"
   rows+=("$row")
 done
-printf '%s\n' "${rows[@]}" | "$python" -c '
-import random, statistics, sys
-rows = [list(map(float, l.split())) for l in sys.stdin if len(l.split()) == 5]
-random.seed(20261202)
-def line(name, ratios):
-    m = sorted(statistics.median(random.choices(ratios, k=len(ratios))) for _ in range(2000))
-    print("%-28s %+6.1f%% (95%% interval %+.1f%% to %+.1f%%)" % (
-        name, 100 * statistics.median(ratios), 100 * m[49], 100 * m[1950]))
-names = ["all layers", "all but mapped", "all but waits", "posix alone"]
-for k, name in enumerate(names, 1):
-    line(name + " vs untraced", [r[k] / r[0] - 1 for r in rows])
-line("all vs all but mapped", [r[1] / r[2] - 1 for r in rows])
-line("all vs all but waits", [r[1] / r[3] - 1 for r in rows])
-print("median epochs: " + ", ".join("%s %.3f s" % (n, statistics.median(c)) for n, c in
-      zip(["untraced"] + names, zip(*rows))))'
+# Percent added, per round, of column B's epoch over column A's (1-based).
+added() { printf '%s\n' "${rows[@]}" | awk -v a="$1" -v b="$2" '{print ($b / $a - 1) * 100}'; }
+summary() {
+  local values; values=$(added "$2" "$3")
+  printf '%-28s %s%% (95%% interval %s)\n' "$1" "$(median_pct <<<"$values")" "$(median_ci <<<"$values")"
+}
+summary "all layers vs untraced" 1 2
+summary "all but mapped vs untraced" 1 3
+summary "all but waits vs untraced" 1 4
+summary "posix alone vs untraced" 1 5
+summary "all vs all but mapped" 3 2
+summary "all vs all but waits" 4 2
+printf 'median epochs: untraced %s s, all %s s, all but mapped %s s, all but waits %s s, posix alone %s s\n' \
+  $(for k in 1 2 3 4 5; do printf '%s\n' "${rows[@]}" | awk -v k=$k '{print $k}' | median; done)

@@ -13,6 +13,7 @@
 #   tests/bench/run-mapped-overhead.sh [BUILD_DIR] [PAIRS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tests/bench/memmap-epoch.sh
 build=${1:-build}
 pairs=${2:-9}
 python=${PYTHON:-/usr/bin/python3}
@@ -22,22 +23,6 @@ head -c $((64 << 20)) /dev/urandom >"$data/data.bin"
 cat "$data/data.bin" >/dev/null
 worker=$data/fault_worker
 cc -O2 -o "$worker" tests/bench/fault_worker.c
-
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-# The same, as a percentage with one decimal and its sign (the values are bc's).
-median_pct() { median | xargs printf '%+.1f'; }
-# "LOW to HIGH": a 95% interval for the median of the values on stdin, by
-# bootstrap (2,000 resamples). On this VM one pair's epochs differ by 15-20%
-# either way, so the median of a few dozen pairs moves by several points
-# between sittings: the interval says how far to trust it.
-median_ci() {
-  "$python" -c '
-import random, statistics, sys
-v = [float(x) for x in sys.stdin.read().split()]
-random.seed(20261201)
-m = sorted(statistics.median(random.choices(v, k=len(v))) for _ in range(2000))
-print("%.1f%% to %.1f%%" % (m[49], m[1950]))'
-}
 
 echo "== a sampled page fault (target: at most 1.5 us added)"
 diffs=()
@@ -52,7 +37,6 @@ done
 echo "  median added: $(printf '%s\n' "${diffs[@]}" | median) ns/fault"
 
 echo "== a warm-cache epoch of a numpy.memmap DataLoader (target: at most 3% slower)"
-source tests/bench/memmap-epoch.sh
 memmap_epoch_job "$python" "$data" "${SAMPLES:-512}"
 # The epoch as the job times it (epoch_of) and the whole job's wall time
 # (Python's start-up and import of torch, traced too, included).
