@@ -5,6 +5,7 @@
 #   source tests/bench/memmap-epoch.sh
 #   memmap_epoch_job "$python" "$data" 2048   # sets `job`, shards in $data/shards, cached
 #   epoch=$("${job[@]}" | epoch_of)
+#   phases=$(phases_of LOG)                   # after "${job[@]}" --step-log LOG
 #   printf '%s\n' "${percents[@]}" | median_pct; ... | median_ci
 
 # Writes 4 shards of SAMPLES samples under DIR/shards, reads them into the
@@ -21,6 +22,19 @@ memmap_epoch_job() {
 # The epoch as the job times it (its loop, the workers' start included),
 # from its line "N steps, S samples in X s": X.
 epoch_of() { awk '/ steps, .* in [0-9.]+ s/ {for (i = 1; i < NF; i++) if ($i == "in") print $(i + 1)}'; }
+
+# Where an epoch's time went, from the job's step log (--step-log LOG, one
+# JSON line a step): "FIRST LATER COMPUTE" in seconds: the wait for the
+# first batch (the workers' start and first samples), the waits for every
+# later batch (how far the workers fell behind the training loop), and the
+# training steps themselves.
+phases_of() {
+  "${python:-/usr/bin/python3}" -c '
+import json, sys
+steps = [json.loads(line) for line in open(sys.argv[1])]
+print("%.4f %.4f %.4f" % (steps[0]["data_s"], sum(s["data_s"] for s in steps[1:]),
+                          sum(s["compute_s"] for s in steps)))' "$1"
+}
 
 # The median of the numbers on stdin, one a line.
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
