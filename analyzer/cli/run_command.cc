@@ -37,6 +37,7 @@
 #include "analyzer/clocks/clock_exchanger.h"
 #include "analyzer/live/session_file.h"
 #include "proto/wire/layer_names.h"
+#include "proto/wire/settings.h"
 
 extern char** environ;
 
@@ -53,13 +54,17 @@ constexpr char kRunHelp[] =
     "\n"
     "  -o, --output DIR         where traces go (default: ./iotap-YYYYMMDD-HHMMSS);\n"
     "                           created with mode 0700 if missing\n"
-    "  --flush-interval MS      write buffered events at least this often\n"
+    "  --flush-interval MS      write buffered events at least this often, 10 to 3600000\n"
     "                           (default 1000; a killed job keeps all but the last MS)\n"
-    "  --sample-interval MS     sample each process's CPU use this often (default 100)\n"
-    "  --buffer-events N        events per thread buffer, a power of two (default 4096)\n"
+    "  --sample-interval MS     sample each process's CPU use this often, 10 to 3600000\n"
+    "                           (default 100)\n"
+    "  --buffer-events N        events per thread buffer, a power of two from 256 to\n"
+    "                           65536 (default 4096)\n"
     "  --layers LIST            comma list of posix,stdio,hdf5,tfrecord,cuda,mapped,\n"
     "                           uring,waits (default all)\n"
     "  --zstd-level N           compression level 1-19, or 0 to store (default 1)\n"
+    "                           (a value out of these ranges, from an option or its\n"
+    "                           IOTAP_* variable, is refused before COMMAND starts)\n"
     "  --quiet                  no warnings from the shim\n"
     "  --wait-orphans SECONDS   after COMMAND ends, wait up to this long for processes\n"
     "                           it left running (a DataLoader's resource tracker, a\n"
@@ -367,6 +372,33 @@ std::string UnknownLayer(const std::string& list) {
   return "";
 }
 
+// Why the job could not take the numeric settings it would get, or "" if
+// it can take them all: an option of ours, or the variable that reaches the
+// job in its stead (PassesThrough), holding a value the shim would replace
+// with its default (proto/wire/settings.h). Our own IOTAP_PY_SAMPLES is
+// --py-sample-rate's, checked there.
+std::string BadSetting(const Args& args) {
+  for (const wire::NumericSetting& s : wire::kNumericSettings) {
+    if (std::string_view(s.variable) == "IOTAP_PY_SAMPLES") continue;
+    std::string given;
+    std::string value;
+    if (s.option[0] != '\0' && args.Has(s.option)) {
+      value = args.Get(s.option);
+      given = absl::StrCat(s.option, " ", value);
+    } else if (const char* v = std::getenv(s.variable); v != nullptr && *v != '\0') {
+      value = v;
+      given = absl::StrCat(s.variable, "=", value);
+    } else {
+      continue;
+    }
+    int64_t parsed = 0;
+    if (!wire::ParseSetting(value.c_str(), s, &parsed)) {
+      return absl::StrCat(given, ": takes ", s.meaning, ", from ", s.lo, " to ", s.hi);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
@@ -399,6 +431,10 @@ int RunCommand(int argc, char** argv) {
   if (std::string unknown = UnknownLayer(layers); !unknown.empty()) {
     std::fprintf(stderr, "iotap run: %s: no layer is named \"%s\"; the layers: %s\n",
                  layers_from, unknown.c_str(), absl::StrJoin(wire::kLayerNames, ",").c_str());
+    return kExitUsage;
+  }
+  if (std::string bad = BadSetting(*args); !bad.empty()) {
+    std::fprintf(stderr, "iotap run: %s\n", bad.c_str());
     return kExitUsage;
   }
   double orphan_wait = 10;

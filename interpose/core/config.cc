@@ -4,18 +4,26 @@
 #include <string.h>
 
 #include "proto/wire/layer_names.h"
+#include "proto/wire/settings.h"
 
 namespace iotap::interpose {
 
 namespace {
 
-// Parses a decimal number in [lo, hi]; returns `fallback` otherwise.
-uint32_t ParseNumber(const char* s, uint32_t lo, uint32_t hi, uint32_t fallback) {
-  if (s == nullptr || *s == '\0') return fallback;
-  char* end = nullptr;
-  unsigned long v = strtoul(s, &end, 10);
-  if (*end != '\0' || v < lo || v > hi) return fallback;
-  return static_cast<uint32_t>(v);
+// The value of the numeric setting read from `variable` (proto/wire/settings.h):
+// its default when unset or empty, and also when set to a value it does not take,
+// which `config` then names (the first such setting only).
+int64_t Setting(const char* variable, Config* config) {
+  const wire::NumericSetting* setting = wire::FindSetting(variable);
+  const char* text = getenv(variable);
+  int64_t v = setting->fallback;
+  if (text == nullptr || *text == '\0' || wire::ParseSetting(text, *setting, &v)) return v;
+  if (config->bad_setting == nullptr) {
+    config->bad_setting = setting;
+    strncpy(config->bad_value, text, sizeof(config->bad_value) - 1);
+    config->bad_value[sizeof(config->bad_value) - 1] = '\0';
+  }
+  return setting->fallback;
 }
 
 bool IsOne(const char* s) { return s != nullptr && strcmp(s, "1") == 0; }
@@ -84,19 +92,18 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
     strncpy(config->session, session, sizeof(config->session) - 1);
     config->session[sizeof(config->session) - 1] = '\0';
   }
-  config->flush_interval_ms = ParseNumber(getenv("IOTAP_FLUSH_INTERVAL_MS"), 10, 3600000, 1000);
-  config->sample_interval_ms = ParseNumber(getenv("IOTAP_SAMPLE_INTERVAL_MS"), 10, 3600000, 100);
-  uint32_t events = ParseNumber(getenv("IOTAP_BUFFER_EVENTS"), 256, 1u << 16, 4096);
-  config->buffer_events = (events & (events - 1)) == 0 ? events : 4096;
+  config->flush_interval_ms = static_cast<uint32_t>(Setting("IOTAP_FLUSH_INTERVAL_MS", config));
+  config->sample_interval_ms = static_cast<uint32_t>(Setting("IOTAP_SAMPLE_INTERVAL_MS", config));
+  config->buffer_events = static_cast<uint32_t>(Setting("IOTAP_BUFFER_EVENTS", config));
   config->layers = ParseLayers(getenv("IOTAP_LAYERS"));
-  config->zstd_level = static_cast<int>(ParseNumber(getenv("IOTAP_ZSTD_LEVEL"), 0, 19, 1));
-  config->time_unit_ns = ParseNumber(getenv("IOTAP_TIME_UNIT_NS"), 1, 100, 10);
+  config->zstd_level = static_cast<int>(Setting("IOTAP_ZSTD_LEVEL", config));
+  config->time_unit_ns = static_cast<uint32_t>(Setting("IOTAP_TIME_UNIT_NS", config));
   config->wait_threshold_ns =
-      uint64_t{1000} * ParseNumber(getenv("IOTAP_WAIT_THRESHOLD_US"), 1, 60000000, 20);
+      uint64_t{1000} * static_cast<uint64_t>(Setting("IOTAP_WAIT_THRESHOLD_US", config));
   const char* clock = getenv("IOTAP_CLOCK");
   config->allow_tsc = clock == nullptr || strcmp(clock, "monotonic") != 0;
   config->cupti = IsOne(getenv("IOTAP_CUPTI"));
-  config->py_sample_hz = ParseNumber(getenv("IOTAP_PY_SAMPLES"), 0, 10000, 0);
+  config->py_sample_hz = static_cast<uint32_t>(Setting("IOTAP_PY_SAMPLES", config));
   config->no_perf = IsOne(getenv("IOTAP_TEST_NO_PERF"));
   config->py_gil_sampler = IsOne(getenv("IOTAP_TEST_PY_GIL_SAMPLER"));
   config->no_maps_query = IsOne(getenv("IOTAP_TEST_NO_MAPS_QUERY"));

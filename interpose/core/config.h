@@ -32,6 +32,8 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "proto/wire/settings.h"
+
 namespace iotap::interpose {
 
 enum Layer : uint32_t {
@@ -72,6 +74,10 @@ struct Config {
   // writer reads the wall clock or the host name, never on a call's path.
   int64_t test_clock_offset_ns = 0;
   char test_hostname[64] = {};
+  // The first numeric setting set to a value it does not take (its default
+  // is used instead), and that value as given, cut to fit; null if none.
+  const wire::NumericSetting* bad_setting = nullptr;
+  char bad_value[32] = {};
 };
 
 // Fills `config` from the environment. `cwd` makes a relative IOTAP_DIR

@@ -179,6 +179,72 @@ TEST_F(PassthroughTest, IotapRunRefusesALayerWithNoSuchName) {
   }
 }
 
+// A number a setting does not take is refused before the job runs, from
+// an option or from the variable that would reach the job (the shim would
+// use the default without a word to the user of iotap run); the shim
+// preloaded by hand uses the default and says so in one line.
+TEST_F(PassthroughTest, IotapRunRefusesANumberASettingDoesNotTake) {
+  struct Case {
+    std::vector<std::string> options;
+    const char* variable;
+    const char* value;
+    const char* said;
+  };
+  const Case cases[] = {
+      {{"--flush-interval", "5"}, nullptr, nullptr,
+       "--flush-interval 5: takes milliseconds, from 10 to 3600000"},
+      {{"--buffer-events", "1000"}, nullptr, nullptr,
+       "--buffer-events 1000: takes events per thread buffer, a power of two, from 256 to 65536"},
+      {{"--zstd-level", "fast"}, nullptr, nullptr, "--zstd-level fast: takes a zstd compression"},
+      {{"--sample-interval", "1e3"}, nullptr, nullptr, "--sample-interval 1e3: takes"},
+      {{}, "IOTAP_WAIT_THRESHOLD_US", "0", "IOTAP_WAIT_THRESHOLD_US=0: takes microseconds"},
+      {{}, "IOTAP_FLUSH_INTERVAL_MS", "-1", "IOTAP_FLUSH_INTERVAL_MS=-1: takes milliseconds"},
+  };
+  for (const Case& c : cases) {
+    RunOptions options;
+    if (c.variable != nullptr) options.env[c.variable] = c.value;
+    std::vector<std::string> argv = {IotapBinary(), "run"};
+    argv.insert(argv.end(), c.options.begin(), c.options.end());
+    for (const char* a : {"-o", "", "--", "sh", "-c", "exit 3"}) argv.push_back(a);
+    argv[argv.size() - 5] = dir_.Sub("refused");
+    RunResult bad = RunProgram(argv, options);
+    EXPECT_EQ(bad.exit_code, 1) << c.said;  // the usage error's, not the job's
+    EXPECT_TRUE(absl::StrContains(bad.err, c.said)) << bad.err;
+    EXPECT_FALSE(std::filesystem::exists(dir_.Sub("refused"))) << c.said;
+  }
+  // An option given wins over a bad variable, which then never reaches the
+  // job; an empty variable is no setting.
+  RunOptions options;
+  options.env["IOTAP_FLUSH_INTERVAL_MS"] = "5";
+  options.env["IOTAP_BUFFER_EVENTS"] = "";
+  RunResult good = RunProgram({IotapBinary(), "run", "--flush-interval", "300", "-o",
+                               dir_.Sub("t1"), "--", "sh", "-c", "exit 3"},
+                              options);
+  EXPECT_EQ(good.exit_code, 3) << good.err;
+  LoadedRun run = LoadRun(dir_.Sub("t1"));
+  ASSERT_EQ(run.processes.size(), 1u);
+  EXPECT_EQ(run.processes[0].header.flush_interval_ms(), 300u);
+
+  // Preloaded by hand: the default, and one line naming what it replaced.
+  std::string trace = dir_.Sub("t2");
+  RunOptions by_hand;
+  by_hand.env["LD_PRELOAD"] = ShimLibrary();
+  by_hand.env["IOTAP_DIR"] = trace;
+  by_hand.env["IOTAP_FLUSH_INTERVAL_MS"] = "5";
+  RunResult r = RunProgram({"sh", "-c", "exit 3"}, by_hand);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(absl::StrContains(r.err,
+                                "iotap: IOTAP_FLUSH_INTERVAL_MS=5 is not a value it takes "
+                                "(milliseconds, 10 to 3600000); using 1000"))
+      << r.err;
+  LoadedRun hand = LoadRun(trace);
+  ASSERT_EQ(hand.processes.size(), 1u);
+  EXPECT_EQ(hand.processes[0].header.flush_interval_ms(), 1000u);
+  by_hand.env["IOTAP_QUIET"] = "1";
+  RunResult quiet = RunProgram({"sh", "-c", "exit 3"}, by_hand);
+  EXPECT_EQ(quiet.err, "");
+}
+
 // The shim's settings in iotap run's environment reach the job, those with
 // no option too (IOTAP_CLOCK, IOTAP_WAIT_THRESHOLD_US), an option given wins
 // over its variable, and IOTAP_DIR is iotap run's own (-o).
