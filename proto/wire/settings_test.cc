@@ -29,7 +29,9 @@ TEST(SettingsTest, EveryDefaultIsAValueItsSettingTakes) {
   for (const NumericSetting& s : kNumericSettings) {
     EXPECT_LE(s.lo, s.fallback) << s.variable;
     EXPECT_LE(s.fallback, s.hi) << s.variable;
-    if (s.power_of_two) EXPECT_EQ(s.fallback & (s.fallback - 1), 0) << s.variable;
+    if (s.power_of_two) {
+      EXPECT_EQ(s.fallback & (s.fallback - 1), 0) << s.variable;
+    }
   }
 }
 
