@@ -10,7 +10,8 @@
 //   IOTAP_WAIT_THRESHOLD_US   shortest wait (poll, semaphore, ...) recorded, default 20
 //   IOTAP_SESSION             job identifier, set by `iotap run`
 //   IOTAP_CLOCK               "monotonic" to avoid the TSC
-//   IOTAP_ZSTD_LEVEL          compression level, default 1
+//   IOTAP_ZSTD_LEVEL          compression level 1-19, -7 to -1 (zstd's fast levels),
+//                             0 to store; default 1
 //   IOTAP_TIME_UNIT_NS        resolution of event times, 1-100 ns, default 10
 //   IOTAP_QUIET               "1" to silence the shim's warnings
 //   IOTAP_CUPTI               "1" to collect CUDA device-side activity

@@ -52,7 +52,7 @@ size_t WriteStoredFrame(const uint8_t* in, size_t n, uint8_t* out, size_t cap) {
 bool FrameCompressor::Init(int level, size_t max_input) {
   level_ = level;
   cctx_ = nullptr;
-  if (level <= 0) return true;
+  if (level == 0) return true;  // stored frames; below 0, zstd's fast levels
   ZSTD_compressionParameters params = ZSTD_getCParams(level, max_input, 0);
   if (params.windowLog > kWindowLog) params.windowLog = kWindowLog;
   size_t size = ZSTD_estimateCCtxSize_usingCParams(params);

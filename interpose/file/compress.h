@@ -4,6 +4,8 @@
 // flush never calls malloc, which keeps the shim usable right after fork and
 // when the application's allocator is busy. Level 0 writes "stored" frames
 // (raw blocks): still a valid zstd stream, for the cheapest possible tracing.
+// Negative levels are zstd's fast ones (`zstd --fast=N`): larger frames,
+// written and read faster.
 //
 //   FrameCompressor c;
 //   if (!c.Init(level)) ...;

@@ -71,9 +71,12 @@ TEST(StoredFrameTest, RefusesTooSmallABuffer) {
   EXPECT_EQ(WriteStoredFrame(in.data(), in.size(), frame.data(), frame.size() - 1), 0u);
 }
 
-TEST(FrameCompressorTest, CompressedFramesDecompressToTheInput) {
+// Levels 1-19, and zstd's fast levels below 0 (IOTAP_ZSTD_LEVEL -7 to -1).
+class FrameCompressorLevelTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(FrameCompressorLevelTest, CompressedFramesDecompressToTheInput) {
   FrameCompressor c;
-  ASSERT_TRUE(c.Init(1, 1u << 20));
+  ASSERT_TRUE(c.Init(GetParam(), 1u << 20));
   // One context, reused frame after frame, as the writer does.
   for (size_t n : {size_t{0}, size_t{1}, size_t{1000}, 3 * kRawBlock + 7, size_t{1} << 20}) {
     std::vector<uint8_t> in = Input(n);
@@ -90,6 +93,23 @@ TEST(FrameCompressorTest, CompressedFramesDecompressToTheInput) {
       EXPECT_LT(size, StoredSize(n)) << "not compressed: " << n;
     }
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Levels, FrameCompressorLevelTest, ::testing::Values(1, 3, 19, -1, -7));
+
+// A fast level trades size for speed: never smaller than level 1's frame.
+TEST(FrameCompressorTest, FastLevelsCompressLessThanLevelOne) {
+  std::vector<uint8_t> in = Input(size_t{1} << 20);
+  auto size_at = [&](int level) {
+    FrameCompressor c;
+    EXPECT_TRUE(c.Init(level, in.size()));
+    std::vector<uint8_t> frame(c.Bound(in.size()));
+    return c.Compress(in.data(), in.size(), frame.data(), frame.size());
+  };
+  size_t one = size_at(1);
+  EXPECT_GE(size_at(-1), one);
+  EXPECT_GE(size_at(-7), size_at(-1));
+  EXPECT_LT(size_at(-7), StoredSize(in.size()));
 }
 
 // Level 0 asks for stored frames: the same bytes WriteStoredFrame writes.

@@ -49,6 +49,10 @@ TEST(SettingsTest, TakesDecimalsInRangeBothEndsIncluded) {
   const NumericSetting& zstd = Find("IOTAP_ZSTD_LEVEL");
   EXPECT_TRUE(ParseSetting("0", zstd, &v));
   EXPECT_EQ(v, 0);
+  EXPECT_TRUE(ParseSetting("-7", zstd, &v));  // zstd's fast levels
+  EXPECT_EQ(v, -7);
+  EXPECT_FALSE(ParseSetting("-8", zstd, &v));
+  EXPECT_FALSE(ParseSetting("-0x1", zstd, &v));
 }
 
 TEST(SettingsTest, RefusesAnythingElseAndLeavesTheOutputAlone) {
