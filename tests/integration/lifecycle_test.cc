@@ -15,6 +15,9 @@
 #include "gtest/gtest.h"
 #include "tests/integration/testing.h"
 
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader
+#include "zstd.h"
+
 namespace iotap::testing {
 namespace {
 
@@ -65,6 +68,45 @@ TEST_F(LifecycleTest, EveryThreadsEventsWithExactOffsets) {
 // closes a file as fast as it can for 300 ms: every open still returns the
 // same, lowest free descriptor, as untraced, because the shim's own descriptors are opened before main() and
 // parked high.
+// Every zstd level the shim takes writes frames the analyzer reads whole:
+// compressed ones (with their checksum) at 1 and at zstd's fast levels,
+// stored ones (no checksum) at 0.
+TEST_F(LifecycleTest, EveryZstdLevelWritesTheSameEvents) {
+  constexpr int kThreads = 2, kReads = 500;
+  for (int i = 0; i < kThreads; ++i) {
+    WriteFile(data_ + "/t" + std::to_string(i) + ".bin", std::string(kReads * 100, 'x'));
+  }
+  for (const char* level : {"1", "-1", "-7", "0"}) {
+    std::string trace = dir_.Sub(std::string("trace") + level);
+    RunOptions options;
+    options.env["IOTAP_ZSTD_LEVEL"] = level;
+    options.env["IOTAP_FLUSH_INTERVAL_MS"] = "20";
+    RunResult r = RunTraced({Program(), "threads", data_, std::to_string(kThreads),
+                             std::to_string(kReads)},
+                            trace, options);
+    ASSERT_EQ(r.exit_code, 0) << level << ": " << r.err;
+    EXPECT_EQ(r.err.find("not a value"), std::string::npos) << level << ": " << r.err;
+    LoadedRun run = LoadRun(trace);
+    ASSERT_EQ(run.processes.size(), 1u) << level;
+    for (int i = 0; i < kThreads; ++i) {
+      EXPECT_EQ(run.On(data_ + "/t" + std::to_string(i) + ".bin", OP_PREAD).size(),
+                size_t{kReads})
+          << level;
+    }
+    std::string bytes = ReadFile(run.processes[0].trace_file);
+    size_t frames = 0;
+    for (size_t at = 0; at < bytes.size(); ++frames) {
+      ZSTD_frameHeader header;
+      ASSERT_EQ(ZSTD_getFrameHeader(&header, bytes.data() + at, bytes.size() - at), 0u) << level;
+      EXPECT_EQ(header.checksumFlag, std::string(level) == "0" ? 0u : 1u) << level;
+      size_t n = ZSTD_findFrameCompressedSize(bytes.data() + at, bytes.size() - at);
+      ASSERT_FALSE(ZSTD_isError(n)) << level;
+      at += n;
+    }
+    EXPECT_GE(frames, 2u) << level;
+  }
+}
+
 TEST_F(LifecycleTest, TheShimNeverShiftsTheProgramsDescriptorNumbers) {
   RunOptions options;
   options.env["IOTAP_FLUSH_INTERVAL_MS"] = "10";
