@@ -17,18 +17,12 @@
  * traced threads themselves). */
 
 #define _GNU_SOURCE
+#include <linux/close_range.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
-#ifndef CLOSE_RANGE_UNSHARE
-#define CLOSE_RANGE_UNSHARE (1u << 1)
-#endif
 
 static long g_period_us, g_spin_us;
 
