@@ -52,17 +52,18 @@ enum Layer : uint32_t {
 struct Config {
   char dir[PATH_MAX] = {};  // absolute; empty = not tracing
   char session[128] = {};
-  uint32_t flush_interval_ms = 1000;
-  uint32_t buffer_events = 4096;
-  uint32_t sample_interval_ms = 100;
+  // The numeric settings' defaults are proto/wire/settings.h's.
+  uint32_t flush_interval_ms = wire::DefaultOf("IOTAP_FLUSH_INTERVAL_MS");
+  uint32_t buffer_events = wire::DefaultOf("IOTAP_BUFFER_EVENTS");
+  uint32_t sample_interval_ms = wire::DefaultOf("IOTAP_SAMPLE_INTERVAL_MS");
   uint32_t layers = kLayerAll;
-  int zstd_level = 1;
-  uint32_t time_unit_ns = 10;
-  uint64_t wait_threshold_ns = 20000;
+  int zstd_level = wire::DefaultOf("IOTAP_ZSTD_LEVEL");
+  uint32_t time_unit_ns = wire::DefaultOf("IOTAP_TIME_UNIT_NS");
+  uint64_t wait_threshold_ns = 1000 * wire::DefaultOf("IOTAP_WAIT_THRESHOLD_US");
   bool allow_tsc = true;
   bool quiet = false;
   bool cupti = false;
-  uint32_t py_sample_hz = 0;
+  uint32_t py_sample_hz = wire::DefaultOf("IOTAP_PY_SAMPLES");
   bool no_perf = false;  // IOTAP_TEST_NO_PERF
   // IOTAP_TEST_PY_GIL_SAMPLER: Python stacks sampled with the GIL only, as
   // before the signal sampler (for comparisons).

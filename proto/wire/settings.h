@@ -32,11 +32,17 @@ inline constexpr NumericSetting kNumericSettings[] = {
     {"IOTAP_BUFFER_EVENTS", "--buffer-events", 256, 65536, 4096, true,
      "events per thread buffer, a power of two"},
     {"IOTAP_ZSTD_LEVEL", "--zstd-level", -7, 19, 1, false,
-     "a zstd compression level (below 0: zstd's fast levels), or 0 to store"},
+     "a zstd compression level, below 0 for zstd's fast levels, or 0 to store"},
     {"IOTAP_TIME_UNIT_NS", "", 1, 100, 10, false, "nanoseconds"},
     {"IOTAP_WAIT_THRESHOLD_US", "", 1, 60000000, 20, false, "microseconds"},
     {"IOTAP_PY_SAMPLES", "", 0, 10000, 0, false, "samples per CPU-second"},
 };
+
+// The setting read from `variable`, or null.
+constexpr const NumericSetting* FindSetting(const char* variable);
+
+// The default of the setting read from `variable` (which must be one).
+constexpr int64_t DefaultOf(const char* variable) { return FindSetting(variable)->fallback; }
 
 // The setting read from `variable`, or null.
 constexpr const NumericSetting* FindSetting(const char* variable) {
