@@ -376,17 +376,18 @@ std::string UnknownLayer(const std::string& list) {
 // Why the job could not take the numeric settings it would get, or "" if
 // it can take them all: an option of ours, or the variable that reaches the
 // job in its stead (PassesThrough), holding a value the shim would replace
-// with its default (proto/wire/settings.h). Our own IOTAP_PY_SAMPLES is
-// --py-sample-rate's, checked there.
+// with its default (proto/wire/settings.h). A variable that does not pass
+// through (IOTAP_PY_SAMPLES: --py-sample-rate's, checked there) is ours to
+// set and not checked here.
 std::string BadSetting(const Args& args) {
   for (const wire::NumericSetting& s : wire::kNumericSettings) {
-    if (std::string_view(s.variable) == "IOTAP_PY_SAMPLES") continue;
     std::string given;
     std::string value;
+    const char* v = std::getenv(s.variable);
     if (s.option[0] != '\0' && args.Has(s.option)) {
       value = args.Get(s.option);
       given = absl::StrCat(s.option, " ", value);
-    } else if (const char* v = std::getenv(s.variable); v != nullptr && *v != '\0') {
+    } else if (v != nullptr && *v != '\0' && PassesThrough(s.variable, args)) {
       value = v;
       given = absl::StrCat(s.variable, "=", value);
     } else {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/strings/ascii.h"
@@ -15,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "proto/wire/settings.h"
 #include "tests/integration/testing.h"
 
 namespace iotap::testing {
@@ -213,10 +215,12 @@ TEST_F(PassthroughTest, IotapRunRefusesANumberASettingDoesNotTake) {
     EXPECT_FALSE(std::filesystem::exists(dir_.Sub("refused"))) << c.said;
   }
   // An option given wins over a bad variable, which then never reaches the
-  // job; an empty variable is no setting.
+  // job; an empty variable is no setting; IOTAP_PY_SAMPLES is iotap run's own
+  // to set (--py-sample-rate), so the environment's never reaches the job.
   RunOptions options;
   options.env["IOTAP_FLUSH_INTERVAL_MS"] = "5";
   options.env["IOTAP_BUFFER_EVENTS"] = "";
+  options.env["IOTAP_PY_SAMPLES"] = "many";
   RunResult good = RunProgram({IotapBinary(), "run", "--flush-interval", "300", "-o",
                                dir_.Sub("t1"), "--", "sh", "-c", "exit 3"},
                               options);
@@ -243,6 +247,32 @@ TEST_F(PassthroughTest, IotapRunRefusesANumberASettingDoesNotTake) {
   by_hand.env["IOTAP_QUIET"] = "1";
   RunResult quiet = RunProgram({"sh", "-c", "exit 3"}, by_hand);
   EXPECT_EQ(quiet.err, "");
+}
+
+// The ranges iotap run's --help and the README's option table give are
+// those the shim and iotap run enforce (proto/wire/settings.h): each
+// setting's text there names its lowest and highest value.
+TEST_F(PassthroughTest, HelpAndReadmeGiveTheSettingsRanges) {
+  RunResult help = RunProgram({IotapBinary(), "run", "--help"});
+  std::string readme = ReadFile(SourcePath("README.md"));
+  for (const wire::NumericSetting& s : wire::kNumericSettings) {
+    if (std::string_view(s.variable) == "IOTAP_PY_SAMPLES") continue;  // --py-sample-rate's
+    const std::string lo = std::to_string(s.lo), hi = std::to_string(s.hi);
+    if (s.option[0] != '\0') {
+      // The option's entry: from its name to the next option's.
+      size_t at = help.out.find(std::string("  ") + s.option + " ");
+      ASSERT_NE(at, std::string::npos) << s.option;
+      std::string entry = help.out.substr(at, help.out.find("\n  --", at + 1) - at);
+      EXPECT_NE(entry.find(lo), std::string::npos) << s.option << " lacks " << lo << ": " << entry;
+      EXPECT_NE(entry.find(hi), std::string::npos) << s.option << " lacks " << hi << ": " << entry;
+    }
+    // The README's row of the variable.
+    size_t at = readme.find(std::string("| `") + s.variable + "` |");
+    ASSERT_NE(at, std::string::npos) << s.variable;
+    std::string row = readme.substr(at, readme.find('\n', at) - at);
+    EXPECT_NE(row.find(lo), std::string::npos) << s.variable << " lacks " << lo << ": " << row;
+    EXPECT_NE(row.find(hi), std::string::npos) << s.variable << " lacks " << hi << ": " << row;
+  }
 }
 
 // The shim's settings in iotap run's environment reach the job, those with
