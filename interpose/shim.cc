@@ -107,19 +107,14 @@ void JoinLayers() {
                     .before_end = UringEndOfTrace});
 }
 
-// Says which setting the shim could not take, and what it uses instead
-// (`iotap run` refuses such values; a job preloaded by hand gets this line).
+// Says which settings the shim could not take, and what it does instead, a
+// line each (`iotap run` refuses such values; a job preloaded by hand gets
+// these lines).
 // Not a WarnOnce: that one warning a process prints is kept for what goes
 // wrong while tracing.
-void WarnOfBadSetting(const Config& config) {
-  const wire::NumericSetting* s = config.bad_setting;
-  if (s == nullptr || config.quiet) return;
-  char msg[256];
-  int n = snprintf(msg, sizeof(msg),
-                   "iotap: %s=%s is not a value it takes (%s, %lld to %lld); using %lld\n",
-                   s->variable, config.bad_value, s->meaning, static_cast<long long>(s->lo),
-                   static_cast<long long>(s->hi), static_cast<long long>(s->fallback));
-  if (n > 0) RawSyscall(SYS_write, 2, msg, static_cast<size_t>(n < 256 ? n : 255));
+void WarnOfBadSettings(const Config& config) {
+  if (config.quiet || config.bad_settings[0] == '\0') return;
+  RawSyscall(SYS_write, 2, config.bad_settings, strlen(config.bad_settings));
 }
 
 __attribute__((constructor)) void IotapInit(int argc, char** argv, char**) {
@@ -135,7 +130,7 @@ __attribute__((constructor)) void IotapInit(int argc, char** argv, char**) {
     tls_thread.busy = false;
     return;
   }
-  WarnOfBadSetting(g_config);
+  WarnOfBadSettings(g_config);
   if (!AllocateWriter() || !PrepareRings()) {
     WarnOnce("cannot allocate the trace buffers; not tracing", ENOMEM);
     tls_thread.busy = false;

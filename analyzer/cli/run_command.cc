@@ -65,7 +65,8 @@ constexpr char kRunHelp[] =
     "  --zstd-level N           compression level 1-19, -7 to -1 for zstd's fast levels\n"
     "                           (larger traces, less CPU), or 0 to store (default 1)\n"
     "                           (a value out of these ranges, from an option or its\n"
-    "                           IOTAP_* variable, is refused before COMMAND starts)\n"
+    "                           IOTAP_* variable, is refused before COMMAND starts, as\n"
+    "                           is a word a variable below does not take)\n"
     "  --quiet                  no warnings from the shim\n"
     "  --wait-orphans SECONDS   after COMMAND ends, wait up to this long for processes\n"
     "                           it left running (a DataLoader's resource tracker, a\n"
@@ -94,8 +95,9 @@ constexpr char kRunHelp[] =
     "The shim's settings as environment variables, for LD_PRELOAD use without iotap run:\n"
     "  LD_PRELOAD=/path/to/libiotap.so IOTAP_DIR=DIR COMMAND\n"
     "  IOTAP_DIR, IOTAP_FLUSH_INTERVAL_MS, IOTAP_SAMPLE_INTERVAL_MS, IOTAP_BUFFER_EVENTS,\n"
-    "  IOTAP_LAYERS, IOTAP_ZSTD_LEVEL, IOTAP_QUIET=1, IOTAP_CLOCK=monotonic (no TSC),\n"
-    "  IOTAP_WAIT_THRESHOLD_US, IOTAP_TIME_UNIT_NS, IOTAP_CUPTI=1 (see the README),\n"
+    "  IOTAP_LAYERS, IOTAP_ZSTD_LEVEL, IOTAP_QUIET=1, IOTAP_CLOCK=monotonic (no TSC;\n"
+    "  tsc, the default, where trusted), IOTAP_WAIT_THRESHOLD_US, IOTAP_TIME_UNIT_NS,\n"
+    "  IOTAP_CUPTI=1 (see the README; the switches take 1 or 0),\n"
     "  IOTAP_PY_SAMPLES=HZ (with PYTHONPATH=P/iotap/_site:P, P the helper's directory:\n"
     "  lib/python in a build tree, lib/iotap/python when installed),\n"
     "  IOTAP_DISABLE=1 (load but record nothing), IOTAP_SESSION (set by iotap run).\n"
@@ -373,12 +375,12 @@ std::string UnknownLayer(const std::string& list) {
   return "";
 }
 
-// Why the job could not take the numeric settings it would get, or "" if
-// it can take them all: an option of ours, or the variable that reaches the
-// job in its stead (PassesThrough), holding a value the shim would replace
-// with its default (proto/wire/settings.h). A variable that does not pass
-// through (IOTAP_PY_SAMPLES: --py-sample-rate's, checked there) is ours to
-// set and not checked here.
+// Why the job could not take the numeric and worded settings it would get,
+// or "" if it can take them all: an option of ours, or the variable that
+// reaches the job in its stead (PassesThrough), holding a value the shim
+// would replace with its default (proto/wire/settings.h). A variable that
+// does not pass through (IOTAP_PY_SAMPLES: --py-sample-rate's, checked
+// there; IOTAP_DISABLE) is ours to set and not checked here.
 std::string BadSetting(const Args& args) {
   for (const wire::NumericSetting& s : wire::kNumericSettings) {
     std::string given;
@@ -396,6 +398,13 @@ std::string BadSetting(const Args& args) {
     int64_t parsed = 0;
     if (!wire::ParseSetting(value.c_str(), s, &parsed)) {
       return absl::StrCat(given, ": takes ", s.meaning, ", from ", s.lo, " to ", s.hi);
+    }
+  }
+  for (const wire::WordSetting& s : wire::kWordSettings) {
+    const char* v = std::getenv(s.variable);
+    if (v != nullptr && *v != '\0' && PassesThrough(s.variable, args) &&
+        wire::ParseWord(v, s) < 0) {
+      return absl::StrCat(s.variable, "=", v, ": takes ", s.words[1], " or ", s.words[0]);
     }
   }
   return "";

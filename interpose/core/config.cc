@@ -1,5 +1,7 @@
 #include "interpose/core/config.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,23 +12,45 @@ namespace iotap::interpose {
 
 namespace {
 
-// The value of the numeric setting read from `variable` (proto/wire/settings.h):
-// its default when unset or empty, and also when set to a value it does not take,
-// which `config` then names (the first such setting only).
-int64_t Setting(const char* variable, Config* config) {
-  const wire::NumericSetting* setting = wire::FindSetting(variable);
-  const char* text = getenv(variable);
-  int64_t v = setting->fallback;
-  if (text == nullptr || *text == '\0' || wire::ParseSetting(text, *setting, &v)) return v;
-  if (config->bad_setting == nullptr) {
-    config->bad_setting = setting;
-    strncpy(config->bad_value, text, sizeof(config->bad_value) - 1);
-    config->bad_value[sizeof(config->bad_value) - 1] = '\0';
-  }
-  return setting->fallback;
+// Adds a line to config->bad_settings, if it fits (the lines before it are
+// kept whole).
+__attribute__((format(printf, 2, 3))) void Complain(Config* config, const char* format, ...) {
+  size_t used = strlen(config->bad_settings);
+  size_t room = sizeof(config->bad_settings) - used;
+  va_list args;
+  va_start(args, format);
+  int n = vsnprintf(config->bad_settings + used, room, format, args);
+  va_end(args);
+  if (n < 0 || static_cast<size_t>(n) >= room) config->bad_settings[used] = '\0';
 }
 
-bool IsOne(const char* s) { return s != nullptr && strcmp(s, "1") == 0; }
+// The value of the numeric setting read from `variable` (proto/wire/settings.h):
+// its default when unset or empty, and also, with a complaint, when set to a
+// value it does not take.
+int64_t Setting(const char* variable, Config* config) {
+  const wire::NumericSetting* s = wire::FindSetting(variable);
+  const char* text = getenv(variable);
+  int64_t v = s->fallback;
+  if (text == nullptr || *text == '\0' || wire::ParseSetting(text, *s, &v)) return v;
+  Complain(config, "iotap: %s=%.31s is not a value it takes (%s, %lld to %lld); using %lld\n",
+           variable, text, s->meaning, static_cast<long long>(s->lo),
+           static_cast<long long>(s->hi), static_cast<long long>(s->fallback));
+  return s->fallback;
+}
+
+// Which of its two words the setting read from `variable` holds: 0, its
+// default, when unset or empty, and also, with a complaint, for a word it
+// does not take.
+int Word(const char* variable, Config* config) {
+  const wire::WordSetting* s = wire::FindWordSetting(variable);
+  const char* text = getenv(variable);
+  if (text == nullptr || *text == '\0') return 0;
+  int i = wire::ParseWord(text, *s);
+  if (i >= 0) return i;
+  Complain(config, "iotap: %s=%.31s is not a value it takes (%s or %s); using %s\n", variable,
+           text, s->words[1], s->words[0], s->words[0]);
+  return 0;
+}
 
 // The mask's bits follow the names' order.
 static_assert(kLayerPosix == 1u << wire::LayerIndex("posix"));
@@ -39,14 +63,30 @@ static_assert(kLayerUring == 1u << wire::LayerIndex("uring"));
 static_assert(kLayerWaits == 1u << wire::LayerIndex("waits"));
 static_assert(kLayerAll == (1u << wire::kLayerCount) - 1);
 
-uint32_t ParseLayers(const char* s) {
-  if (s == nullptr || *s == '\0' || strcmp(s, "all") == 0) return kLayerAll;
+// The test-only switches: "1" or not.
+bool IsOne(const char* s) { return s != nullptr && strcmp(s, "1") == 0; }
+
+// IOTAP_LAYERS: "all" (or unset or empty), or a comma list of layer names;
+// a name that is none is left out, with a complaint. Empty items
+// ("posix,") are skipped.
+uint32_t ParseLayers(const char* list, Config* config) {
+  if (list == nullptr || *list == '\0' || strcmp(list, "all") == 0) return kLayerAll;
   uint32_t mask = 0;
-  while (*s != '\0') {
+  for (const char* s = list; *s != '\0';) {
     const char* comma = strchr(s, ',');
     size_t n = comma ? static_cast<size_t>(comma - s) : strlen(s);
     int i = wire::LayerIndex(s, n);
-    if (i >= 0) mask |= 1u << i;
+    if (i >= 0) {
+      mask |= 1u << i;
+    } else if (n > 0) {
+      char names[128] = {};
+      for (int k = 0; k < wire::kLayerCount; ++k) {
+        if (k > 0) strcat(names, ",");
+        strcat(names, wire::kLayerNames[k]);
+      }
+      Complain(config, "iotap: IOTAP_LAYERS=%.63s: no layer is named \"%.*s\" (the layers: %s); "
+               "left it out\n", list, static_cast<int>(n < 31 ? n : 31), s, names);
+    }
     s += n;
     if (*s == ',') ++s;
   }
@@ -65,8 +105,9 @@ const char* LayerName(uint32_t bit) {
 bool ReadConfig(Config* config, const char* cwd, const char** why) {
   config->dir[0] = '\0';
   config->session[0] = '\0';
-  config->quiet = IsOne(getenv("IOTAP_QUIET"));
-  if (IsOne(getenv("IOTAP_DISABLE"))) {
+  config->bad_settings[0] = '\0';
+  config->quiet = Word("IOTAP_QUIET", config) == 1;
+  if (Word("IOTAP_DISABLE", config) == 1) {
     *why = "IOTAP_DISABLE=1";
     return false;
   }
@@ -95,14 +136,13 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
   config->flush_interval_ms = static_cast<uint32_t>(Setting("IOTAP_FLUSH_INTERVAL_MS", config));
   config->sample_interval_ms = static_cast<uint32_t>(Setting("IOTAP_SAMPLE_INTERVAL_MS", config));
   config->buffer_events = static_cast<uint32_t>(Setting("IOTAP_BUFFER_EVENTS", config));
-  config->layers = ParseLayers(getenv("IOTAP_LAYERS"));
+  config->layers = ParseLayers(getenv("IOTAP_LAYERS"), config);
   config->zstd_level = static_cast<int>(Setting("IOTAP_ZSTD_LEVEL", config));
   config->time_unit_ns = static_cast<uint32_t>(Setting("IOTAP_TIME_UNIT_NS", config));
   config->wait_threshold_ns =
       uint64_t{1000} * static_cast<uint64_t>(Setting("IOTAP_WAIT_THRESHOLD_US", config));
-  const char* clock = getenv("IOTAP_CLOCK");
-  config->allow_tsc = clock == nullptr || strcmp(clock, "monotonic") != 0;
-  config->cupti = IsOne(getenv("IOTAP_CUPTI"));
+  config->allow_tsc = Word("IOTAP_CLOCK", config) == 0;
+  config->cupti = Word("IOTAP_CUPTI", config) == 1;
   config->py_sample_hz = static_cast<uint32_t>(Setting("IOTAP_PY_SAMPLES", config));
   config->no_perf = IsOne(getenv("IOTAP_TEST_NO_PERF"));
   config->py_gil_sampler = IsOne(getenv("IOTAP_TEST_PY_GIL_SAMPLER"));

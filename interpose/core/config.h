@@ -9,13 +9,14 @@
 //                             waits; default all
 //   IOTAP_WAIT_THRESHOLD_US   shortest wait (poll, semaphore, ...) recorded, default 20
 //   IOTAP_SESSION             job identifier, set by `iotap run`
-//   IOTAP_CLOCK               "monotonic" to avoid the TSC
+//   IOTAP_CLOCK               "monotonic" to avoid the TSC, "tsc" (the default) to use
+//                             it where the CPU and kernel trust it
 //   IOTAP_ZSTD_LEVEL          compression level 1-19, -7 to -1 (zstd's fast levels),
 //                             0 to store; default 1
 //   IOTAP_TIME_UNIT_NS        resolution of event times, 1-100 ns, default 10
-//   IOTAP_QUIET               "1" to silence the shim's warnings
-//   IOTAP_CUPTI               "1" to collect CUDA device-side activity
-//   IOTAP_DISABLE             "1" to load but record nothing
+//   IOTAP_QUIET               "1" to silence the shim's warnings ("0": the default)
+//   IOTAP_CUPTI               "1" to collect CUDA device-side activity ("0")
+//   IOTAP_DISABLE             "1" to load but record nothing ("0")
 //   IOTAP_PY_SAMPLES          Python stack samples per CPU-second the Python
 //                             helper takes (0 or unset: none); the shim only
 //                             writes the number into the trace header
@@ -76,10 +77,11 @@ struct Config {
   // writer reads the wall clock or the host name, never on a call's path.
   int64_t test_clock_offset_ns = 0;
   char test_hostname[64] = {};
-  // The first numeric setting set to a value it does not take (its default
-  // is used instead), and that value as given, cut to fit; null if none.
-  const wire::NumericSetting* bad_setting = nullptr;
-  char bad_value[32] = {};
+  // A line per setting whose value the shim does not take (the default is
+  // used instead, or an unknown layer name left out), for the shim to print
+  // (shim.cc): "iotap: IOTAP_CLOCK=mono is not a value it takes (monotonic
+  // or tsc); using tsc\n". Values are cut to fit; empty if all were taken.
+  char bad_settings[640] = {};
 };
 
 // Fills `config` from the environment. `cwd` makes a relative IOTAP_DIR

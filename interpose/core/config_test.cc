@@ -1,6 +1,7 @@
-// ReadConfig's numeric settings: values in range are taken, and a value a
-// setting does not take gives its default and is named for the one-line
-// warning (shim.cc); unset and empty are the default, silently.
+// ReadConfig's settings, numeric, worded and the layer list: values they
+// take are taken, and a value a setting does not take gives its default (an
+// unknown layer name is left out) and a line of the warning the shim prints
+// (shim.cc); unset and empty are the default, silently.
 
 #include "interpose/core/config.h"
 
@@ -17,11 +18,16 @@ class ConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
     setenv("IOTAP_DIR", "/tmp/iotap-config-test", 1);
-    for (const wire::NumericSetting& s : wire::kNumericSettings) unsetenv(s.variable);
+    UnsetAll();
   }
   void TearDown() override {
     unsetenv("IOTAP_DIR");
+    UnsetAll();
+  }
+  static void UnsetAll() {
     for (const wire::NumericSetting& s : wire::kNumericSettings) unsetenv(s.variable);
+    for (const wire::WordSetting& s : wire::kWordSettings) unsetenv(s.variable);
+    unsetenv("IOTAP_LAYERS");
   }
   Config Read() {
     Config c;
@@ -41,7 +47,7 @@ TEST_F(ConfigTest, UnsetAndEmptyAreTheDefaults) {
   EXPECT_EQ(c.time_unit_ns, 10u);
   EXPECT_EQ(c.wait_threshold_ns, 20000u);
   EXPECT_EQ(c.py_sample_hz, 0u);
-  EXPECT_EQ(c.bad_setting, nullptr);
+  EXPECT_STREQ(c.bad_settings, "");
 }
 
 TEST_F(ConfigTest, TakesValuesInRange) {
@@ -54,18 +60,20 @@ TEST_F(ConfigTest, TakesValuesInRange) {
   EXPECT_EQ(c.buffer_events, 1024u);
   EXPECT_EQ(c.zstd_level, 0);
   EXPECT_EQ(c.wait_threshold_ns, 500000u);
-  EXPECT_EQ(c.bad_setting, nullptr);
+  EXPECT_STREQ(c.bad_settings, "");
 }
 
-TEST_F(ConfigTest, AValueOutOfRangeGivesTheDefaultAndIsNamed) {
+TEST_F(ConfigTest, AValueOutOfRangeGivesTheDefaultAndALine) {
   setenv("IOTAP_FLUSH_INTERVAL_MS", "5", 1);
-  setenv("IOTAP_BUFFER_EVENTS", "1000", 1);  // not a power of two; the first stays named
+  setenv("IOTAP_BUFFER_EVENTS", "1000", 1);  // not a power of two
   Config c = Read();
   EXPECT_EQ(c.flush_interval_ms, 1000u);
   EXPECT_EQ(c.buffer_events, 4096u);
-  ASSERT_NE(c.bad_setting, nullptr);
-  EXPECT_EQ(std::string(c.bad_setting->variable), "IOTAP_FLUSH_INTERVAL_MS");
-  EXPECT_EQ(std::string(c.bad_value), "5");
+  EXPECT_STREQ(c.bad_settings,
+               "iotap: IOTAP_FLUSH_INTERVAL_MS=5 is not a value it takes (milliseconds, 10 to "
+               "3600000); using 1000\n"
+               "iotap: IOTAP_BUFFER_EVENTS=1000 is not a value it takes (events per thread "
+               "buffer, a power of two, 256 to 65536); using 4096\n");
 }
 
 TEST_F(ConfigTest, ALongBadValueIsCutToFit) {
@@ -73,8 +81,87 @@ TEST_F(ConfigTest, ALongBadValueIsCutToFit) {
   setenv("IOTAP_ZSTD_LEVEL", junk.c_str(), 1);
   Config c = Read();
   EXPECT_EQ(c.zstd_level, 1);
-  ASSERT_NE(c.bad_setting, nullptr);
-  EXPECT_EQ(std::string(c.bad_value), junk.substr(0, sizeof(c.bad_value) - 1));
+  EXPECT_EQ(std::string(c.bad_settings),
+            "iotap: IOTAP_ZSTD_LEVEL=" + junk.substr(0, 31) +
+                " is not a value it takes (a zstd compression level, below 0 for zstd's fast "
+                "levels, or 0 to store, -7 to 19); using 1\n");
+}
+
+TEST_F(ConfigTest, TakesTheWordsOfWordSettings) {
+  Config defaults = Read();
+  EXPECT_TRUE(defaults.allow_tsc);
+  EXPECT_FALSE(defaults.quiet);
+  EXPECT_FALSE(defaults.cupti);
+  setenv("IOTAP_CLOCK", "monotonic", 1);
+  setenv("IOTAP_QUIET", "1", 1);
+  setenv("IOTAP_CUPTI", "1", 1);
+  Config on = Read();
+  EXPECT_FALSE(on.allow_tsc);
+  EXPECT_TRUE(on.quiet);
+  EXPECT_TRUE(on.cupti);
+  setenv("IOTAP_CLOCK", "tsc", 1);
+  setenv("IOTAP_QUIET", "0", 1);
+  setenv("IOTAP_CUPTI", "0", 1);
+  setenv("IOTAP_DISABLE", "0", 1);
+  Config off = Read();
+  EXPECT_TRUE(off.allow_tsc);
+  EXPECT_FALSE(off.quiet);
+  EXPECT_FALSE(off.cupti);
+  EXPECT_STREQ(off.bad_settings, "");
+}
+
+TEST_F(ConfigTest, AWordASettingDoesNotTakeGivesTheDefaultAndALine) {
+  setenv("IOTAP_CLOCK", "Monotonic", 1);
+  setenv("IOTAP_CUPTI", "yes", 1);
+  Config c = Read();
+  EXPECT_TRUE(c.allow_tsc);
+  EXPECT_FALSE(c.cupti);
+  EXPECT_STREQ(c.bad_settings,
+               "iotap: IOTAP_CLOCK=Monotonic is not a value it takes (monotonic or tsc); using "
+               "tsc\n"
+               "iotap: IOTAP_CUPTI=yes is not a value it takes (1 or 0); using 0\n");
+}
+
+TEST_F(ConfigTest, DisableTakesOneOrZero) {
+  setenv("IOTAP_DISABLE", "1", 1);
+  Config c;
+  const char* why = nullptr;
+  EXPECT_FALSE(ReadConfig(&c, "/", &why));
+  EXPECT_STREQ(why, "IOTAP_DISABLE=1");
+  setenv("IOTAP_DISABLE", "true", 1);
+  Config traced = Read();
+  EXPECT_STREQ(traced.bad_settings,
+               "iotap: IOTAP_DISABLE=true is not a value it takes (1 or 0); using 0\n");
+}
+
+TEST_F(ConfigTest, AnUnknownLayerIsLeftOutWithALine) {
+  setenv("IOTAP_LAYERS", "posix,,mappd,waits", 1);
+  Config c = Read();
+  EXPECT_EQ(c.layers, kLayerPosix | kLayerWaits);
+  EXPECT_STREQ(c.bad_settings,
+               "iotap: IOTAP_LAYERS=posix,,mappd,waits: no layer is named \"mappd\" (the "
+               "layers: posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits); left it out\n");
+  setenv("IOTAP_LAYERS", "all", 1);
+  EXPECT_EQ(Read().layers, kLayerAll);
+  setenv("IOTAP_LAYERS", "POSIX", 1);
+  Config upper = Read();
+  EXPECT_EQ(upper.layers, 0u);
+  EXPECT_NE(std::string(upper.bad_settings).find("no layer is named \"POSIX\""),
+            std::string::npos);
+}
+
+TEST_F(ConfigTest, ManyBadSettingsKeepWholeLinesOnly) {
+  std::string junk(100, 'x');
+  for (const wire::NumericSetting& s : wire::kNumericSettings) setenv(s.variable, junk.c_str(), 1);
+  setenv("IOTAP_CLOCK", junk.c_str(), 1);
+  setenv("IOTAP_CUPTI", junk.c_str(), 1);
+  setenv("IOTAP_LAYERS", junk.c_str(), 1);
+  Config c = Read();
+  std::string lines = c.bad_settings;
+  ASSERT_FALSE(lines.empty());
+  EXPECT_LT(lines.size(), sizeof(c.bad_settings));
+  EXPECT_EQ(lines.back(), '\n');
+  EXPECT_EQ(lines.rfind("iotap: IOTAP_FLUSH_INTERVAL_MS=", 0), 0u);
 }
 
 }  // namespace

@@ -1,13 +1,18 @@
-// The shim's numeric settings: the IOTAP_* variables it reads (and the
-// `iotap run` options that set them), the values each accepts and its
-// default. The shim falls back to the default for a value it cannot take;
-// `iotap run` refuses such a value before the job starts. Header-only, with
-// no C++ runtime, so that the shim can use it.
+// The shim's settings that take a number or one of a few words: the IOTAP_*
+// variables it reads (and the `iotap run` options that set them), the values
+// each accepts and its default. The shim falls back to the default for a
+// value it cannot take, and says so; `iotap run` refuses such a value before
+// the job starts. Header-only, with no C++ runtime, so that the shim can use
+// it. (IOTAP_LAYERS, a list, is layer_names.h's.)
 //
 //   const wire::NumericSetting* s = wire::FindSetting("IOTAP_FLUSH_INTERVAL_MS");
 //   int64_t ms = 0;
 //   if (!wire::ParseSetting("250", *s, &ms)) ms = s->fallback;   // 250
 //   wire::ParseSetting("5", *s, &ms);                              // false: below 10
+//
+//   const wire::WordSetting* w = wire::FindWordSetting("IOTAP_CLOCK");
+//   wire::ParseWord("monotonic", *w);                              // 1
+//   wire::ParseWord("Monotonic", *w);                              // -1: no such word
 
 #ifndef IOTAP_PROTO_WIRE_SETTINGS_H_
 #define IOTAP_PROTO_WIRE_SETTINGS_H_
@@ -38,6 +43,12 @@ inline constexpr NumericSetting kNumericSettings[] = {
     {"IOTAP_PY_SAMPLES", "", 0, 10000, 0, false, "samples per CPU-second"},
 };
 
+// Whether the texts are equal (constexpr, without <string.h>).
+constexpr bool SameText(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
 // The setting read from `variable`, or null.
 constexpr const NumericSetting* FindSetting(const char* variable);
 
@@ -47,10 +58,7 @@ constexpr int64_t DefaultOf(const char* variable) { return FindSetting(variable)
 // The setting read from `variable`, or null.
 constexpr const NumericSetting* FindSetting(const char* variable) {
   for (const NumericSetting& s : kNumericSettings) {
-    const char* a = s.variable;
-    const char* b = variable;
-    while (*a != '\0' && *a == *b) ++a, ++b;
-    if (*a == '\0' && *b == '\0') return &s;
+    if (SameText(s.variable, variable)) return &s;
   }
   return nullptr;
 }
@@ -77,6 +85,37 @@ constexpr bool ParseSetting(const char* text, const NumericSetting& setting, int
   if (setting.power_of_two && (v <= 0 || (v & (v - 1)) != 0)) return false;
   *out = v;
   return true;
+}
+
+// A setting that takes one of two words: words[0], the default, or words[1].
+struct WordSetting {
+  const char* variable;  // the environment variable the shim reads
+  const char* words[2];  // the words it takes; a setting's value is the index
+};
+
+inline constexpr WordSetting kWordSettings[] = {
+    {"IOTAP_QUIET", {"0", "1"}},             // 1: no warnings from the shim
+    {"IOTAP_DISABLE", {"0", "1"}},           // 1: load, but record nothing
+    {"IOTAP_CUPTI", {"0", "1"}},             // 1: CUDA's device-side records too
+    {"IOTAP_CLOCK", {"tsc", "monotonic"}},   // monotonic: CLOCK_MONOTONIC per event
+};
+
+// The word setting read from `variable`, or null.
+constexpr const WordSetting* FindWordSetting(const char* variable) {
+  for (const WordSetting& s : kWordSettings) {
+    if (SameText(s.variable, variable)) return &s;
+  }
+  return nullptr;
+}
+
+// The index of `text` among the words `setting` takes (exactly, case
+// included), or -1 for any other text, empty text included.
+constexpr int ParseWord(const char* text, const WordSetting& setting) {
+  if (text == nullptr) return -1;
+  for (int i = 0; i < 2; ++i) {
+    if (SameText(setting.words[i], text)) return i;
+  }
+  return -1;
 }
 
 }  // namespace iotap::wire

@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "proto/wire/settings.h"
@@ -247,6 +248,72 @@ TEST_F(PassthroughTest, IotapRunRefusesANumberASettingDoesNotTake) {
   by_hand.env["IOTAP_QUIET"] = "1";
   RunResult quiet = RunProgram({"sh", "-c", "exit 3"}, by_hand);
   EXPECT_EQ(quiet.err, "");
+}
+
+// The settings that take a word: iotap run refuses one it does not take
+// (from the variable that would reach the job); the shim, preloaded by hand,
+// uses the default and says so; the words it takes have their effect (the
+// header's time source).
+TEST_F(PassthroughTest, IotapRunRefusesAWordASettingDoesNotTake) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"IOTAP_CLOCK", "mono"}, {"IOTAP_CUPTI", "yes"}, {"IOTAP_QUIET", "true"}};
+  for (const auto& [variable, value] : bad) {
+    RunOptions options;
+    options.env[variable] = value;
+    RunResult r = RunProgram(
+        {IotapBinary(), "run", "-o", dir_.Sub("refused"), "--", "sh", "-c", "exit 3"}, options);
+    EXPECT_EQ(r.exit_code, 1) << variable;
+    const std::string said = absl::StrCat("iotap run: ", variable, "=", value, ": takes ");
+    EXPECT_TRUE(absl::StrContains(r.err, said)) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir_.Sub("refused"))) << variable;
+  }
+  // --quiet wins over the variable, which then does not reach the job.
+  RunOptions quiet;
+  quiet.env["IOTAP_QUIET"] = "true";
+  RunResult q = RunProgram(
+      {IotapBinary(), "run", "--quiet", "-o", dir_.Sub("q"), "--", "sh", "-c", "exit 3"}, quiet);
+  EXPECT_EQ(q.exit_code, 3) << q.err;
+
+  // The words taken: monotonic per event, from iotap run and by hand.
+  RunOptions monotonic;
+  monotonic.env["IOTAP_CLOCK"] = "monotonic";
+  RunResult m = RunProgram(
+      {IotapBinary(), "run", "-o", dir_.Sub("m"), "--", "sh", "-c", "exit 3"}, monotonic);
+  EXPECT_EQ(m.exit_code, 3) << m.err;
+  LoadedRun run = LoadRun(dir_.Sub("m"));
+  ASSERT_EQ(run.processes.size(), 1u);
+  EXPECT_EQ(run.processes[0].header.time_source(), ProcessHeader::TIME_SOURCE_CLOCK_MONOTONIC);
+
+  // By hand, a word not taken: the default (the TSC where the machine has
+  // one the kernel trusts, as untraced runs here choose) and a line.
+  RunOptions by_hand;
+  by_hand.env["LD_PRELOAD"] = ShimLibrary();
+  by_hand.env["IOTAP_DIR"] = dir_.Sub("h");
+  by_hand.env["IOTAP_CLOCK"] = "MONOTONIC";
+  RunResult h = RunProgram({"sh", "-c", "exit 3"}, by_hand);
+  EXPECT_EQ(h.exit_code, 3);
+  EXPECT_TRUE(absl::StrContains(
+      h.err, "iotap: IOTAP_CLOCK=MONOTONIC is not a value it takes (monotonic or tsc); using tsc"))
+      << h.err;
+  by_hand.env["IOTAP_DIR"] = dir_.Sub("d");
+  by_hand.env["IOTAP_CLOCK"] = "tsc";
+  RunResult d = RunProgram({"sh", "-c", "exit 3"}, by_hand);
+  EXPECT_EQ(d.err, "");
+  LoadedRun h_run = LoadRun(dir_.Sub("h"));
+  LoadedRun d_run = LoadRun(dir_.Sub("d"));
+  ASSERT_EQ(h_run.processes.size(), 1u);
+  ASSERT_EQ(d_run.processes.size(), 1u);
+  EXPECT_EQ(h_run.processes[0].header.time_source(), d_run.processes[0].header.time_source());
+
+  // By hand, a layer name that is none: left out, with a line.
+  by_hand.env.erase("IOTAP_CLOCK");
+  by_hand.env["IOTAP_DIR"] = dir_.Sub("l");
+  by_hand.env["IOTAP_LAYERS"] = "posix,mappd";
+  RunResult l = RunProgram({"sh", "-c", "exit 3"}, by_hand);
+  EXPECT_EQ(l.exit_code, 3);
+  EXPECT_TRUE(absl::StrContains(l.err, "iotap: IOTAP_LAYERS=posix,mappd: no layer is named "
+                                       "\"mappd\""))
+      << l.err;
 }
 
 // The ranges iotap run's --help and the README's option table give are
