@@ -108,6 +108,7 @@ ProcessAnalyzer::FileSlot& ProcessAnalyzer::NewSlot(const ProcessTrace& process,
       if (full_) {
         slot.detail = &result_.file_details.emplace_back();
         slot.data = std::string_view(path.category) == "data";
+        slot.shared_memory = IsSharedMemory(name.value);
       }
       break;
     }
@@ -169,6 +170,7 @@ void ProcessAnalyzer::OnIoDetail(const Event& e, const OpTraits& op, int64_t off
   if (slot.channel != WaitCollector::kNoChannel) {
     waits_.OnChannel(e, start, end, slot.channel, t == Transfer::kWrite);
   }
+  if (slot.shared_memory) waits_.OnSharedMemory(e, start, end);
   FileDetail* f = slot.detail;
   if (f == nullptr) return;
   if (op.open && (e.flags & FLAG_O_DIRECT) && !e.Failed()) ++f->direct_opens;

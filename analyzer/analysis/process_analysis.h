@@ -193,6 +193,7 @@ class ProcessAnalyzer : public TraceVisitor {
     FileCounts* counts = nullptr;  // null: not a file nor a descriptor (datasets, marks)
     FileDetail* detail = nullptr;  // files only, kFull only
     bool data = false;
+    bool shared_memory = false;  // under /dev/shm (IsSharedMemory), kFull only
     uint32_t channel = WaitCollector::kNoChannel;  // a pipe's or socket's
     // Access pattern trackers, one per thread reading the file: the first
     // reader's here (most files have one), other threads' in patterns_, the

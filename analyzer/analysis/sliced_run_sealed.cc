@@ -121,6 +121,8 @@ void AppendWaits(const WaitEvidence& slice, int64_t origin_ns, int64_t resolutio
     into->receptions.push_back(r);
   }
   into->sync_waits.insert(into->sync_waits.end(), slice.sync_waits.begin(), slice.sync_waits.end());
+  into->shared_memory.insert(into->shared_memory.end(), slice.shared_memory.begin(),
+                             slice.shared_memory.end());
   if (slice.own_io) {
     if (!into->own_io) into->own_io = std::make_unique<TimeSpans>(origin_ns, resolution_ns);
     into->own_io->Absorb(*slice.own_io);

@@ -77,12 +77,32 @@ void WaitCollector::OnDataFile(const Event& e, int64_t start, int64_t end) {
   if (trainer_ && e.tid == main_tid_) evidence_.own_io->Add(start, end);
 }
 
+bool IsSharedMemory(std::string_view path) { return path.substr(0, 9) == "/dev/shm/"; }
+
+void WaitCollector::OnSharedMemory(const Event& e, int64_t start, int64_t end) {
+  if (!trainer_ || e.tid != main_tid_) return;
+  if (e.op != OP_MMAP && e.op != OP_MUNMAP && e.op != OP_CLOSE && e.op != OP_FSTAT &&
+      e.op != OP_DUP) {
+    return;
+  }
+  const bool unmaps = e.op == OP_MUNMAP && !e.Failed();
+  std::vector<MemoryWork>& work = evidence_.shared_memory;
+  if (!work.empty() && start >= work.back().start_ns &&
+      start - work.back().end_ns <= kChainGapNs) {
+    work.back().end_ns = std::max(work.back().end_ns, end);
+    work.back().unmaps |= unmaps;
+    return;
+  }
+  work.push_back(MemoryWork{start, end, unmaps});
+}
+
 WaitEvidence WaitCollector::Finish() {
   for (auto& [tid, r] : open_) evidence_.receptions.push_back(r);
   open_.clear();
   auto by_start = [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; };
   std::sort(evidence_.receptions.begin(), evidence_.receptions.end(), by_start);
   std::sort(evidence_.sync_waits.begin(), evidence_.sync_waits.end(), by_start);
+  std::sort(evidence_.shared_memory.begin(), evidence_.shared_memory.end(), by_start);
   channel_index_.clear();
   last_end_.clear();
   channel_used_.clear();
@@ -125,6 +145,29 @@ bool Overlaps(const std::vector<TimeWindow>& disjoint, const TimeWindow& w) {
   return it != disjoint.end() && it->start_ns < w.end_ns;
 }
 
+// The main thread's work on shared memory as part of the loader-queue
+// waits in `out` (by start, all kLoaderQueue): a stretch that begins within
+// kChainGapNs of a wait's end (or inside it) extends that wait to its own
+// end; one that unmaps and meets no wait, in a trainer with loaders, is a
+// wait of its own (the loop dropping the previous batch).
+void ExtendThroughSharedMemory(const std::vector<MemoryWork>& work, bool has_loaders,
+                               std::vector<InferredWindow>* out) {
+  if (work.empty()) return;
+  std::vector<InferredWindow> alone;
+  size_t w = 0;  // the last wait that starts at or before the stretch
+  const size_t waits = out->size();
+  for (const MemoryWork& m : work) {
+    while (w + 1 < waits && (*out)[w + 1].start_ns <= m.start_ns) ++w;
+    InferredWindow* wait = waits > 0 && (*out)[w].start_ns <= m.start_ns ? &(*out)[w] : nullptr;
+    if (wait != nullptr && m.start_ns - wait->end_ns <= kChainGapNs) {
+      wait->end_ns = std::max(wait->end_ns, m.end_ns);
+    } else if (m.unmaps && has_loaders) {
+      alone.push_back({m.start_ns, m.end_ns, WaitKind::kLoaderQueue});
+    }
+  }
+  out->insert(out->end(), alone.begin(), alone.end());
+}
+
 }  // namespace
 
 bool CanInferWaits(const WaitInput& in) {
@@ -158,6 +201,7 @@ std::vector<InferredWindow> InferWaitWindows(const WaitInput& in,
       batch = false;
     }
   }
+  ExtendThroughSharedMemory(ev.shared_memory, in.has_loaders, &out);
   helper_receptions = Union(helper_receptions);
   for (const TimeWindow& w : ev.sync_waits) {
     if (Overlaps(helper_receptions, w)) {

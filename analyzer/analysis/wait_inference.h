@@ -28,7 +28,13 @@
 //   every worker writes): from the start of the poll or read to the end of
 //   the last reception chained to it (the batch's bytes, the descriptors of
 //   its shared memory), and on through receptions that continue it (a fresh
-//   socket per shared-memory storage, kHandshakeGapNs).
+//   socket per shared-memory storage, kHandshakeGapNs), and through the main
+//   thread's calls on shared memory that follow within kChainGapNs (mapping
+//   the batch's storages, unmapping the previous batch's as the loop drops
+//   it). For a trainer with loaders, the main thread unmapping shared memory
+//   elsewhere is such a wait too: the loop dropping the previous batch, when
+//   the new one was already received (a DataLoader's batches arrive out of
+//   order and wait for their turn).
 // - kLoaderThread: the main thread blocked on a semaphore, condition or
 //   epoll while another thread of the trainer received from a loader's
 //   channel (pin_memory's thread, which hands batches on through a queue).
@@ -45,6 +51,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -81,6 +88,18 @@ struct Reception {
   int64_t gap_start_ns = 0;
 };
 
+// A stretch of the main thread's calls on shared memory (files under
+// /dev/shm: a loader's batch storages): mapping, unmapping, closing.
+struct MemoryWork {
+  int64_t start_ns = 0;  // wall clock
+  int64_t end_ns = 0;
+  bool unmaps = false;   // it unmapped some
+};
+
+// Whether `path` names shared memory (POSIX shm_open's files, under
+// /dev/shm): where DataLoader workers put their batches for the trainer.
+bool IsSharedMemory(std::string_view path);
+
 // What one trace file says about waiting.
 struct WaitEvidence {
   // Waits shorter than this were not recorded; 0: the trace has no waits
@@ -90,6 +109,8 @@ struct WaitEvidence {
   // Only for processes that may be trainers:
   std::vector<Reception> receptions;   // by start within each thread
   std::vector<TimeWindow> sync_waits;  // the main thread's, in order
+  // The main thread's, chained while they follow within kChainGapNs, by start.
+  std::vector<MemoryWork> shared_memory;
   std::unique_ptr<TimeSpans> own_io;   // the main thread's data-file I/O
 };
 
@@ -109,6 +130,10 @@ class WaitCollector {
   void OnWait(const Event& e, int64_t start, int64_t end, uint32_t channel);
   // An I/O call on a data file other than a write.
   void OnDataFile(const Event& e, int64_t start, int64_t end);
+  // A call on shared memory (IsSharedMemory); only mapping, unmapping,
+  // closing, fstat and dup count, not a mapping's page faults, which the
+  // training step itself takes as it reads the batch.
+  void OnSharedMemory(const Event& e, int64_t start, int64_t end);
   WaitEvidence Finish();
 
   static constexpr uint32_t kNoChannel = UINT32_MAX;

@@ -291,6 +291,41 @@ TEST_F(WaitInferenceTest, ThreadPipelineWaitsAreTheMainThreadBlockedWhileThreads
   EXPECT_EQ(w.inferred_by(0).how(), "the trainer blocked while its threads read the data");
 }
 
+// The same through the report: the loader run above with a trainer of its
+// own, which maps the step-0 batch's storage after the batch's reception,
+// [41.2, 41.3) ms, takes a page fault in it during the step, and unmaps it
+// at the start of step 1, [108, 109), before that step's reception (the loop
+// dropping the batch): step 0's wait runs to 41.3 ms, not to the fault, and
+// step 1 waits 1 ms more than its reception.
+TEST_F(WaitInferenceTest, TheTrainerMappingAndDroppingBatchesWaitsForThem) {
+  WriteLoaderRun(dir_ + "/run", /*measured=*/false);
+  SyntheticProcess trainer(100, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
+  trainer.header().set_wait_threshold_ns(20 * kUs);
+  uint32_t queue = trainer.Name("pipe:[900]", InternedString::KIND_PIPE);
+  uint32_t socket = trainer.Name("socket:[777]", InternedString::KIND_SOCKET);
+  uint32_t storage =
+      trainer.Name("/dev/shm/torch_101_1_0 (deleted)", InternedString::KIND_PATH);
+  trainer.Add({.op = OP_POLL, .start_ns = At(10), .end_ns = At(40), .file = queue,
+               .requested = 1, .result = 1});
+  trainer.Read(OP_READ, At(40), At(40.1), queue, -1, 4);
+  trainer.Read(OP_READ, At(40.5), At(41), socket, -1, 4);
+  trainer.Add({.op = OP_MMAP, .start_ns = At(41.2), .end_ns = At(41.3), .file = storage,
+               .requested = 983040});
+  trainer.Add({.op = OP_MAPPED_READ, .start_ns = At(45), .end_ns = At(45.01),
+               .file = storage, .requested = 4096});
+  trainer.Add({.op = OP_MUNMAP, .start_ns = At(108), .end_ns = At(109), .file = storage,
+               .requested = 983040});
+  trainer.Add({.op = OP_POLL, .start_ns = At(110), .end_ns = At(120), .file = queue,
+               .requested = 1, .result = 1});
+  trainer.Read(OP_READ, At(120), At(121), queue, -1, 4);
+  trainer.End(EndOfTrace::REASON_EXIT, 0, At(400));
+  trainer.WriteTo(dir_ + "/run/trainer.iotap");
+  report::Report r = Analyze({StepLog({{10, 108}, {108, 200}})});
+  ASSERT_EQ(r.steps_size(), 2);
+  EXPECT_NEAR(r.steps(0).data_wait_s(), 0.0313, 1e-9);
+  EXPECT_NEAR(r.steps(1).data_wait_s(), 0.001 + 0.011, 1e-9);
+}
+
 TEST(WaitCollectorTest, ReceptionsChainWhileTheyFollowWithinAMillisecond) {
   ProcessTrace process("p.iotap");
   ProcessHeader header;
@@ -365,6 +400,74 @@ TEST(WaitCollectorTest, FreshSocketsSoonAfterABatchContinueItsWait) {
   ASSERT_EQ(merged.size(), 1u);
   EXPECT_EQ(merged[0].start_ns, 10 * kMs);
   EXPECT_EQ(merged[0].end_ns, 70 * kMs);
+}
+
+// The trainer's main thread maps a batch's shared-memory storages after
+// receiving it, and unmaps the previous batch's as the loop drops it: work
+// that follows the batch's reception within a millisecond is part of its
+// wait; an unmapping far from any reception (a batch received earlier, out
+// of order) is a wait of its own, but only for a trainer with loaders. Other
+// threads' calls, page faults in the mappings and calls that only close
+// count for nothing alone.
+TEST(WaitCollectorTest, SharedMemoryWorkAfterABatchIsPartOfItsWait) {
+  ProcessTrace process("trainer.iotap");
+  ProcessHeader header;
+  header.set_pid(10);
+  header.set_wait_threshold_ns(20'000);
+  process.SetHeader(header);
+  WaitCollector c(/*trainer=*/true, kT0, 1000);
+  c.OnProcess(process);
+  uint32_t queue = c.Channel("pipe:[1]");
+  auto event = [](Op op, uint32_t tid) {
+    Event e;
+    e.op = op;
+    e.tid = tid;
+    return e;
+  };
+  c.OnChannel(event(OP_READ, 10), 10 * kMs, 11 * kMs, queue, false);  // the batch
+  c.OnSharedMemory(event(OP_FSTAT, 10), 11'200 * kUs, 11'210 * kUs);
+  c.OnSharedMemory(event(OP_MMAP, 10), 11'300 * kUs, 11'320 * kUs);
+  c.OnSharedMemory(event(OP_CLOSE, 10), 11'400 * kUs, 11'410 * kUs);
+  c.OnSharedMemory(event(OP_MUNMAP, 10), 11'900 * kUs, 12 * kMs);       // 0.49 ms on
+  c.OnSharedMemory(event(OP_MAPPED_READ, 10), 12'500 * kUs, 12'600 * kUs);  // a fault
+  c.OnSharedMemory(event(OP_MUNMAP, 11), 13 * kMs, 13'100 * kUs);       // another thread
+  c.OnSharedMemory(event(OP_MUNMAP, 10), 50 * kMs, 51 * kMs);           // alone
+  c.OnSharedMemory(event(OP_CLOSE, 10), 70 * kMs, 70'100 * kUs);        // alone, no unmap
+  WaitEvidence ev = c.Finish();
+  ASSERT_EQ(ev.shared_memory.size(), 3u);
+  EXPECT_EQ(ev.shared_memory[0].start_ns, 11'200 * kUs);
+  EXPECT_EQ(ev.shared_memory[0].end_ns, 12 * kMs);
+  EXPECT_TRUE(ev.shared_memory[0].unmaps);
+  EXPECT_TRUE(ev.shared_memory[1].unmaps);
+  EXPECT_FALSE(ev.shared_memory[2].unmaps);
+  absl::flat_hash_set<std::string> loader_channels = {"pipe:[1]"};
+  WaitInput with{&ev, &loader_channels, /*has_loaders=*/true, nullptr, nullptr};
+  std::vector<InferredWindow> windows = InferWaitWindows(with, {});
+  std::vector<TimeWindow> merged = MergeWindows(windows);
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].start_ns, 10 * kMs);
+  EXPECT_EQ(merged[0].end_ns, 12 * kMs);
+  EXPECT_EQ(merged[1].start_ns, 50 * kMs);
+  EXPECT_EQ(merged[1].end_ns, 51 * kMs);
+  for (const InferredWindow& w : windows) EXPECT_EQ(w.kind, WaitKind::kLoaderQueue);
+  // Without loaders an unmapping alone is no wait; the batch still extends.
+  WaitInput without{&ev, &loader_channels, /*has_loaders=*/false, nullptr, nullptr};
+  merged = MergeWindows(InferWaitWindows(without, {}));
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].end_ns, 12 * kMs);
+  // A loader's process (not a trainer) keeps none.
+  WaitCollector loader(/*trainer=*/false, kT0, 1000);
+  loader.OnProcess(process);
+  loader.OnSharedMemory(event(OP_MUNMAP, 10), 50 * kMs, 51 * kMs);
+  EXPECT_TRUE(loader.Finish().shared_memory.empty());
+}
+
+TEST(WaitInferenceHelpersTest, SharedMemoryIsWhatLivesUnderDevShm) {
+  EXPECT_TRUE(IsSharedMemory("/dev/shm/torch_101_3731938294_4 (deleted)"));
+  EXPECT_TRUE(IsSharedMemory("/dev/shm/psm_5f2a"));
+  EXPECT_FALSE(IsSharedMemory("/dev/shmem/x"));
+  EXPECT_FALSE(IsSharedMemory("/tmp/dev/shm/x"));
+  EXPECT_FALSE(IsSharedMemory("/dev/shm"));
 }
 
 TEST(WaitInferenceHelpersTest, WaitsInsideClipsTheUnionToAStep) {

@@ -283,7 +283,7 @@ void Fields(GroupResult& x, F&& f) {
 // A trainer group's state stays with the rank that read it, which sends
 // the group's GroupResult instead (AnalyzeGroups): a new member must be
 // read there, never by the run-wide stage.
-IOTAP_FIELDS_OF(TrainerGroup, 480);
+IOTAP_FIELDS_OF(TrainerGroup, 504);
 
 // RunState itself: a new member must be sent and merged below (or, if every
 // rank works it out alike before reading, need not be: series_origin_ns, and
