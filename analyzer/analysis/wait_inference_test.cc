@@ -326,30 +326,38 @@ TEST_F(WaitInferenceTest, TheTrainerMappingAndDroppingBatchesWaitsForThem) {
   EXPECT_NEAR(r.steps(1).data_wait_s(), 0.001 + 0.011, 1e-9);
 }
 
-TEST(WaitCollectorTest, ReceptionsChainWhileTheyFollowWithinAMillisecond) {
-  ProcessTrace process("p.iotap");
+// A trainer's trace for WaitCollector: pid 10, waits recorded from 20 us.
+ProcessTrace Trainer() {
+  ProcessTrace process("trainer.iotap");
   ProcessHeader header;
   header.set_pid(10);
   header.set_wait_threshold_ns(20'000);
   process.SetHeader(header);
+  return process;
+}
+
+// An event of `op` on thread `tid`, the rest zero.
+Event Ev(Op op, uint32_t tid) {
+  Event e;
+  e.op = op;
+  e.tid = tid;
+  return e;
+}
+
+TEST(WaitCollectorTest, ReceptionsChainWhileTheyFollowWithinAMillisecond) {
+  ProcessTrace process = Trainer();
   WaitCollector c(/*trainer=*/true, kT0, 1000);
   c.OnProcess(process);
   uint32_t queue = c.Channel("pipe:[1]");
   EXPECT_EQ(c.Channel("pipe:[1]"), queue);
   uint32_t sock = c.Channel("socket:[2]");
-  auto event = [](Op op, uint32_t tid) {
-    Event e;
-    e.op = op;
-    e.tid = tid;
-    return e;
-  };
-  c.OnWait(event(OP_POLL, 10), 0, 100, queue);
-  c.OnChannel(event(OP_READ, 10), 100, 110, queue, false);
-  c.OnChannel(event(OP_WRITE, 10), 900, 910, sock, true);   // 0.79 ms later: chained
-  c.OnChannel(event(OP_READ, 10), 3'000'000, 3'000'010, queue, false);  // a new one
-  c.OnChannel(event(OP_WRITE, 11), 50, 60, queue, true);   // writes begin none
-  c.OnWait(event(OP_SEM_WAIT, 10), 5'000'000, 6'000'000, WaitCollector::kNoChannel);
-  c.OnWait(event(OP_COND_WAIT, 11), 5'000'000, 6'000'000, WaitCollector::kNoChannel);
+  c.OnWait(Ev(OP_POLL, 10), 0, 100, queue);
+  c.OnChannel(Ev(OP_READ, 10), 100, 110, queue, false);
+  c.OnChannel(Ev(OP_WRITE, 10), 900, 910, sock, true);   // 0.79 ms later: chained
+  c.OnChannel(Ev(OP_READ, 10), 3'000'000, 3'000'010, queue, false);  // a new one
+  c.OnChannel(Ev(OP_WRITE, 11), 50, 60, queue, true);   // writes begin none
+  c.OnWait(Ev(OP_SEM_WAIT, 10), 5'000'000, 6'000'000, WaitCollector::kNoChannel);
+  c.OnWait(Ev(OP_COND_WAIT, 11), 5'000'000, 6'000'000, WaitCollector::kNoChannel);
   WaitEvidence ev = c.Finish();
   EXPECT_EQ(ev.threshold_ns, 20'000u);
   EXPECT_EQ(ev.channels, (std::vector<std::string>{"pipe:[1]", "socket:[2]"}));
@@ -367,20 +375,14 @@ TEST(WaitCollectorTest, ReceptionsChainWhileTheyFollowWithinAMillisecond) {
 // fetched over a fresh socket each (PyTorch's file_descriptor strategy): the
 // wait runs on to the last of them, the gaps between included.
 TEST(WaitCollectorTest, FreshSocketsSoonAfterABatchContinueItsWait) {
-  ProcessTrace process("trainer.iotap");
-  ProcessHeader header;
-  header.set_pid(10);
-  header.set_wait_threshold_ns(20'000);
-  process.SetHeader(header);
+  ProcessTrace process = Trainer();
   WaitCollector c(/*trainer=*/true, kT0, 1000);
   c.OnProcess(process);
   uint32_t queue = c.Channel("pipe:[1]");
   uint32_t storage = c.Channel("socket:[5]");
   uint32_t late = c.Channel("socket:[6]");
   uint32_t ddp = c.Channel("socket:[7]");
-  Event read;
-  read.op = OP_READ;
-  read.tid = 10;
+  const Event read = Ev(OP_READ, 10);
   c.OnChannel(read, 1 * kMs, 2 * kMs, ddp, false);                // used before any batch
   c.OnChannel(read, 10 * kMs, 11 * kMs, queue, false);            // the batch
   c.OnChannel(read, 60 * kMs, 70 * kMs, storage, false);          // 49 ms later: continues
@@ -410,29 +412,19 @@ TEST(WaitCollectorTest, FreshSocketsSoonAfterABatchContinueItsWait) {
 // threads' calls, page faults in the mappings and calls that only close
 // count for nothing alone.
 TEST(WaitCollectorTest, SharedMemoryWorkAfterABatchIsPartOfItsWait) {
-  ProcessTrace process("trainer.iotap");
-  ProcessHeader header;
-  header.set_pid(10);
-  header.set_wait_threshold_ns(20'000);
-  process.SetHeader(header);
+  ProcessTrace process = Trainer();
   WaitCollector c(/*trainer=*/true, kT0, 1000);
   c.OnProcess(process);
   uint32_t queue = c.Channel("pipe:[1]");
-  auto event = [](Op op, uint32_t tid) {
-    Event e;
-    e.op = op;
-    e.tid = tid;
-    return e;
-  };
-  c.OnChannel(event(OP_READ, 10), 10 * kMs, 11 * kMs, queue, false);  // the batch
-  c.OnSharedMemory(event(OP_FSTAT, 10), 11'200 * kUs, 11'210 * kUs);
-  c.OnSharedMemory(event(OP_MMAP, 10), 11'300 * kUs, 11'320 * kUs);
-  c.OnSharedMemory(event(OP_CLOSE, 10), 11'400 * kUs, 11'410 * kUs);
-  c.OnSharedMemory(event(OP_MUNMAP, 10), 11'900 * kUs, 12 * kMs);       // 0.49 ms on
-  c.OnSharedMemory(event(OP_MAPPED_READ, 10), 12'500 * kUs, 12'600 * kUs);  // a fault
-  c.OnSharedMemory(event(OP_MUNMAP, 11), 13 * kMs, 13'100 * kUs);       // another thread
-  c.OnSharedMemory(event(OP_MUNMAP, 10), 50 * kMs, 51 * kMs);           // alone
-  c.OnSharedMemory(event(OP_CLOSE, 10), 70 * kMs, 70'100 * kUs);        // alone, no unmap
+  c.OnChannel(Ev(OP_READ, 10), 10 * kMs, 11 * kMs, queue, false);  // the batch
+  c.OnSharedMemory(Ev(OP_FSTAT, 10), 11'200 * kUs, 11'210 * kUs);
+  c.OnSharedMemory(Ev(OP_MMAP, 10), 11'300 * kUs, 11'320 * kUs);
+  c.OnSharedMemory(Ev(OP_CLOSE, 10), 11'400 * kUs, 11'410 * kUs);
+  c.OnSharedMemory(Ev(OP_MUNMAP, 10), 11'900 * kUs, 12 * kMs);       // 0.49 ms on
+  c.OnSharedMemory(Ev(OP_MAPPED_READ, 10), 12'500 * kUs, 12'600 * kUs);  // a fault
+  c.OnSharedMemory(Ev(OP_MUNMAP, 11), 13 * kMs, 13'100 * kUs);       // another thread
+  c.OnSharedMemory(Ev(OP_MUNMAP, 10), 50 * kMs, 51 * kMs);           // alone
+  c.OnSharedMemory(Ev(OP_CLOSE, 10), 70 * kMs, 70'100 * kUs);        // alone, no unmap
   WaitEvidence ev = c.Finish();
   ASSERT_EQ(ev.shared_memory.size(), 3u);
   EXPECT_EQ(ev.shared_memory[0].start_ns, 11'200 * kUs);
@@ -458,7 +450,7 @@ TEST(WaitCollectorTest, SharedMemoryWorkAfterABatchIsPartOfItsWait) {
   // A loader's process (not a trainer) keeps none.
   WaitCollector loader(/*trainer=*/false, kT0, 1000);
   loader.OnProcess(process);
-  loader.OnSharedMemory(event(OP_MUNMAP, 10), 50 * kMs, 51 * kMs);
+  loader.OnSharedMemory(Ev(OP_MUNMAP, 10), 50 * kMs, 51 * kMs);
   EXPECT_TRUE(loader.Finish().shared_memory.empty());
 }
 
