@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <array>
+
 #include "proto/wire/layer_names.h"
 #include "proto/wire/settings.h"
 
@@ -66,6 +68,25 @@ static_assert(kLayerAll == (1u << wire::kLayerCount) - 1);
 // The test-only switches: "1" or not.
 bool IsOne(const char* s) { return s != nullptr && strcmp(s, "1") == 0; }
 
+// "posix,stdio,...": the layers' names, joined at compile time.
+constexpr size_t JoinedLength() {
+  size_t n = 0;
+  for (const char* name : wire::kLayerNames) {
+    while (*name++ != '\0') ++n;
+    ++n;  // a comma, or the terminating zero
+  }
+  return n;
+}
+constexpr auto kAllLayerNames = [] {
+  std::array<char, JoinedLength()> joined{};
+  size_t at = 0;
+  for (const char* name : wire::kLayerNames) {
+    if (at > 0) joined[at++] = ',';
+    while (*name != '\0') joined[at++] = *name++;
+  }
+  return joined;
+}();
+
 // IOTAP_LAYERS: "all" (or unset or empty), or a comma list of layer names;
 // a name that is none is left out, with a complaint. Empty items
 // ("posix,") are skipped.
@@ -79,13 +100,8 @@ uint32_t ParseLayers(const char* list, Config* config) {
     if (i >= 0) {
       mask |= 1u << i;
     } else if (n > 0) {
-      char names[128] = {};
-      for (int k = 0; k < wire::kLayerCount; ++k) {
-        if (k > 0) strcat(names, ",");
-        strcat(names, wire::kLayerNames[k]);
-      }
       Complain(config, "iotap: IOTAP_LAYERS=%.63s: no layer is named \"%.*s\" (the layers: %s); "
-               "left it out\n", list, static_cast<int>(n < 31 ? n : 31), s, names);
+               "left it out\n", list, static_cast<int>(n < 31 ? n : 31), s, kAllLayerNames.data());
     }
     s += n;
     if (*s == ',') ++s;
