@@ -364,15 +364,20 @@ bool PassesThrough(absl::string_view var, const Args& args) {
   return false;
 }
 
-// The first item of --layers' `list` that names no layer ("" if none
-// does): the shim would leave it out without a word. Empty items ("posix,")
-// it skips, and so does this.
-std::string UnknownLayer(const std::string& list) {
-  if (list == "all") return "";
+// Why the shim could not take --layers' `list` as given, or "" if it can:
+// an item that names no layer (the shim would leave it out), or a list of
+// empty items only (","), which would trace no layer at all. Empty items
+// beside names ("posix,") it skips, and so does this; an empty list is all.
+std::string BadLayers(const std::string& list) {
+  if (list.empty() || list == "all") return "";
+  bool named = false;
   for (absl::string_view item : absl::StrSplit(list, ',', absl::SkipEmpty())) {
-    if (wire::LayerIndex(item.data(), item.size()) < 0) return std::string(item);
+    if (wire::LayerIndex(item.data(), item.size()) < 0) {
+      return absl::StrCat("no layer is named \"", item, "\"");
+    }
+    named = true;
   }
-  return "";
+  return named ? "" : absl::StrCat("\"", list, "\" names no layer");
 }
 
 // Why the job could not take the numeric and worded settings it would get,
@@ -439,9 +444,9 @@ int RunCommand(int argc, char** argv) {
   const char* layers_from = args->Has("--layers") ? "--layers" : "IOTAP_LAYERS";
   const std::string layers =
       args->Has("--layers") ? args->Get("--layers") : (layers_env != nullptr ? layers_env : "");
-  if (std::string unknown = UnknownLayer(layers); !unknown.empty()) {
-    std::fprintf(stderr, "iotap run: %s: no layer is named \"%s\"; the layers: %s\n",
-                 layers_from, unknown.c_str(), absl::StrJoin(wire::kLayerNames, ",").c_str());
+  if (std::string bad = BadLayers(layers); !bad.empty()) {
+    std::fprintf(stderr, "iotap run: %s: %s; the layers: %s\n", layers_from, bad.c_str(),
+                 absl::StrJoin(wire::kLayerNames, ",").c_str());
     return kExitUsage;
   }
   if (std::string bad = BadSetting(*args); !bad.empty()) {

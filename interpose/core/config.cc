@@ -89,13 +89,16 @@ constexpr auto kAllLayerNames = [] {
 
 // IOTAP_LAYERS: "all" (or unset or empty), or a comma list of layer names;
 // a name that is none is left out, with a complaint. Empty items
-// ("posix,") are skipped.
+// ("posix,") are skipped; a list of them alone (",") names no layer, and
+// says so.
 uint32_t ParseLayers(const char* list, Config* config) {
   if (list == nullptr || *list == '\0' || strcmp(list, "all") == 0) return kLayerAll;
   uint32_t mask = 0;
+  bool named = false;  // an item that is not empty
   for (const char* s = list; *s != '\0';) {
     const char* comma = strchr(s, ',');
     size_t n = comma ? static_cast<size_t>(comma - s) : strlen(s);
+    named |= n > 0;
     int i = wire::LayerIndex(s, n);
     if (i >= 0) {
       mask |= 1u << i;
@@ -105,6 +108,10 @@ uint32_t ParseLayers(const char* list, Config* config) {
     }
     s += n;
     if (*s == ',') ++s;
+  }
+  if (!named) {
+    Complain(config, "iotap: IOTAP_LAYERS=%.63s names no layer (the layers: %s); tracing none\n",
+             list, kAllLayerNames.data());
   }
   return mask;
 }

@@ -148,6 +148,16 @@ TEST_F(ConfigTest, AnUnknownLayerIsLeftOutWithALine) {
   EXPECT_EQ(upper.layers, 0u);
   EXPECT_NE(std::string(upper.bad_settings).find("no layer is named \"POSIX\""),
             std::string::npos);
+  setenv("IOTAP_LAYERS", ",", 1);
+  Config commas = Read();
+  EXPECT_EQ(commas.layers, 0u);
+  EXPECT_STREQ(commas.bad_settings,
+               "iotap: IOTAP_LAYERS=, names no layer (the layers: "
+               "posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits); tracing none\n");
+  setenv("IOTAP_LAYERS", "", 1);
+  Config empty = Read();
+  EXPECT_EQ(empty.layers, kLayerAll);
+  EXPECT_STREQ(empty.bad_settings, "");
 }
 
 TEST_F(ConfigTest, ManyBadSettingsKeepWholeLinesOnly) {

@@ -174,8 +174,14 @@ TEST_F(PassthroughTest, IotapRunRefusesALayerWithNoSuchName) {
   EXPECT_TRUE(absl::StrContains(bad.err, "posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits"))
       << bad.err;
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub("t1")));
+  // Commas alone name no layer: refused too, rather than tracing none.
+  RunResult none = RunProgram({IotapBinary(), "run", "--layers", ",,", "-o", dir_.Sub("t1"), "--",
+                               "sh", "-c", "exit 3"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(none.err, "--layers: \",,\" names no layer")) << none.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("t1")));
   for (const char* layers :
-       {"all", "posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits", "posix,"}) {
+       {"all", "posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits", "posix,", ""}) {
     RunResult good = RunProgram({IotapBinary(), "run", "--layers", layers, "-o", dir_.Sub("t2"),
                                  "--", "sh", "-c", "exit 3"});
     EXPECT_EQ(good.exit_code, 3) << layers << ": " << good.err;
