@@ -28,7 +28,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "analyzer/base/numbers.h"
 #include "analyzer/cli/args.h"
@@ -446,7 +445,7 @@ int RunCommand(int argc, char** argv) {
       args->Has("--layers") ? args->Get("--layers") : (layers_env != nullptr ? layers_env : "");
   if (std::string bad = BadLayers(layers); !bad.empty()) {
     std::fprintf(stderr, "iotap run: %s: %s; the layers: %s\n", layers_from, bad.c_str(),
-                 absl::StrJoin(wire::kLayerNames, ",").c_str());
+                 wire::kLayerList.text);
     return kExitUsage;
   }
   if (std::string bad = BadSetting(*args); !bad.empty()) {

@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <array>
-
 #include "proto/wire/layer_names.h"
 #include "proto/wire/settings.h"
 
@@ -68,25 +66,6 @@ static_assert(kLayerAll == (1u << wire::kLayerCount) - 1);
 // The test-only switches: "1" or not.
 bool IsOne(const char* s) { return s != nullptr && strcmp(s, "1") == 0; }
 
-// "posix,stdio,...": the layers' names, joined at compile time.
-constexpr size_t JoinedLength() {
-  size_t n = 0;
-  for (const char* name : wire::kLayerNames) {
-    while (*name++ != '\0') ++n;
-    ++n;  // a comma, or the terminating zero
-  }
-  return n;
-}
-constexpr auto kAllLayerNames = [] {
-  std::array<char, JoinedLength()> joined{};
-  size_t at = 0;
-  for (const char* name : wire::kLayerNames) {
-    if (at > 0) joined[at++] = ',';
-    while (*name != '\0') joined[at++] = *name++;
-  }
-  return joined;
-}();
-
 // IOTAP_LAYERS: "all" (or unset or empty), or a comma list of layer names;
 // a name that is none is left out, with a complaint. Empty items
 // ("posix,") are skipped; a list of them alone (",") names no layer, and
@@ -104,14 +83,14 @@ uint32_t ParseLayers(const char* list, Config* config) {
       mask |= 1u << i;
     } else if (n > 0) {
       Complain(config, "iotap: IOTAP_LAYERS=%.63s: no layer is named \"%.*s\" (the layers: %s); "
-               "left it out\n", list, static_cast<int>(n < 31 ? n : 31), s, kAllLayerNames.data());
+               "left it out\n", list, static_cast<int>(n < 31 ? n : 31), s, wire::kLayerList.text);
     }
     s += n;
     if (*s == ',') ++s;
   }
   if (!named) {
     Complain(config, "iotap: IOTAP_LAYERS=%.63s names no layer (the layers: %s); tracing none\n",
-             list, kAllLayerNames.data());
+             list, wire::kLayerList.text);
   }
   return mask;
 }

@@ -167,11 +167,36 @@ TEST_F(ConfigTest, ManyBadSettingsKeepWholeLinesOnly) {
   setenv("IOTAP_CUPTI", junk.c_str(), 1);
   setenv("IOTAP_LAYERS", junk.c_str(), 1);
   Config c = Read();
-  std::string lines = c.bad_settings;
-  ASSERT_FALSE(lines.empty());
-  EXPECT_LT(lines.size(), sizeof(c.bad_settings));
-  EXPECT_EQ(lines.back(), '\n');
-  EXPECT_EQ(lines.rfind("iotap: IOTAP_FLUSH_INTERVAL_MS=", 0), 0u);
+  // Every line, in the order ReadConfig reads the settings; each that still
+  // fits whole is kept, each that does not is left out.
+  const std::string cut = junk.substr(0, 31);
+  auto numeric = [&](const char* variable) {
+    const wire::NumericSetting& s = *wire::FindSetting(variable);
+    return "iotap: " + std::string(variable) + "=" + cut + " is not a value it takes (" +
+           s.meaning + ", " + std::to_string(s.lo) + " to " + std::to_string(s.hi) +
+           "); using " + std::to_string(s.fallback) + "\n";
+  };
+  const std::string all[] = {
+      numeric("IOTAP_FLUSH_INTERVAL_MS"),
+      numeric("IOTAP_SAMPLE_INTERVAL_MS"),
+      numeric("IOTAP_BUFFER_EVENTS"),
+      "iotap: IOTAP_LAYERS=" + junk.substr(0, 63) + ": no layer is named \"" + cut +
+          "\" (the layers: posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits); left it out\n",
+      numeric("IOTAP_ZSTD_LEVEL"),
+      numeric("IOTAP_TIME_UNIT_NS"),
+      numeric("IOTAP_WAIT_THRESHOLD_US"),
+      "iotap: IOTAP_CLOCK=" + cut + " is not a value it takes (monotonic or tsc); using tsc\n",
+      "iotap: IOTAP_CUPTI=" + cut + " is not a value it takes (1 or 0); using 0\n",
+      numeric("IOTAP_PY_SAMPLES"),
+  };
+  std::string kept;
+  size_t whole = 0;
+  for (const std::string& line : all) {
+    whole += line.size();
+    if (kept.size() + line.size() < sizeof(c.bad_settings)) kept += line;
+  }
+  ASSERT_LT(kept.size(), whole);  // the case cuts some lines
+  EXPECT_EQ(std::string(c.bad_settings), kept);
 }
 
 }  // namespace

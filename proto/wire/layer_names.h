@@ -6,6 +6,7 @@
 //   for (const char* name : wire::kLayerNames) ... ;   // "posix", "stdio", ...
 //   int i = wire::LayerIndex("mapped");                 // 5; -1 for no layer
 //   int j = wire::LayerIndex(item.data(), item.size());  // a name not NUL-terminated
+//   wire::kLayerList.text                              // "posix,stdio,...,waits"
 
 #ifndef IOTAP_PROTO_WIRE_LAYER_NAMES_H_
 #define IOTAP_PROTO_WIRE_LAYER_NAMES_H_
@@ -44,6 +45,31 @@ constexpr int LayerIndex(const char* name) {
   while (name[n] != '\0') ++n;
   return LayerIndex(name, n);
 }
+
+// The names joined by commas, as messages list them, built at compile time.
+namespace internal {
+constexpr size_t JoinedLength() {
+  size_t n = 0;
+  for (const char* name : kLayerNames) {
+    while (*name++ != '\0') ++n;
+    ++n;  // a comma, or the terminating zero
+  }
+  return n;
+}
+struct LayerList {
+  char text[JoinedLength()] = {};
+};
+constexpr LayerList JoinLayers() {
+  LayerList list;
+  size_t at = 0;
+  for (const char* name : kLayerNames) {
+    if (at > 0) list.text[at++] = ',';
+    while (*name != '\0') list.text[at++] = *name++;
+  }
+  return list;
+}
+}  // namespace internal
+inline constexpr internal::LayerList kLayerList = internal::JoinLayers();
 
 }  // namespace iotap::wire
 

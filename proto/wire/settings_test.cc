@@ -1,5 +1,7 @@
 #include "proto/wire/settings.h"
 
+#include "proto/wire/layer_names.h"
+
 #include <stdint.h>
 
 #include <string_view>
@@ -79,6 +81,29 @@ TEST(SettingsTest, BufferEventsTakesPowersOfTwoOnly) {
   for (const char* bad : {"1000", "128", "131072", "4095", "0"}) {
     EXPECT_FALSE(ParseSetting(bad, events, &v)) << bad;
   }
+}
+
+TEST(SettingsTest, WordSettingsTakeTheirTwoWordsExactly) {
+  const WordSetting* clock = FindWordSetting("IOTAP_CLOCK");
+  ASSERT_NE(clock, nullptr);
+  EXPECT_EQ(ParseWord("tsc", *clock), 0);
+  EXPECT_EQ(ParseWord("monotonic", *clock), 1);
+  for (const char* other : {"Monotonic", "monotonic ", "mono", "", "1"}) {
+    EXPECT_EQ(ParseWord(other, *clock), -1) << other;
+  }
+  EXPECT_EQ(ParseWord(nullptr, *clock), -1);
+  const WordSetting* quiet = FindWordSetting("IOTAP_QUIET");
+  ASSERT_NE(quiet, nullptr);
+  EXPECT_EQ(ParseWord("0", *quiet), 0);
+  EXPECT_EQ(ParseWord("1", *quiet), 1);
+  EXPECT_EQ(ParseWord("true", *quiet), -1);
+  EXPECT_EQ(FindWordSetting("IOTAP_CLOCKS"), nullptr);
+  EXPECT_EQ(FindWordSetting("IOTAP_FLUSH_INTERVAL_MS"), nullptr);  // a numeric one
+}
+
+TEST(SettingsTest, TheLayerListJoinsTheNamesInOrder) {
+  EXPECT_EQ(std::string_view(kLayerList.text), "posix,stdio,hdf5,tfrecord,cuda,mapped,uring,waits");
+  EXPECT_EQ(sizeof(kLayerList.text), std::string_view(kLayerList.text).size() + 1);
 }
 
 }  // namespace
