@@ -40,41 +40,53 @@ void FillFile(const FileAccumulator& f, stats::File* out) {
 }
 
 // The run's files with figures, as (path, figures), most bytes read and
-// written first, then by path.
+// written first, then by path; each with its position among them in id
+// order (the order the run's files are kept and their paths stored).
 using PathFile = std::pair<std::string_view, const FileAccumulator*>;
+struct SortedFile {
+  uint64_t bytes;
+  PathFile file;
+  uint32_t position;
+};
 
-std::vector<PathFile> SortedFiles(const RunState& s) {
+std::vector<SortedFile> SortedFiles(const RunState& s) {
   // Sorted on keys copied side by side: comparisons then need not reach into
   // the accumulators, a few hundred bytes apart each (a worker's file names
   // thousands of files).
-  struct Keyed {
-    uint64_t bytes;
-    PathFile file;
-  };
-  std::vector<Keyed> keyed;
+  std::vector<SortedFile> keyed;
   keyed.reserve(s.files_by_id.size());
   for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
     // A path only a trace that could not be read interned has no figures.
     const FileAccumulator& f = s.files_by_id[id];
     if (f.processes == 0) continue;
-    keyed.push_back(Keyed{f.counts.read_bytes + f.counts.write_bytes, {s.paths.path(id), &f}});
+    keyed.push_back(SortedFile{f.counts.read_bytes + f.counts.write_bytes, {s.paths.path(id), &f},
+                               static_cast<uint32_t>(keyed.size())});
   }
-  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
+  std::sort(keyed.begin(), keyed.end(), [](const SortedFile& a, const SortedFile& b) {
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.file.first < b.file.first;
   });
-  std::vector<PathFile> files;
-  files.reserve(keyed.size());
-  for (const Keyed& k : keyed) files.push_back(k.file);
-  return files;
+  return keyed;
 }
 
-void FillFiles(const std::vector<PathFile>& files, const RunState& s, stats::Stats* out) {
-  out->mutable_files()->Reserve(static_cast<int>(files.size()));
-  for (const auto& [path, f] : files) {
-    stats::File* o = out->add_files();
+void FillFiles(const std::vector<SortedFile>& sorted, const RunState& s, stats::Stats* out) {
+  // Each file's row is made in id order, where its figures and its path lie
+  // one after another in memory, and only the rows' pointers are put in the
+  // sorted order: made in that order, every row read its accumulator and
+  // path from a cold cache line (of a run of 100,000 files, a third of the
+  // time of the whole count).
+  auto* files = out->mutable_files();
+  files->Reserve(static_cast<int>(sorted.size()));
+  for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
+    const FileAccumulator& f = s.files_by_id[id];
+    if (f.processes == 0) continue;
+    stats::File* o = files->Add();
+    const std::string_view path = s.paths.path(id);
     o->set_path(path.data(), path.size());
-    FillFile(*f, o);
+    FillFile(f, o);
   }
+  const std::vector<stats::File*> made(files->pointer_begin(), files->pointer_end());
+  auto row = files->pointer_begin();
+  for (const SortedFile& k : sorted) *row++ = made[k.position];
   for (const auto& [kind, f] : s.ipc) FillFile(f, out->add_ipc());
 }
 
@@ -202,12 +214,12 @@ void FillDatasets(const RunState& s, stats::Stats* out) {
   for (const auto* entry : datasets) FillDataset(entry->first, entry->second, out->add_datasets());
 }
 
-void FillTfRecordFiles(const std::vector<PathFile>& files, const RunState& s,
+void FillTfRecordFiles(const std::vector<SortedFile>& files, const RunState& s,
                        stats::Stats* out) {
   const std::vector<TfRecordFileAccumulator> tfrecords = s.tfrecords.Files();
   absl::flat_hash_map<std::string_view, const FileAccumulator*> by_path;
   if (!tfrecords.empty()) {
-    for (const auto& [path, f] : files) by_path.emplace(path, f);
+    for (const SortedFile& f : files) by_path.emplace(f.file.first, f.file.second);
   }
   for (const TfRecordFileAccumulator& t : tfrecords) {
     stats::TfRecordFile* o = out->add_tfrecord_files();
@@ -288,7 +300,7 @@ void FillMapped(const MappedAccumulator& mapped, stats::Stats* out) {
 void BuildStats(const RunState& s, stats::Stats* out) {
   out->set_events(s.events);
   out->set_dropped_events(s.dropped);
-  const std::vector<PathFile> files = SortedFiles(s);
+  const std::vector<SortedFile> files = SortedFiles(s);
   FillFiles(files, s, out);
   FillCuda(s.cuda, out);
   FillMapped(s.mapped, out);

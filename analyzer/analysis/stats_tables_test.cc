@@ -178,6 +178,39 @@ TEST_F(StatsTablesTest, CountsEveryFileProcessAndIssueInTheOrderOfTheFiles) {
   EXPECT_EQ(CountTraceFiles(files, Threads(1)).stats.SerializeAsString(), s.SerializeAsString());
 }
 
+// The files section is most bytes first, then by path, whatever order the
+// processes first touched the files in (the order their rows are made in):
+// two processes, whose files' bytes and first touches disagree.
+TEST_F(StatsTablesTest, FilesMostBytesFirstThenByPathWhateverOrderTheyCameIn) {
+  SyntheticProcess a(10, 1, "/usr/bin/python3", {"python3", "a.py"}, kT0);
+  SyntheticProcess b(11, 1, "/usr/bin/python3", {"python3", "b.py"}, kT0);
+  int64_t at = kT0 + kUs;
+  auto read = [&at](SyntheticProcess& p, const std::string& path, uint64_t bytes) {
+    p.Read(OP_PREAD, at, at + kUs, p.Path(path), 0, bytes);
+    at += 2 * kUs;
+  };
+  read(a, "/d/small", 10);
+  read(a, "/d/tie-b", 500);
+  read(a, "/d/large", 1000);
+  read(b, "/d/tie-a", 500);
+  read(b, "/d/small", 5);   // 15 in all
+  read(b, "/d/middle", 700);
+  read(b, "/d/large", 1);   // 1001 in all
+  read(a, "/d/empty", 0);
+  a.WriteTo(File("a.iotap"));
+  b.WriteTo(File("b.iotap"));
+  const stats::Stats s = CountTraceFiles({File("a.iotap"), File("b.iotap")}, Threads(1)).stats;
+  std::vector<std::pair<std::string, uint64_t>> files;
+  for (const stats::File& f : s.files()) files.emplace_back(f.path(), f.read_bytes());
+  const std::vector<std::pair<std::string, uint64_t>> expected = {
+      {"/d/large", 1001}, {"/d/middle", 700}, {"/d/tie-a", 500},
+      {"/d/tie-b", 500},  {"/d/small", 15},   {"/d/empty", 0}};
+  EXPECT_EQ(files, expected);
+  EXPECT_EQ(StatsFile(s, "/d/large")->processes(), 2u);
+  EXPECT_EQ(StatsFile(s, "/d/large")->reads(), 2u);
+  EXPECT_EQ(StatsFile(s, "/d/tie-b")->processes(), 1u);
+}
+
 TEST_F(StatsTablesTest, DatasetsCudaAndTheirCounts) {
   WriteRun(File("t.iotap"), File("l.iotap"));
   const stats::Stats s = CountTraceFiles({File("t.iotap"), File("l.iotap")}, Threads(2)).stats;

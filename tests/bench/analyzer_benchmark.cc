@@ -20,6 +20,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -61,6 +63,38 @@ const std::string& RegularTrace() {
   return *path;
 }
 
+// A trace of many files and few events each (open, fstat, two reads, close
+// of each of kManyFiles files), where what is done once per new file
+// (interning its path, its slot, its row in the stats) outweighs the
+// counting: its items per second, times 5, are new files per second.
+constexpr long kManyFiles = 100'000;
+const std::string& ManyFilesTrace() {
+  static const std::string* path = [] {
+    SyntheticProcess p(8, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0,
+                       ProcessHeader::ORIGIN_FORK);
+    int64_t t = kT0 + 1000;
+    char name[64];
+    for (long i = 0; i < kManyFiles; ++i) {
+      snprintf(name, sizeof(name), "/datasets/imagenet/train/n%05ld/%08ld.JPEG", i % 1000, i);
+      const uint32_t file = p.Path(name);
+      const uint64_t size = 60'000 + static_cast<uint64_t>(i * 7919 % 200'000);
+      p.Add({.op = OP_OPENAT, .start_ns = t, .end_ns = t + 20'000, .file = file, .result = 11});
+      p.Add({.op = OP_FSTAT, .start_ns = t + 21'000, .end_ns = t + 22'000, .file = file,
+             .aux = size});
+      p.Read(OP_READ, t + 23'000, t + 60'000, file, 0, size);
+      p.Read(OP_READ, t + 61'000, t + 63'000, file, static_cast<int64_t>(size), 0);
+      p.Add({.op = OP_CLOSE, .start_ns = t + 64'000, .end_ns = t + 66'000, .file = file});
+      t += 100'000;
+    }
+    auto* s = new std::string("/tmp/iotap-analyzer-benchmark-files-" + std::to_string(getpid()) +
+                              ".iotap");
+    p.WriteTo(*s);
+    std::atexit([] { unlink(ManyFilesTrace().c_str()); });
+    return s;
+  }();
+  return *path;
+}
+
 // IOTAP_BENCH_TRACE, or "" when unset.
 const std::string& FileTrace() {
   static const std::string path = std::getenv("IOTAP_BENCH_TRACE") ? std::getenv("IOTAP_BENCH_TRACE") : "";
@@ -69,8 +103,12 @@ const std::string& FileTrace() {
 
 class Counter : public TraceVisitor {
  public:
-  void OnEvents(const ProcessTrace&, const EventBatch& b) override { events += b.size(); }
+  void OnEvents(const ProcessTrace&, const EventBatch& b) override {
+    events += b.size();
+    ++batches;
+  }
   size_t events = 0;
+  size_t batches = 0;
 };
 
 // Runs `work(path)` per iteration; events per second from the file's events.
@@ -92,6 +130,8 @@ void Run(benchmark::State& state, const std::string& path, Work work) {
   const auto events = static_cast<int64_t>(count.events);
   state.SetItemsProcessed(state.iterations() * events);
   state.counters["bytes_per_event"] = file_bytes / static_cast<double>(events);
+  state.counters["events_per_batch"] =
+      static_cast<double>(events) / static_cast<double>(std::max<size_t>(1, count.batches));
 }
 
 void Decode(const std::string& path) {
@@ -124,6 +164,8 @@ void ProcessAnalysis(const std::string& path) {
 void BM_Decode(benchmark::State& state) { Run(state, RegularTrace(), Decode); }
 void BM_Stats(benchmark::State& state) { Run(state, RegularTrace(), Stats); }
 void BM_ProcessAnalysis(benchmark::State& state) { Run(state, RegularTrace(), ProcessAnalysis); }
+void BM_DecodeManyFiles(benchmark::State& state) { Run(state, ManyFilesTrace(), Decode); }
+void BM_StatsManyFiles(benchmark::State& state) { Run(state, ManyFilesTrace(), Stats); }
 void BM_DecodeFile(benchmark::State& state) { Run(state, FileTrace(), Decode); }
 void BM_StatsFile(benchmark::State& state) { Run(state, FileTrace(), Stats); }
 void BM_ProcessAnalysisFile(benchmark::State& state) { Run(state, FileTrace(), ProcessAnalysis); }
@@ -131,6 +173,8 @@ void BM_ProcessAnalysisFile(benchmark::State& state) { Run(state, FileTrace(), P
 BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Stats)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProcessAnalysis)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeManyFiles)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StatsManyFiles)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeFile)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_StatsFile)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProcessAnalysisFile)->Unit(benchmark::kMillisecond);
