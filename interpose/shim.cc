@@ -5,12 +5,14 @@
 // handlers; nothing else calls upward (interpose/README.md).
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -107,13 +109,44 @@ void JoinLayers() {
                     .before_end = UringEndOfTrace});
 }
 
+// Whether the parent process was started with the same iotap settings as
+// this one (SameIotapSettings), by its /proc/PID/environ: the environment
+// it was started with, which is what its shim read its settings from.
+// False where that cannot be read whole (another user's process, a block
+// over 1 MiB).
+bool ParentHadTheseSettings() {
+  char path[40];
+  snprintf(path, sizeof(path), "/proc/%ld/environ", RawSyscall(SYS_getppid));
+  const int fd = static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  if (fd < 0) return false;
+  constexpr size_t kMost = 1 << 20;
+  const long mapped = RawSyscall(SYS_mmap, nullptr, kMost, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  bool same = false;
+  if (mapped != -1) {
+    char* block = reinterpret_cast<char*>(mapped);
+    size_t size = 0;
+    long n = 0;
+    while (size < kMost &&
+           (n = RawSyscall(SYS_read, fd, block + size, kMost - size)) > 0) {
+      size += static_cast<size_t>(n);
+    }
+    same = n == 0 && size < kMost && SameIotapSettings(environ, block, size);
+    RawSyscall(SYS_munmap, block, kMost);
+  }
+  RawSyscall(SYS_close, fd);
+  return same;
+}
+
 // Says which settings the shim could not take, and what it does instead, a
 // line each (`iotap run` refuses such values; a job preloaded by hand gets
-// these lines).
+// these lines), once per job: not where the parent was started with the same
+// settings (a shell script's commands, a program's subprocesses), which it
+// or an ancestor said already. Forked children never say them.
 // Not a WarnOnce: that one warning a process prints is kept for what goes
 // wrong while tracing.
 void WarnOfBadSettings(const Config& config) {
-  if (config.quiet || config.bad_settings[0] == '\0') return;
+  if (config.quiet || config.bad_settings[0] == '\0' || ParentHadTheseSettings()) return;
   RawSyscall(SYS_write, 2, config.bad_settings, strlen(config.bad_settings));
 }
 

@@ -104,6 +104,43 @@ const char* LayerName(uint32_t bit) {
   return "?";
 }
 
+namespace {
+
+// An entry iotap's settings are made of: IOTAP_*, or LD_PRELOAD (which
+// says whether the shim is loaded at all).
+bool IsIotapEntry(const char* entry, size_t length) {
+  return (length >= 6 && memcmp(entry, "IOTAP_", 6) == 0) ||
+         (length >= 11 && memcmp(entry, "LD_PRELOAD=", 11) == 0);
+}
+
+bool InEnvironment(char* const* env, const char* entry, size_t length) {
+  for (char* const* e = env; *e != nullptr; ++e) {
+    if (strlen(*e) == length && memcmp(*e, entry, length) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool SameIotapSettings(char* const* env, const char* block, size_t size) {
+  if (env == nullptr || block == nullptr) return false;
+  size_t own = 0;
+  for (char* const* e = env; *e != nullptr; ++e) own += IsIotapEntry(*e, strlen(*e)) ? 1 : 0;
+  size_t matched = 0;
+  const char* end = block + size;
+  for (const char* at = block; at < end;) {
+    const char* stop = static_cast<const char*>(memchr(at, '\0', static_cast<size_t>(end - at)));
+    if (stop == nullptr) return false;  // cut short: not known to be the same
+    const size_t length = static_cast<size_t>(stop - at);
+    if (IsIotapEntry(at, length)) {
+      if (!InEnvironment(env, at, length)) return false;
+      ++matched;
+    }
+    at = stop + 1;
+  }
+  return matched == own;
+}
+
 bool ReadConfig(Config* config, const char* cwd, const char** why) {
   config->dir[0] = '\0';
   config->session[0] = '\0';

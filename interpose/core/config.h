@@ -88,6 +88,14 @@ struct Config {
 // absolute. Returns false (with a reason in `why`) when tracing must stay off.
 bool ReadConfig(Config* config, const char* cwd, const char** why);
 
+// Whether the environment block `block` (`size` bytes of NUL-ended
+// entries, as /proc/PID/environ holds them) gives the same iotap settings as
+// `env` (a null-ended list, as `environ`): the same IOTAP_* entries and the
+// same LD_PRELOAD, none more and none fewer. A process whose parent was
+// started with the same settings need not say again what is wrong with them:
+// the parent, or the first of its ancestors started so, said it (shim.cc).
+bool SameIotapSettings(char* const* env, const char* block, size_t size);
+
 // The names of the layers in `mask`, for the trace header.
 const char* LayerName(uint32_t single_layer_bit);
 

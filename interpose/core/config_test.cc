@@ -199,5 +199,33 @@ TEST_F(ConfigTest, ManyBadSettingsKeepWholeLinesOnly) {
   EXPECT_EQ(std::string(c.bad_settings), kept);
 }
 
+// The parent's environment block against this process's environment: the
+// same IOTAP_* entries and LD_PRELOAD, whatever else differs.
+TEST(SameIotapSettingsTest, TheIotapEntriesAndThePreloadAlone) {
+  char a[] = "IOTAP_CLOCK=mono";
+  char b[] = "IOTAP_DIR=/t";
+  char preload[] = "LD_PRELOAD=/lib/libiotap.so";
+  char home[] = "HOME=/root";
+  char* env[] = {home, a, preload, b, nullptr};
+  auto same = [&](const std::string& block) {
+    return SameIotapSettings(env, block.data(), block.size());
+  };
+  using namespace std::string_literals;
+  EXPECT_TRUE(same("LD_PRELOAD=/lib/libiotap.so\0IOTAP_DIR=/t\0PATH=/bin\0IOTAP_CLOCK=mono\0"s));
+  EXPECT_TRUE(same("IOTAP_CLOCK=mono\0IOTAP_DIR=/t\0LD_PRELOAD=/lib/libiotap.so\0"s));
+  // One more, one fewer, one other value, another preload.
+  EXPECT_FALSE(same("IOTAP_CLOCK=mono\0IOTAP_DIR=/t\0LD_PRELOAD=/lib/libiotap.so\0IOTAP_QUIET=1\0"s));
+  EXPECT_FALSE(same("IOTAP_CLOCK=mono\0LD_PRELOAD=/lib/libiotap.so\0"s));
+  EXPECT_FALSE(same("IOTAP_CLOCK=monotonic\0IOTAP_DIR=/t\0LD_PRELOAD=/lib/libiotap.so\0"s));
+  EXPECT_FALSE(same("IOTAP_CLOCK=mono\0IOTAP_DIR=/t\0LD_PRELOAD=/other/libiotap.so\0"s));
+  EXPECT_FALSE(same("IOTAP_CLOCK=mono\0IOTAP_DIR=/t\0"s));  // not preloaded: it said nothing
+  // Cut short (no NUL after the last entry), or no block at all.
+  EXPECT_FALSE(same("IOTAP_CLOCK=mono\0IOTAP_DIR=/t\0LD_PRELOAD=/lib/libiotap.so"s));
+  EXPECT_FALSE(SameIotapSettings(env, nullptr, 0));
+  // Neither has any: the same.
+  char* plain[] = {home, nullptr};
+  EXPECT_TRUE(SameIotapSettings(plain, "HOME=/x\0", 8));
+}
+
 }  // namespace
 }  // namespace iotap::interpose

@@ -322,6 +322,31 @@ TEST_F(PassthroughTest, IotapRunRefusesAWordASettingDoesNotTake) {
       << l.err;
 }
 
+// A job preloaded by hand says a bad setting once, not in every process it
+// starts: children started with the same settings (a script's commands)
+// keep quiet, as their parent said it; one started with other settings
+// says its own, once for its children too; every process is traced.
+TEST_F(PassthroughTest, ABadSettingIsSaidOncePerJob) {
+  RunOptions by_hand;
+  by_hand.env["LD_PRELOAD"] = ShimLibrary();
+  by_hand.env["IOTAP_DIR"] = dir_.Sub("once");
+  by_hand.env["IOTAP_CLOCK"] = "mono";
+  RunResult r = RunProgram({"sh", "-c",
+                            "sh -c 'exit 0'; sh -c 'exit 0'; "
+                            "IOTAP_CLOCK=other sh -c \"sh -c 'exit 0'; exit 0\"; exit 3"},
+                           by_hand);
+  EXPECT_EQ(r.exit_code, 3);
+  auto count = [&](const std::string& line) {
+    size_t n = 0;
+    for (size_t at = r.err.find(line); at != std::string::npos; at = r.err.find(line, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("iotap: IOTAP_CLOCK=mono is not a value it takes"), 1u) << r.err;
+  EXPECT_EQ(count("iotap: IOTAP_CLOCK=other is not a value it takes"), 1u) << r.err;
+  EXPECT_EQ(count("iotap:"), 2u) << r.err;
+  EXPECT_EQ(LoadRun(dir_.Sub("once")).processes.size(), 5u);
+}
+
 // The ranges iotap run's --help and the README's option table give are
 // those the shim and iotap run enforce (proto/wire/settings.h): each
 // setting's text there names its lowest and highest value.
