@@ -12,7 +12,8 @@
 //   counts.Count(e, op, BytesMoved(e));
 //   counts.reads();  // POSIX, STDIO and GDS reads
 //
-// FileAccumulator is a file over the whole run, as RunState keeps it.
+// FileAccumulator is a file over the whole run, as RunState keeps it;
+// RunFile the same with its FileDetail, as the report's tables read it.
 
 #ifndef IOTAP_ANALYZER_ACCUMULATE_FILE_ACCUMULATOR_H_
 #define IOTAP_ANALYZER_ACCUMULATE_FILE_ACCUMULATOR_H_
@@ -101,7 +102,9 @@ struct FileDetail {
   void Merge(const FileDetail& o);
 };
 
-// A file over the run: merged from every process that touched it.
+// A file over the run: merged from every process that touched it. What
+// both commands print; the report's detail is kept apart (RunFile), so that
+// the counts of a run of a million files take 160 bytes a file, not 400.
 struct FileAccumulator {
   InternedString::Kind kind = InternedString::KIND_UNSPECIFIED;  // KIND_PATH or KIND_DEVICE
   int kind_rank = -1;                // the rank of the process `kind` came from
@@ -109,6 +112,10 @@ struct FileAccumulator {
   uint64_t processes = 0;            // processes that touched it
   int last_process = -1;             // the last one counted in `processes`
   FileCounts counts;
+};
+
+// A file over the run with the report's detail of it.
+struct RunFile : FileAccumulator {
   FileDetail detail;
 };
 

@@ -74,7 +74,7 @@ void MergeTimes(RunState& s, int index, ProcessResult& r) {
 // Adds process `index`'s figures into the run's (under s.mu).
 void MergeCounts(RunState& s, int index, ProcessResult& r) {
   const int rank = s.rank[index];
-  const bool full = !r.file_details.empty();
+  const bool full = !r.file_details.empty() && s.scope == AnalysisScope::kFull;
   // The deques walked with iterators: indexing one divides per element.
   auto counts = r.files.begin();
   auto detail = r.file_details.begin();
@@ -83,7 +83,7 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
   // file of thousands of new paths.
   uint32_t most = 0;
   for (const FileRef& ref : r.file_refs) most = std::max(most, ref.path_id);
-  if (!r.file_refs.empty() && most >= s.files_by_id.size()) s.files_by_id.resize(most + 1);
+  if (!r.file_refs.empty()) GrowFiles(s, most);
   for (const FileRef& ref : r.file_refs) {
     FileAccumulator& f = s.files_by_id[ref.path_id];
     // A process may name one path under two string ids: it counts once.
@@ -97,7 +97,7 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
     }
     f.category = ref.category;
     f.counts.Merge(*counts++);
-    if (full) f.detail.Merge(*detail++);
+    if (full) s.details_by_id[ref.path_id].Merge(*detail++);
   }
   for (const auto& [kind, c] : r.ipc) {
     FileAccumulator& into = s.ipc[kind];
@@ -135,6 +135,12 @@ void MergeCounts(RunState& s, int index, ProcessResult& r) {
 }  // namespace
 
 namespace run_state {
+
+void GrowFiles(RunState& s, uint32_t id) {
+  if (id < s.files_by_id.size()) return;
+  s.files_by_id.resize(id + 1);
+  if (s.scope == AnalysisScope::kFull) s.details_by_id.resize(id + 1);
+}
 
 void MergeProcess(RunState& s, int index, ProcessResult r) {
   if (s.scope == AnalysisScope::kFull) MergeTimes(s, index, r);
@@ -244,9 +250,12 @@ void FinishReading(RunState& s) {
   for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
     // A path only a trace that could not be read interned has no figures.
     if (s.files_by_id[id].processes == 0) continue;
-    s.files.emplace(s.paths.path(id), std::move(s.files_by_id[id]));
+    RunFile& f = s.files[std::string(s.paths.path(id))];
+    static_cast<FileAccumulator&>(f) = s.files_by_id[id];
+    f.detail = std::move(s.details_by_id[id]);
   }
   s.files_by_id.clear();
+  s.details_by_id.clear();
 }
 
 void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>& progress) {

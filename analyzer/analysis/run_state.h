@@ -167,7 +167,9 @@ struct RunState {
   // A vector, not a deque: a FileAccumulator fills a deque's node on its own,
   // one allocation per file, where a vector grows a few times in all.
   std::vector<FileAccumulator> files_by_id;
-  std::map<std::string, FileAccumulator> files;
+  // kFull: each file's detail, by id as files_by_id (sized with it).
+  std::vector<FileDetail> details_by_id;
+  std::map<std::string, RunFile> files;
   std::map<int, FileAccumulator> ipc;       // pipes, sockets, ...: by InternedString::Kind
   SizeHistogram data_read_sizes;
   std::array<LayerAccumulator, kLayerCount> layers;
@@ -226,6 +228,8 @@ void PrepareCounts(const std::vector<std::string>& files, RunState& s);
 void SetUpProcesses(RunState& s, const std::vector<std::string>& files);
 // Makes a group for every trainer of the catalog and adds its loaders.
 void SetUpGroups(RunState& s);
+// Grows s.files_by_id (and with kFull s.details_by_id) to hold path id `id`.
+void GrowFiles(RunState& s, uint32_t id);
 // Adds process `index`'s result into the run's; once per process, any order,
 // from any thread.
 void MergeProcess(RunState& s, int index, ProcessResult r);

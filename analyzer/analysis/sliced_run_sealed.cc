@@ -313,7 +313,7 @@ void AddTotals(const std::vector<const SliceTotals*>& slices, const PathTable& p
                    [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
   std::vector<uint32_t> counted(s.catalog.entries.size(), 0);
   for (const auto& [id, slice_file, t] : entries) {
-    if (id >= s.files_by_id.size()) s.files_by_id.resize(id + 1);
+    run_state::GrowFiles(s, id);
     FileAccumulator& f = s.files_by_id[id];
     for (uint32_t k = 0; k < slice_file->named; ++k) {
       const auto& [file, kind] = t->named_by[slice_file->first_named + k];
@@ -331,7 +331,7 @@ void AddTotals(const std::vector<const SliceTotals*>& slices, const PathTable& p
     }
     f.category = slice_file->category;
     f.counts.Merge(slice_file->counts);
-    f.detail.Merge(slice_file->detail);
+    if (id < s.details_by_id.size()) s.details_by_id[id].Merge(slice_file->detail);
   }
 }
 

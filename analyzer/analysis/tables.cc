@@ -16,7 +16,7 @@ namespace iotap::analyzer::run_state {
 
 namespace {
 
-double RereadBytes(const FileAccumulator& f) {
+double RereadBytes(const RunFile& f) {
   return std::max(0.0, static_cast<double>(f.counts.read_bytes) -
                            static_cast<double>(f.detail.read_ranges.covered()));
 }
@@ -24,7 +24,7 @@ double RereadBytes(const FileAccumulator& f) {
 // A read file's size: the largest that stat calls saw, else the distinct
 // bytes read (not the bytes read, which count every pass over the file),
 // else, for reads without offsets, the bytes read.
-double FileBytes(const FileAccumulator& f) {
+double FileBytes(const RunFile& f) {
   double size = std::max(static_cast<double>(f.detail.size_bytes),
                          static_cast<double>(f.detail.read_ranges.covered()));
   return size > 0 ? size : static_cast<double>(f.counts.read_bytes);
@@ -47,7 +47,7 @@ void AddUnits(report::File* out, const ReadUnits& u) {
   out->set_uring_writes(out->uring_writes() + static_cast<double>(u.uring_writes));
 }
 
-void FillFile(const std::string& path, const FileAccumulator& f, const ReadUnits& units,
+void FillFile(const std::string& path, const RunFile& f, const ReadUnits& units,
               report::File* out) {
   const FileCounts& c = f.counts;
   AddUnits(out, units);
@@ -73,7 +73,7 @@ void FillFile(const std::string& path, const FileAccumulator& f, const ReadUnits
 }
 
 // Sums a file into a total row (other files, a directory).
-void AddInto(report::File* total, const FileAccumulator& f, const ReadUnits& units) {
+void AddInto(report::File* total, const RunFile& f, const ReadUnits& units) {
   const FileCounts& c = f.counts;
   AddUnits(total, units);
   total->set_files(total->files() + 1);
@@ -161,10 +161,10 @@ void DataFileSummary(const RunState& s, report::Report* r) {
 void BuildTables(RunState& s, int top_files, report::Report* r) {
   DataFileSummary(s, r);
   // Data files first, then by bytes moved; only the listed ones become rows.
-  std::vector<const std::pair<const std::string, FileAccumulator>*> order;
+  std::vector<const std::pair<const std::string, RunFile>*> order;
   order.reserve(s.files.size());
   for (const auto& entry : s.files) order.push_back(&entry);
-  auto key = [](const std::pair<const std::string, FileAccumulator>* e) {
+  auto key = [](const std::pair<const std::string, RunFile>* e) {
     return std::make_pair(-CategoryRank(e->second.category),
                           e->second.counts.read_bytes + e->second.counts.write_bytes);
   };

@@ -290,7 +290,7 @@ IOTAP_FIELDS_OF(TrainerGroup, 504);
 // the clocks, exchange files' problems included; or, if only the analysis
 // of a group reads it, stays on the group's rank: marker_steps, and the
 // samples in py_samples).
-IOTAP_FIELDS_OF(RunState, 17200);
+IOTAP_FIELDS_OF(RunState, 17224);
 
 // Structs of integer fields only: sent word by word, whatever they hold.
 template <typename T>
@@ -577,35 +577,46 @@ absl::Status MergeProcess(WireReader& r, RunState& s) {
 
 // A file's or descriptor kind's figures, `category` as a flag (the path
 // gives it again).
-void PutFile(WireWriter& w, const FileAccumulator& f) {
+// What a file without detail writes: the counts, and pipes' and sockets'
+// rows, keep none.
+const FileDetail& NoDetail() {
+  static const FileDetail* none = new FileDetail;
+  return *none;
+}
+
+// `detail`: the file's (kFull), or NoDetail().
+void PutFile(WireWriter& w, const FileAccumulator& f, const FileDetail& detail) {
   Put(w, f.kind);
   w.S(f.kind_rank);
   w.U(f.category != nullptr ? 1 : 0);
   w.U(f.processes);
   Put(w, f.counts);
-  Put(w, f.detail);
+  Put(w, detail);
 }
 
-// Reads what PutFile wrote into `o` (category: whether it had one).
-bool GetFile(WireReader& r, FileAccumulator* o) {
+// Reads what PutFile wrote into `o` and `detail` (category: whether it had
+// one).
+bool GetFile(WireReader& r, FileAccumulator* o, FileDetail* detail) {
   Get(r, &o->kind);
   o->kind_rank = static_cast<int>(r.S());
   bool categorized = r.U() != 0;
   o->processes = r.U();
   Get(r, &o->counts);
-  Get(r, &o->detail);
+  Get(r, detail);
   return categorized;
 }
 
-// As MergeCounts (run_analysis.cc) adds a process's file.
-void MergeFile(FileAccumulator& into, FileAccumulator& o) {
+// As MergeCounts (run_analysis.cc) adds a process's file; `into_detail`
+// null where the state keeps no detail (the counts).
+void MergeFile(FileAccumulator& into, FileDetail* into_detail, const FileAccumulator& o,
+               const FileDetail& detail) {
   if (o.kind_rank >= into.kind_rank) {
     into.kind = o.kind;
     into.kind_rank = o.kind_rank;
   }
   into.processes += o.processes;
   into.counts.Merge(o.counts);
-  into.detail.Merge(o.detail);
+  if (into_detail != nullptr) into_detail->Merge(detail);
 }
 
 void PutFiles(WireWriter& w, const RunState& s) {
@@ -621,7 +632,7 @@ void PutFiles(WireWriter& w, const RunState& s) {
     w.U(kFile);
     w.U(shared);
     w.Str(path.substr(shared));
-    PutFile(w, f);
+    PutFile(w, f, id < s.details_by_id.size() ? s.details_by_id[id] : NoDetail());
     previous = path;
   }
 }
@@ -635,13 +646,14 @@ void MergeFiles(WireReader& r, RunState& s, std::string& previous) {
   previous.resize(shared);
   previous += r.Str();
   FileAccumulator o;
-  bool categorized = GetFile(r, &o);
+  FileDetail detail;
+  bool categorized = GetFile(r, &o, &detail);
   if (!r.ok()) return;
   PathTable::Entry e = s.paths.Intern(previous, categorized);
-  if (e.id >= s.files_by_id.size()) s.files_by_id.resize(e.id + 1);
+  run_state::GrowFiles(s, e.id);
   FileAccumulator& into = s.files_by_id[e.id];
   if (categorized) into.category = e.category;
-  MergeFile(into, o);
+  MergeFile(into, e.id < s.details_by_id.size() ? &s.details_by_id[e.id] : nullptr, o, detail);
 }
 
 void PutGroupResult(WireWriter& w, int index, const GroupResult& g) {
@@ -682,7 +694,7 @@ void WritePartial(const RunState& s, WireWriter& out, PartialSizes* sizes) {
   for (const auto& [kind, f] : s.ipc) {
     out.U(kIpc);
     out.S(kind);
-    PutFile(out, f);
+    PutFile(out, f, NoDetail());
   }
   for (const auto& [name, d] : s.datasets) {
     out.U(kDataset);
@@ -718,7 +730,8 @@ absl::Status MergePartial(WireReader& in, RunState& s) {
       case kIpc: {
         int kind = static_cast<int>(in.S());
         FileAccumulator o;
-        GetFile(in, &o);
+        FileDetail detail;  // pipes and sockets have none
+        GetFile(in, &o, &detail);
         FileAccumulator& into = s.ipc[kind];
         into.kind = static_cast<InternedString::Kind>(kind);
         into.processes += o.processes;
