@@ -11,6 +11,7 @@
 #include "analyzer/base/text.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/output.h"
 #include "analyzer/findings/findings.h"
 #include "analyzer/output/report_diff.h"
 #include "analyzer/output/report_diff_output.h"
@@ -50,7 +51,8 @@ constexpr char kDiffHelp[] =
     "totals such as the duration are judged only when both runs ran the same\n"
     "number of steps. A figure a run cannot give (no steps, no reads) is n/a.\n"
     "\n"
-    "Exit codes: 0 done, 1 bad usage, 2 nothing readable at RUN_A or RUN_B.\n";
+    "Exit codes: 0 done, 1 bad usage or the output not written whole (a full disk),\n"
+    "2 nothing readable at RUN_A or RUN_B.\n";
 
 // Run `label` ("A" or "B") at `path`: a saved report (`saved`), or traces
 // analysed now. On failure, says why and returns the exit code.
@@ -154,19 +156,7 @@ int DiffCommand(int argc, char** argv) {
   std::string text = format == "json"       ? analyzer::DiffToJson(diff)
                      : format == "markdown" ? analyzer::DiffToMarkdown(diff)
                                             : analyzer::DiffToText(diff);
-  std::string out = args->Get("--output");
-  if (out.empty() || out == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return kExitOk;
-  }
-  std::FILE* f = std::fopen(out.c_str(), "w");
-  if (f == nullptr) {
-    std::perror(("iotap diff: " + out).c_str());
-    return kExitUsage;
-  }
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-  return kExitOk;
+  return WriteOutput("iotap diff", args->Get("--output"), text) ? kExitOk : kExitUsage;
 }
 
 }  // namespace iotap::cli

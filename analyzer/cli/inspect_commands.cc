@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "analyzer/analysis/run_analysis.h"
 #include "analyzer/base/text.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/output.h"
 #ifdef IOTAP_WITH_MPI
 #include "analyzer/cluster/mpi_run.h"
 #endif
@@ -33,22 +33,18 @@ constexpr char kStatsHelp[] =
     "\n"
     "Damaged or truncated traces are read up to the damage; what was skipped is\n"
     "reported on standard error (and under \"issues\" in JSON).\n"
-    "Exit codes: 0 done, 1 bad usage, 2 nothing readable, 3 damage with --strict.\n";
+    "Exit codes: 0 done, 1 bad usage or the output not written whole (a full disk),\n"
+    "2 nothing readable, 3 damage with --strict.\n";
 
 constexpr char kDumpHelp[] =
     "usage: iotap dump PATH [-o FILE]\n"
     "\n"
     "Every recorded event as one line of text, per process, in the order each\n"
     "thread recorded them: time since the process started, duration, pid, tid,\n"
-    "layer, call, offset, bytes requested, result, errno, file.\n";
-
-// Opens -o FILE (or stdout). Returns null after printing why.
-std::FILE* OpenOutput(const std::string& path) {
-  if (path.empty() || path == "-") return stdout;
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) std::perror(absl::StrCat("iotap: ", path).c_str());
-  return f;
-}
+    "layer, call, offset, bytes requested, result, errno, file.\n"
+    "\n"
+    "Exit codes: 0 done, 1 bad usage or the output not written whole (a full disk),\n"
+    "2 nothing readable at PATH.\n";
 
 void ReportIssues(const std::vector<analyzer::ReadIssue>& issues) {
   for (const analyzer::ReadIssue& i : issues) {
@@ -102,12 +98,11 @@ int StatsCommand(int argc, char** argv) {
     return kExitNoInput;
   }
   bool damaged = counts.stats.issues_size() > 0;
-  std::FILE* out = OpenOutput(args->Get("--output"));
-  if (out == nullptr) return kExitUsage;
-  std::string text = args->Has("--json") ? analyzer::StatsToJson(counts.stats)
-                                         : analyzer::StatsToText(counts.stats);
-  std::fwrite(text.data(), 1, text.size(), out);
-  if (out != stdout) std::fclose(out);
+  Output out("iotap stats", args->Get("--output"));
+  if (!out.ok()) return kExitUsage;
+  out.Write(args->Has("--json") ? analyzer::StatsToJson(counts.stats)
+                                : analyzer::StatsToText(counts.stats));
+  if (!out.Close()) return kExitUsage;
   return damaged && args->Has("--strict") ? kExitDamaged : kExitOk;
 }
 
@@ -125,13 +120,14 @@ int DumpCommand(int argc, char** argv) {
     std::fprintf(stderr, "iotap dump: %s\n", std::string(files.status().message()).c_str());
     return kExitNoInput;
   }
-  std::FILE* out = OpenOutput(args->Get("--output"));
-  if (out == nullptr) return kExitUsage;
-  analyzer::DumpWriter writer(out);
+  Output out("iotap dump", args->Get("--output"));
+  if (!out.ok()) return kExitUsage;
+  analyzer::DumpWriter writer(out.file());
   analyzer::TraceSetResult read = analyzer::ReadTraceSet(*files, &writer);
-  if (out != stdout) std::fclose(out);
+  const bool written = out.Close();
   ReportIssues(read.issues);
-  return read.files_read == 0 ? kExitNoInput : kExitOk;
+  if (read.files_read == 0) return kExitNoInput;
+  return written ? kExitOk : kExitUsage;
 }
 
 }  // namespace iotap::cli

@@ -12,6 +12,7 @@
 #include "analyzer/analysis/run_analysis.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/output.h"
 #ifdef IOTAP_WITH_MPI
 #include "analyzer/cluster/mpi_run.h"
 #endif
@@ -49,16 +50,8 @@ constexpr char kReportHelp[] =
     "                on several hosts is put on one clock, fitted from the step\n"
     "                ends of its ranks; the report says how)\n"
     "\n"
-    "Exit codes: 0 done, 1 bad usage, 2 nothing readable at PATH.\n";
-
-// Writes `contents` to `path`; says why on stderr if it cannot.
-bool WriteFile(const std::string& path, const std::string& contents) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  bool ok = f != nullptr && std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
-  if (f != nullptr && std::fclose(f) != 0) ok = false;
-  if (!ok) std::perror(("iotap report: " + path).c_str());
-  return ok;
-}
+    "Exit codes: 0 done, 1 bad usage or the output not written whole (a full disk),\n"
+    "2 nothing readable at PATH.\n";
 
 // --from and --to, in seconds (decimals allowed) from the run's start.
 absl::StatusOr<analyzer::TimeRange> ParseRange(const Args& args) {
@@ -155,18 +148,14 @@ int ReportCommand(int argc, char** argv) {
     return kExitNoInput;
   }
   if (!report->has_value()) return kExitOk;  // a rank other than 0: rank 0 writes
-  if (args->Has("--html") && !WriteFile(args->Get("--html"), analyzer::ReportToHtml(**report))) {
+  if (args->Has("--html") &&
+      !WriteOutput("iotap report", args->Get("--html"), analyzer::ReportToHtml(**report))) {
     return kExitUsage;
   }
   std::string text = format == "json"       ? analyzer::ReportToJson(**report)
                      : format == "markdown" ? analyzer::ReportToMarkdown(**report)
                                             : analyzer::ReportToText(**report);
-  std::string out = args->Get("--output");
-  if (out.empty() || out == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return kExitOk;
-  }
-  return WriteFile(out, text) ? kExitOk : kExitUsage;
+  return WriteOutput("iotap report", args->Get("--output"), text) ? kExitOk : kExitUsage;
 }
 
 }  // namespace iotap::cli
