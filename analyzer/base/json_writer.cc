@@ -77,6 +77,19 @@ void JsonWriter::BeforeValue() {
   }
 }
 
+std::string JsonWriter::Take() {
+  if (!sink_) return std::move(out_);
+  if (!out_.empty()) sink_(out_);
+  out_.clear();
+  return {};
+}
+
+void JsonWriter::HandOnIfLarge() {
+  if (!sink_ || out_.size() < kPieceBytes) return;
+  sink_(out_);
+  out_.clear();
+}
+
 void JsonWriter::BeginObject() {
   BeforeValue();
   out_ += '{';
@@ -88,6 +101,7 @@ void JsonWriter::EndObject() {
   has_element_.pop_back();
   if (had) NewLine();
   out_ += '}';
+  HandOnIfLarge();
 }
 
 void JsonWriter::BeginArray() {
@@ -101,6 +115,7 @@ void JsonWriter::EndArray() {
   has_element_.pop_back();
   if (had) NewLine();
   out_ += ']';
+  HandOnIfLarge();
 }
 
 void JsonWriter::Key(std::string_view key) {

@@ -7,6 +7,13 @@
 //   j.EndObject();
 //   std::string out = j.Take();
 //
+// Or, for output too large to keep whole (`iotap stats --json` of a run of
+// a million files is half a gigabyte), handed on as it is written:
+//
+//   JsonWriter j(2, [&](std::string_view piece) { out.Write(piece); });
+//   ...
+//   j.Take();  // hands on the rest; returns ""
+//
 // Strings may hold any bytes. Valid UTF-8 is kept; control characters (C0,
 // DEL and C1), '"' and '\' are escaped; each byte that is not part of valid
 // UTF-8 becomes the six characters "\\xNN" (a backslash, 'x' and two hex
@@ -18,8 +25,10 @@
 #define IOTAP_ANALYZER_BASE_JSON_WRITER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace iotap::analyzer {
@@ -28,6 +37,10 @@ class JsonWriter {
  public:
   // `indent` 0 writes everything on one line.
   explicit JsonWriter(int indent = 2) : indent_(indent) {}
+  // Hands the text on to `sink` in pieces of about kPieceBytes, each ending
+  // where an object or array does.
+  using Sink = std::function<void(std::string_view)>;
+  JsonWriter(int indent, Sink sink) : sink_(std::move(sink)), indent_(indent) {}
 
   void BeginObject();
   void EndObject();
@@ -43,12 +56,17 @@ class JsonWriter {
   void Bool(bool value);
   void Null();
 
-  std::string Take() { return std::move(out_); }
+  // The text (with a sink: hands on what is left, and returns "").
+  std::string Take();
+
+  static constexpr size_t kPieceBytes = 1 << 20;
 
  private:
   void BeforeValue();
   void NewLine();
+  void HandOnIfLarge();
 
+  Sink sink_;
   std::string out_;
   // For each open container: whether it has an element already.
   std::vector<bool> has_element_;

@@ -1,5 +1,9 @@
 #include "analyzer/base/json_writer.h"
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
@@ -50,6 +54,47 @@ TEST(JsonEscapeTest, ValidUtf8IsKeptInvalidBytesAreSpelledOut) {
   EXPECT_EQ(JsonEscape("a\x80z"), "a\\\\x80z");
   EXPECT_EQ(JsonEscape("\xc0\xaf"), "\\\\xc0\\\\xaf");
   EXPECT_EQ(JsonEscape("\xe2\x82"), "\\\\xe2\\\\x82");
+}
+
+// With a sink, the same text, handed on in pieces of about kPieceBytes that
+// each end where an object or array does, the rest at Take.
+TEST(JsonWriterTest, ASinkGetsTheSameTextInPieces) {
+  auto write = [](JsonWriter& j) {
+    j.BeginObject();
+    j.Key("files");
+    j.BeginArray();
+    for (int i = 0; i < 30000; ++i) {
+      j.BeginObject();
+      j.Key("path");
+      j.String("/data/train/" + std::to_string(i) + ".jpg");
+      j.Key("reads");
+      j.Uint(static_cast<uint64_t>(i));
+      j.EndObject();
+    }
+    j.EndArray();
+    j.EndObject();
+  };
+  JsonWriter whole;
+  write(whole);
+  const std::string expected = whole.Take();
+  ASSERT_GT(expected.size(), 2 * JsonWriter::kPieceBytes);
+
+  std::vector<std::string> pieces;
+  JsonWriter handed(2, [&](std::string_view piece) { pieces.emplace_back(piece); });
+  write(handed);
+  EXPECT_GE(pieces.size(), 2u);  // handed on while written
+  EXPECT_EQ(handed.Take(), "");
+  std::string joined;
+  for (const std::string& p : pieces) {
+    ASSERT_FALSE(p.empty());
+    EXPECT_TRUE(p.back() == '}' || p.back() == ']') << p.back();
+    joined += p;
+  }
+  EXPECT_EQ(joined, expected);
+  for (size_t i = 0; i + 1 < pieces.size(); ++i) {
+    EXPECT_GE(pieces[i].size(), JsonWriter::kPieceBytes);
+    EXPECT_LT(pieces[i].size(), JsonWriter::kPieceBytes + 200);
+  }
 }
 
 }  // namespace

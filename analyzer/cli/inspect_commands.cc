@@ -100,8 +100,11 @@ int StatsCommand(int argc, char** argv) {
   bool damaged = counts.stats.issues_size() > 0;
   Output out("iotap stats", args->Get("--output"));
   if (!out.ok()) return kExitUsage;
-  out.Write(args->Has("--json") ? analyzer::StatsToJson(counts.stats)
-                                : analyzer::StatsToText(counts.stats));
+  if (args->Has("--json")) {
+    analyzer::StatsToJson(counts.stats, [&out](std::string_view piece) { out.Write(piece); });
+  } else {
+    out.Write(analyzer::StatsToText(counts.stats));
+  }
   if (!out.Close()) return kExitUsage;
   return damaged && args->Has("--strict") ? kExitDamaged : kExitOk;
 }

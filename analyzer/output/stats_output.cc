@@ -98,10 +98,7 @@ void WriteIssue(JsonWriter& j, const stats::Issue& i) {
   j.EndObject();
 }
 
-}  // namespace
-
-std::string StatsToJson(const stats::Stats& s) {
-  JsonWriter j;
+void WriteStats(const stats::Stats& s, JsonWriter& j) {
   j.BeginObject();
   j.Key("processes");
   j.Uint(s.processes());
@@ -132,9 +129,23 @@ std::string StatsToJson(const stats::Stats& s) {
   for (const stats::Issue& i : s.issues()) WriteIssue(j, i);
   j.EndArray();
   j.EndObject();
+}
+
+}  // namespace
+
+std::string StatsToJson(const stats::Stats& s) {
+  JsonWriter j;
+  WriteStats(s, j);
   std::string out = j.Take();
   out += '\n';
   return out;
+}
+
+void StatsToJson(const stats::Stats& s, const std::function<void(std::string_view)>& sink) {
+  JsonWriter j(2, sink);
+  WriteStats(s, j);
+  j.Take();
+  sink("\n");
 }
 
 std::string StatsToText(const stats::Stats& s) {

@@ -9,13 +9,18 @@
 #ifndef IOTAP_ANALYZER_OUTPUT_STATS_OUTPUT_H_
 #define IOTAP_ANALYZER_OUTPUT_STATS_OUTPUT_H_
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "iotap/stats.pb.h"
 
 namespace iotap::analyzer {
 
 std::string StatsToJson(const stats::Stats& stats);
+// The same text handed to `sink` in pieces as it is made, for a run too
+// large to keep it whole (a million files: half a gigabyte).
+void StatsToJson(const stats::Stats& stats, const std::function<void(std::string_view)>& sink);
 std::string StatsToText(const stats::Stats& stats);
 
 }  // namespace iotap::analyzer
