@@ -23,6 +23,7 @@
 #include "analyzer/analysis/py_profile.h"
 #include "analyzer/analysis/run_analysis.h"
 #include "analyzer/analysis/wait_inference.h"
+#include "analyzer/base/chunked_vector.h"
 #include "analyzer/clocks/clock_alignment.h"
 #include "analyzer/read/path_table.h"
 #include "analyzer/read/run_catalog.h"
@@ -164,11 +165,11 @@ struct RunState {
   // (paths only traces that could not be read interned are left out). The
   // counts (kCounts) keep files_by_id: they need no order by path.
   PathTable paths;
-  // A vector, not a deque: a FileAccumulator fills a deque's node on its own,
-  // one allocation per file, where a vector grows a few times in all.
-  std::vector<FileAccumulator> files_by_id;
+  // Chunked, not a vector: a run's files grow to millions, and a vector
+  // would copy them all at each doubling and, while it did, hold both.
+  ChunkedVector<FileAccumulator> files_by_id;
   // kFull: each file's detail, by id as files_by_id (sized with it).
-  std::vector<FileDetail> details_by_id;
+  ChunkedVector<FileDetail> details_by_id;
   std::map<std::string, RunFile> files;
   std::map<int, FileAccumulator> ipc;       // pipes, sockets, ...: by InternedString::Kind
   SizeHistogram data_read_sizes;
