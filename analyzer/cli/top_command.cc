@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <memory>
@@ -64,7 +66,8 @@ constexpr char kTopHelp[] =
     "  total_stall_pct=40.0 finding=data_stall_fetch\n"
     "(README.md, \"iotap top\", says what each key is).\n"
     "\n"
-    "Exit codes: 0 done, 1 bad usage, 2 nothing readable at DIR.\n";
+    "Exit codes: 0 done, 1 bad usage or standard output not written (a full disk),\n"
+    "2 nothing readable at DIR.\n";
 
 constexpr int64_t kSliceNs = 1'000'000'000;
 // Times further than this from the run's start are taken for damage: a watch
@@ -112,6 +115,7 @@ struct Outputs {
   bool tty = false;
   std::string prometheus;  // path, or empty
   std::unique_ptr<MetricsServer> server;
+  bool failed = false;  // standard output could not be written: the watch ends
 };
 
 void Show(const analyzer::TopFigures& f, Outputs& out) {
@@ -141,7 +145,15 @@ void Show(const analyzer::TopFigures& f, Outputs& out) {
     std::string line = analyzer::TopLine(f) + "\n";
     std::fwrite(line.data(), 1, line.size(), stdout);
   }
-  std::fflush(stdout);
+  errno = 0;
+  if ((std::fflush(stdout) != 0 || std::ferror(stdout) != 0) && !out.failed) {
+    // A full disk or a closed pipe: said once, and the watch ends (exit 1)
+    // rather than going on with lines nobody gets.
+    std::fprintf(stderr, "iotap top: standard output: %s\n",
+                 errno != 0 ? std::strerror(errno) : "a write failed");
+    out.failed = true;
+    g_interrupted = 1;
+  }
 }
 
 // The run's start: the earliest process start of the traces there now.
@@ -412,7 +424,8 @@ int TopCommand(int argc, char** argv) {
       return kExitNoInput;
     }
     w.run().SetOrigin(origin);
-    return Replay(w, interval_ns, speed, static_cast<int64_t>(std::llround(lag * 1e9)));
+    const int code = Replay(w, interval_ns, speed, static_cast<int64_t>(std::llround(lag * 1e9)));
+    return out.failed ? kExitUsage : code;
   }
   // The run's start is the first process's: wait for its trace.
   int64_t origin = OriginOf(dir);
@@ -422,7 +435,8 @@ int TopCommand(int argc, char** argv) {
   }
   if (g_interrupted) return kExitOk;
   w.run().SetOrigin(origin);
-  return Follow(w, interval_ns, static_cast<int64_t>(std::llround(lag * 1e9)));
+  const int code = Follow(w, interval_ns, static_cast<int64_t>(std::llround(lag * 1e9)));
+  return out.failed ? kExitUsage : code;
 }
 
 }  // namespace iotap::cli

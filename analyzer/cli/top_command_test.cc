@@ -189,6 +189,18 @@ TEST(TopCommandTest, AWatchStartedAfterTheJobEndedSaysWhatTheReplaySays) {
   EXPECT_EQ(replay.err, "");
 }
 
+// Standard output that cannot be written (a full disk): said once, and the
+// watch ends with status 1 instead of going on with lines nobody gets.
+TEST(TopCommandTest, AnOutputThatCannotBeWrittenEndsTheWatch) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.Sub("run"));
+  WriteManyStepRun(dir.Sub("run"), 1, 1, 300);
+  RunResult top = RunProgram(
+      {"sh", "-c", IotapBinary() + " top " + dir.Sub("run") + " --replay --speed 0 >/dev/full"});
+  EXPECT_EQ(top.exit_code, 1) << top.err;
+  EXPECT_EQ(top.err, "iotap top: standard output: No space left on device\n");
+}
+
 TEST(TopCommandTest, RefusesBadOptions) {
   TempDir dir;
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
