@@ -10,7 +10,9 @@
 //                          patterns too)
 //
 // The plain names run on a built-in trace of regular reads (64 reads of 4 KiB
-// per file, 1,000,000 events); the ...File ones on the trace file
+// per file, 1,000,000 events); the ...ManyFiles ones on a built-in trace of
+// 100,000 files of 5 events each (what a new file costs); the ...File ones on
+// the trace file
 // IOTAP_BENCH_TRACE names, such as a DataLoader worker's of the scale job
 // (tests/bench/run-analyzer-scale.sh), which opens a new file every ~25
 // events:
@@ -24,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -41,11 +44,30 @@ namespace {
 constexpr int64_t kT0 = 1'700'000'000'000'000'000;
 constexpr long kEvents = 1'000'000;
 
-// The built-in trace, written once to a file of its own.
+// A built-in trace: a DataLoader worker's process whose events `fill` adds,
+// written to a file of this benchmark's own (named after `name`), removed
+// at exit.
+std::string WriteTrace(const std::string& name, int pid,
+                       const std::function<void(SyntheticProcess&)>& fill) {
+  static std::vector<std::string>* written = [] {
+    std::atexit([] {
+      for (const std::string& path : *written) unlink(path.c_str());
+    });
+    return new std::vector<std::string>;
+  }();
+  SyntheticProcess p(pid, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0,
+                     ProcessHeader::ORIGIN_FORK);
+  fill(p);
+  std::string path =
+      "/tmp/iotap-analyzer-benchmark-" + name + "-" + std::to_string(getpid()) + ".iotap";
+  p.WriteTo(path);
+  written->push_back(path);
+  return path;
+}
+
+// The regular trace: 64 reads of 4 KiB per file.
 const std::string& RegularTrace() {
-  static const std::string* path = [] {
-    SyntheticProcess p(7, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0,
-                       ProcessHeader::ORIGIN_FORK);
+  static const std::string path = WriteTrace("regular", 7, [](SyntheticProcess& p) {
     int64_t t = kT0 + 1000;
     for (long i = 0; i < kEvents; ++i) {
       if (i % 64 == 0) p.Path("/data/f" + std::to_string(i / 64));
@@ -54,13 +76,8 @@ const std::string& RegularTrace() {
       p.Read(OP_PREAD, t, t + d, file, (i % 64) * 4096, 4096);
       t += d + 300;
     }
-    auto* s = new std::string("/tmp/iotap-analyzer-benchmark-" + std::to_string(getpid()) +
-                              ".iotap");
-    p.WriteTo(*s);
-    std::atexit([] { unlink(RegularTrace().c_str()); });
-    return s;
-  }();
-  return *path;
+  });
+  return path;
 }
 
 // A trace of many files and few events each (open, fstat, two reads, close
@@ -69,9 +86,7 @@ const std::string& RegularTrace() {
 // counting: its items per second, times 5, are new files per second.
 constexpr long kManyFiles = 100'000;
 const std::string& ManyFilesTrace() {
-  static const std::string* path = [] {
-    SyntheticProcess p(8, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0,
-                       ProcessHeader::ORIGIN_FORK);
+  static const std::string path = WriteTrace("files", 8, [](SyntheticProcess& p) {
     int64_t t = kT0 + 1000;
     char name[64];
     for (long i = 0; i < kManyFiles; ++i) {
@@ -86,13 +101,8 @@ const std::string& ManyFilesTrace() {
       p.Add({.op = OP_CLOSE, .start_ns = t + 64'000, .end_ns = t + 66'000, .file = file});
       t += 100'000;
     }
-    auto* s = new std::string("/tmp/iotap-analyzer-benchmark-files-" + std::to_string(getpid()) +
-                              ".iotap");
-    p.WriteTo(*s);
-    std::atexit([] { unlink(ManyFilesTrace().c_str()); });
-    return s;
-  }();
-  return *path;
+  });
+  return path;
 }
 
 // IOTAP_BENCH_TRACE, or "" when unset.
