@@ -13,12 +13,13 @@
 //   counts.reads();  // POSIX, STDIO and GDS reads
 //
 // FileAccumulator is a file over the whole run, as RunState keeps it;
-// RunFile the same with its FileDetail, as the report's tables read it.
+// RunFile points at it and at its FileDetail, as the report's tables read it.
 
 #ifndef IOTAP_ANALYZER_ACCUMULATE_FILE_ACCUMULATOR_H_
 #define IOTAP_ANALYZER_ACCUMULATE_FILE_ACCUMULATOR_H_
 
 #include <cstdint>
+#include <string_view>
 
 #include "absl/base/attributes.h"
 #include "analyzer/accumulate/accumulators.h"
@@ -103,7 +104,7 @@ struct FileDetail {
 };
 
 // A file over the run: merged from every process that touched it. What
-// both commands print; the report's detail is kept apart (RunFile), so that
+// both commands print; the report's detail is kept apart (FileDetail), so that
 // the counts of a run of a million files take 160 bytes a file, not 400.
 struct FileAccumulator {
   InternedString::Kind kind = InternedString::KIND_UNSPECIFIED;  // KIND_PATH or KIND_DEVICE
@@ -114,9 +115,13 @@ struct FileAccumulator {
   FileCounts counts;
 };
 
-// A file over the run with the report's detail of it.
-struct RunFile : FileAccumulator {
-  FileDetail detail;
+// A file over the run with the report's detail of it, as the report's
+// tables read it: its path and where the run keeps its figures (views, valid
+// while the run's state lives).
+struct RunFile {
+  std::string_view path;
+  const FileAccumulator* file = nullptr;
+  const FileDetail* detail = nullptr;
 };
 
 }  // namespace iotap::analyzer

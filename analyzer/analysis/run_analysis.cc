@@ -247,15 +247,14 @@ void FinishReading(RunState& s) {
   }
   s.file_issues.clear();
   if (s.scope != AnalysisScope::kFull) return;  // the counts use files_by_id
+  s.files.clear();
   for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
     // A path only a trace that could not be read interned has no figures.
     if (s.files_by_id[id].processes == 0) continue;
-    RunFile& f = s.files[std::string(s.paths.path(id))];
-    static_cast<FileAccumulator&>(f) = s.files_by_id[id];
-    f.detail = std::move(s.details_by_id[id]);
+    s.files.push_back(RunFile{s.paths.path(id), &s.files_by_id[id], &s.details_by_id[id]});
   }
-  s.files_by_id.clear();
-  s.details_by_id.clear();
+  std::sort(s.files.begin(), s.files.end(),
+            [](const RunFile& a, const RunFile& b) { return a.path < b.path; });
 }
 
 void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>& progress) {

@@ -161,16 +161,20 @@ struct RunState {
   std::vector<ProcessSummary> processes;  // by catalog index
   std::vector<bool> read_ok;
   // Every path any process touched; files_by_id holds their figures by id
-  // while the files are read, and (kFull) `files` by path once all are
-  // (paths only traces that could not be read interned are left out). The
-  // counts (kCounts) keep files_by_id: they need no order by path.
+  // (details_by_id their detail, kFull), and (kFull) `files` lists them by
+  // path once all are read (paths only traces that could not be read
+  // interned are left out). The counts (kCounts) need no order by path.
   PathTable paths;
   // Chunked, not a vector: a run's files grow to millions, and a vector
   // would copy them all at each doubling and, while it did, hold both.
   ChunkedVector<FileAccumulator> files_by_id;
   // kFull: each file's detail, by id as files_by_id (sized with it).
   ChunkedVector<FileDetail> details_by_id;
-  std::map<std::string, RunFile> files;
+  // kFull, once every file is read (FinishReading): the files with figures,
+  // by path; views of their paths in `paths` and of their figures in
+  // files_by_id and details_by_id, which stay (a map by path with a copy of
+  // each file's figures took about 550 bytes a file more).
+  std::vector<RunFile> files;
   std::map<int, FileAccumulator> ipc;       // pipes, sockets, ...: by InternedString::Kind
   SizeHistogram data_read_sizes;
   std::array<LayerAccumulator, kLayerCount> layers;

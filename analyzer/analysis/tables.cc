@@ -17,17 +17,17 @@ namespace iotap::analyzer::run_state {
 namespace {
 
 double RereadBytes(const RunFile& f) {
-  return std::max(0.0, static_cast<double>(f.counts.read_bytes) -
-                           static_cast<double>(f.detail.read_ranges.covered()));
+  return std::max(0.0, static_cast<double>(f.file->counts.read_bytes) -
+                           static_cast<double>(f.detail->read_ranges.covered()));
 }
 
 // A read file's size: the largest that stat calls saw, else the distinct
 // bytes read (not the bytes read, which count every pass over the file),
 // else, for reads without offsets, the bytes read.
 double FileBytes(const RunFile& f) {
-  double size = std::max(static_cast<double>(f.detail.size_bytes),
-                         static_cast<double>(f.detail.read_ranges.covered()));
-  return size > 0 ? size : static_cast<double>(f.counts.read_bytes);
+  double size = std::max(static_cast<double>(f.detail->size_bytes),
+                         static_cast<double>(f.detail->read_ranges.covered()));
+  return size > 0 ? size : static_cast<double>(f.file->counts.read_bytes);
 }
 
 // How many of a file's reads were page faults and io_uring requests, and of
@@ -36,9 +36,10 @@ struct ReadUnits {
   uint64_t faults = 0, uring_reads = 0, uring_writes = 0;
 };
 
-ReadUnits UnitsOf(const RunState& s, const std::string& path) {
-  UringFileStats u = s.mapped.UringOf(path);
-  return ReadUnits{s.mapped.FaultsOf(path), u.reads, u.writes};
+ReadUnits UnitsOf(const RunState& s, std::string_view path) {
+  const std::string p(path);
+  UringFileStats u = s.mapped.UringOf(p);
+  return ReadUnits{s.mapped.FaultsOf(p), u.reads, u.writes};
 }
 
 void AddUnits(report::File* out, const ReadUnits& u) {
@@ -47,14 +48,13 @@ void AddUnits(report::File* out, const ReadUnits& u) {
   out->set_uring_writes(out->uring_writes() + static_cast<double>(u.uring_writes));
 }
 
-void FillFile(const std::string& path, const RunFile& f, const ReadUnits& units,
-              report::File* out) {
-  const FileCounts& c = f.counts;
+void FillFile(const RunFile& f, const ReadUnits& units, report::File* out) {
+  const FileCounts& c = f.file->counts;
   AddUnits(out, units);
-  out->set_path(ValidUtf8(path));
-  out->set_kind(FileKindName(f.kind));
-  out->set_category(f.category);
-  out->set_processes(static_cast<double>(f.processes));
+  out->set_path(ValidUtf8(f.path));
+  out->set_kind(FileKindName(f.file->kind));
+  out->set_category(f.file->category);
+  out->set_processes(static_cast<double>(f.file->processes));
   out->set_opens(static_cast<double>(c.opens));
   out->set_reads(static_cast<double>(c.reads()));
   out->set_read_bytes(static_cast<double>(c.read_bytes));
@@ -64,17 +64,17 @@ void FillFile(const std::string& path, const RunFile& f, const ReadUnits& units,
   out->set_metadata_s(Seconds(c.metadata_ns));
   out->set_read_time_s(Seconds(c.read_ns));
   out->set_write_time_s(Seconds(c.write_ns));
-  out->set_size_bytes(static_cast<double>(f.detail.size_bytes));
+  out->set_size_bytes(static_cast<double>(f.detail->size_bytes));
   out->set_reread_bytes(RereadBytes(f));
-  f.detail.read_sizes.ToProto(out->mutable_read_sizes());
-  f.detail.write_sizes.ToProto(out->mutable_write_sizes());
-  f.detail.read_pattern.ToProto(out->mutable_read_pattern());
+  f.detail->read_sizes.ToProto(out->mutable_read_sizes());
+  f.detail->write_sizes.ToProto(out->mutable_write_sizes());
+  f.detail->read_pattern.ToProto(out->mutable_read_pattern());
   out->set_files(1);
 }
 
 // Sums a file into a total row (other files, a directory).
 void AddInto(report::File* total, const RunFile& f, const ReadUnits& units) {
-  const FileCounts& c = f.counts;
+  const FileCounts& c = f.file->counts;
   AddUnits(total, units);
   total->set_files(total->files() + 1);
   total->set_opens(total->opens() + static_cast<double>(c.opens));
@@ -108,11 +108,11 @@ void DataFileSummary(const RunState& s, report::Report* r) {
   AccessPattern pattern;
   std::vector<double> per_file;
   std::map<std::string, report::File> dirs;
-  for (const auto& [path, f] : s.files) {
-    if (std::string_view(f.category) != "data") continue;
+  for (const RunFile& f : s.files) {
+    if (std::string_view(f.file->category) != "data") continue;
     // Paths only looked at (stat, access, an open that read nothing: module
     // searches, existence checks) are not the job's data.
-    const FileCounts& c = f.counts;
+    const FileCounts& c = f.file->counts;
     if (c.reads() == 0 && c.writes() == 0) continue;
     d->set_files(d->files() + 1);
     d->set_opens(d->opens() + static_cast<double>(c.opens));
@@ -121,19 +121,20 @@ void DataFileSummary(const RunState& s, report::Report* r) {
     d->set_read_time_s(d->read_time_s() + Seconds(c.read_ns));
     d->set_metadata_ops(d->metadata_ops() + static_cast<double>(c.metadata_ops));
     d->set_metadata_s(d->metadata_s() + Seconds(c.metadata_ns));
-    d->set_direct_opens(d->direct_opens() + static_cast<double>(f.detail.direct_opens));
-    d->set_dontneed_advice(d->dontneed_advice() + static_cast<double>(f.detail.dontneed_advice));
-    d->set_hdf5_posix_reads(d->hdf5_posix_reads() + static_cast<double>(f.detail.hdf5_reads));
+    d->set_direct_opens(d->direct_opens() + static_cast<double>(f.detail->direct_opens));
+    d->set_dontneed_advice(d->dontneed_advice() + static_cast<double>(f.detail->dontneed_advice));
+    d->set_hdf5_posix_reads(d->hdf5_posix_reads() + static_cast<double>(f.detail->hdf5_reads));
     d->set_reread_bytes(d->reread_bytes() + RereadBytes(f));
-    pattern.Merge(f.detail.read_pattern);
+    pattern.Merge(f.detail->read_pattern);
     if (c.reads() > 0) {
       d->set_read_files(d->read_files() + 1);
       per_file.push_back(FileBytes(f));
     }
-    size_t slash = path.rfind('/');
-    std::string dir = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+    size_t slash = f.path.rfind('/');
+    std::string dir =
+        slash == std::string_view::npos || slash == 0 ? "/" : std::string(f.path.substr(0, slash));
     report::File& into = dirs[dir];
-    AddInto(&into, f, UnitsOf(s, path));
+    AddInto(&into, f, UnitsOf(s, f.path));
   }
   d->set_mean_read_latency_s(Ratio(d->read_time_s(), d->reads()));
   if (!per_file.empty()) {
@@ -161,12 +162,12 @@ void DataFileSummary(const RunState& s, report::Report* r) {
 void BuildTables(RunState& s, int top_files, report::Report* r) {
   DataFileSummary(s, r);
   // Data files first, then by bytes moved; only the listed ones become rows.
-  std::vector<const std::pair<const std::string, RunFile>*> order;
+  std::vector<const RunFile*> order;
   order.reserve(s.files.size());
-  for (const auto& entry : s.files) order.push_back(&entry);
-  auto key = [](const std::pair<const std::string, RunFile>* e) {
-    return std::make_pair(-CategoryRank(e->second.category),
-                          e->second.counts.read_bytes + e->second.counts.write_bytes);
+  for (const RunFile& f : s.files) order.push_back(&f);
+  auto key = [](const RunFile* f) {
+    return std::make_pair(-CategoryRank(f->file->category),
+                          f->file->counts.read_bytes + f->file->counts.write_bytes);
   };
   size_t listed = std::min(order.size(), static_cast<size_t>(std::max(0, top_files)));
   std::partial_sort(order.begin(), order.begin() + listed, order.end(),
@@ -175,9 +176,9 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
   other->set_path("(other files)");
   for (size_t i = 0; i < order.size(); ++i) {
     if (i < listed) {
-      FillFile(order[i]->first, order[i]->second, UnitsOf(s, order[i]->first), r->add_files());
+      FillFile(*order[i], UnitsOf(s, order[i]->path), r->add_files());
     } else {
-      AddInto(other, order[i]->second, UnitsOf(s, order[i]->first));
+      AddInto(other, *order[i], UnitsOf(s, order[i]->path));
     }
   }
   for (int i = 0; i < kLayerCount; ++i) {
@@ -234,8 +235,11 @@ void BuildTables(RunState& s, int top_files, report::Report* r) {
     out->set_note(ValidUtf8(t.note));
     out->set_records(static_cast<double>(t.records));
     out->set_record_bytes(static_cast<double>(t.record_bytes));
-    auto file = s.files.find(t.path);
-    double reads = file == s.files.end() ? 0 : static_cast<double>(file->second.counts.reads());
+    auto file = std::lower_bound(s.files.begin(), s.files.end(), std::string_view(t.path),
+                                 [](const RunFile& f, std::string_view p) { return f.path < p; });
+    double reads = file == s.files.end() || file->path != t.path
+                       ? 0
+                       : static_cast<double>(file->file->counts.reads());
     out->set_posix_reads(reads);
     out->set_records_per_read(Ratio(t.records, reads));
     out->set_order(t.Order());

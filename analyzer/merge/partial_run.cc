@@ -290,7 +290,7 @@ IOTAP_FIELDS_OF(TrainerGroup, 504);
 // the clocks, exchange files' problems included; or, if only the analysis
 // of a group reads it, stays on the group's rank: marker_steps, and the
 // samples in py_samples).
-IOTAP_FIELDS_OF(RunState, 17240);
+IOTAP_FIELDS_OF(RunState, 17216);
 
 // Structs of integer fields only: sent word by word, whatever they hold.
 template <typename T>
