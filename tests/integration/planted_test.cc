@@ -222,7 +222,9 @@ TEST_F(PlantedTest, ManySmallFilesAreMetadataHeavy) {
   EXPECT_EQ(images, 1000);
   EXPECT_EQ(r.run().steps(), 1000 / 50);
   EXPECT_EQ(r.data_files().read_files(), images);
-  EXPECT_EQ(r.data_files().read_bytes(), static_cast<double>(bytes));
+  // The report's directories say where bytes beyond the images came from
+  // (91 once in an ASan run, 2026-12-02: not found).
+  EXPECT_EQ(r.data_files().read_bytes(), static_cast<double>(bytes)) << p.text;
   // The text report lists the four class directories, not 5000 files.
   EXPECT_NE(p.text.find("from    250 files"), std::string::npos) << p.text;
 }
