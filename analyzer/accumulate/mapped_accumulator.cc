@@ -125,12 +125,12 @@ void MappedAccumulator::Absorb(MappedAccumulator&& other, int rank) {
   AddTo(&totals_.counted_read_bytes, o.counted_read_bytes);
 }
 
-uint64_t MappedAccumulator::FaultsOf(const std::string& path) const {
+uint64_t MappedAccumulator::FaultsOf(std::string_view path) const {
   auto it = mapped_.find(path);
   return it == mapped_.end() ? 0 : it->second.faults;
 }
 
-UringFileStats MappedAccumulator::UringOf(const std::string& path) const {
+UringFileStats MappedAccumulator::UringOf(std::string_view path) const {
   auto it = uring_.find(path);
   return it == uring_.end() ? UringFileStats() : it->second;
 }

@@ -29,7 +29,9 @@
 
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -100,8 +102,8 @@ class MappedAccumulator {
   // One file's figures (zeros for a file without mapped reads or io_uring
   // requests), for the file tables' split of reads into calls, faults and
   // requests.
-  uint64_t FaultsOf(const std::string& path) const;
-  UringFileStats UringOf(const std::string& path) const;
+  uint64_t FaultsOf(std::string_view path) const;
+  UringFileStats UringOf(std::string_view path) const;
 
   // Calls f on each member that a run's accumulator carries (files, notes
   // with their ranks, counts), for copying it between processes
@@ -120,8 +122,9 @@ class MappedAccumulator {
     FaultCounters::ThreadCounters first;
     FaultCounters::ThreadCounters last;
   };
-  std::map<std::string, MappedFileStats> mapped_;
-  std::map<std::string, UringFileStats> uring_;
+  // By path; looked up by view (every file of the report's tables asks).
+  std::map<std::string, MappedFileStats, std::less<>> mapped_;
+  std::map<std::string, UringFileStats, std::less<>> uring_;
   std::map<uint32_t, FirstLast> threads_;  // of the process being read
   FaultSampling::Source source_ = FaultSampling::SOURCE_UNSPECIFIED;
   uint64_t lost_ = 0;

@@ -37,9 +37,8 @@ struct ReadUnits {
 };
 
 ReadUnits UnitsOf(const RunState& s, std::string_view path) {
-  const std::string p(path);
-  UringFileStats u = s.mapped.UringOf(p);
-  return ReadUnits{s.mapped.FaultsOf(p), u.reads, u.writes};
+  UringFileStats u = s.mapped.UringOf(path);
+  return ReadUnits{s.mapped.FaultsOf(path), u.reads, u.writes};
 }
 
 void AddUnits(report::File* out, const ReadUnits& u) {

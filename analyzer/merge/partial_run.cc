@@ -307,10 +307,10 @@ template <typename T>
 void Put(WireWriter& w, const std::vector<T>& v);
 template <typename T>
 void Get(WireReader& r, std::vector<T>* v);
-template <typename K, typename V>
-void Put(WireWriter& w, const std::map<K, V>& m);
-template <typename K, typename V>
-void Get(WireReader& r, std::map<K, V>* m);
+template <typename K, typename V, typename C>
+void Put(WireWriter& w, const std::map<K, V, C>& m);
+template <typename K, typename V, typename C>
+void Get(WireReader& r, std::map<K, V, C>* m);
 template <typename T>
 void Put(WireWriter& w, const std::optional<T>& v);
 template <typename T>
@@ -326,16 +326,16 @@ void Get(WireReader& r, std::vector<T>* v) {
   v->resize(r.Count(uint64_t{1} << 28));
   for (T& x : *v) Get(r, &x);
 }
-template <typename K, typename V>
-void Put(WireWriter& w, const std::map<K, V>& m) {
+template <typename K, typename V, typename C>
+void Put(WireWriter& w, const std::map<K, V, C>& m) {
   w.U(m.size());
   for (const auto& [k, v] : m) {
     Put(w, k);
     Put(w, v);
   }
 }
-template <typename K, typename V>
-void Get(WireReader& r, std::map<K, V>* m) {
+template <typename K, typename V, typename C>
+void Get(WireReader& r, std::map<K, V, C>* m) {
   uint64_t n = r.Count(uint64_t{1} << 28);
   for (uint64_t i = 0; i < n && r.ok(); ++i) {
     K k{};
