@@ -18,6 +18,7 @@
 #include "interpose/core/recorder.h"
 #include "interpose/file/writer.h"
 #include "interpose/mapped/fault_counters.h"
+#include "interpose/mapped/fault_event.h"
 #include "interpose/mapped/fault_sampler_internal.h"
 #include "interpose/mapped/mappings.h"
 #include "interpose/mapped/poll_interval.h"
@@ -60,16 +61,7 @@ int PerfEventOpen(int tid, uint64_t config) {
     return -1;
   }
   struct perf_event_attr a;
-  memset(&a, 0, sizeof(a));
-  a.size = sizeof(a);
-  a.type = PERF_TYPE_SOFTWARE;
-  a.config = config;
-  a.sample_period = 1;
-  a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR;
-  a.exclude_kernel = 1;
-  a.exclude_hv = 1;
-  a.use_clockid = 1;
-  a.clockid = CLOCK_MONOTONIC;
+  IotapFaultEventAttr(&a, config);
   return static_cast<int>(RawSyscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
 

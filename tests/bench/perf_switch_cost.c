@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "interpose/mapped/fault_event.h"
+
 static int g_events = 2;
 static int g_disabled = 0;
 
@@ -38,16 +40,7 @@ static void open_events(void) {
   const unsigned long configs[2] = {PERF_COUNT_SW_PAGE_FAULTS, PERF_COUNT_SW_PAGE_FAULTS_MAJ};
   for (int i = 0; i < g_events; ++i) {
     struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = configs[i];
-    a.sample_period = 1;
-    a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR;
-    a.exclude_kernel = 1;
-    a.exclude_hv = 1;
-    a.use_clockid = 1;
-    a.clockid = CLOCK_MONOTONIC;
+    IotapFaultEventAttr(&a, configs[i]);  /* as the shim opens them */
     a.disabled = g_disabled;
     int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) {

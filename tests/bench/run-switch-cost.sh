@@ -11,7 +11,7 @@ rounds=${1:-9}
 trips=${2:-100000}
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-cc -O2 -o "$bin/perf_switch_cost" tests/bench/perf_switch_cost.c
+cc -O2 -I. -o "$bin/perf_switch_cost" tests/bench/perf_switch_cost.c
 modes=(none sampling one disabled keeper)
 for ((r = 0; r < rounds; r++)); do
   for m in "${modes[@]}"; do taskset -c 0 "$bin/perf_switch_cost" "$m" "$trips"; done
