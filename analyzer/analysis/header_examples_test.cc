@@ -100,7 +100,7 @@ TEST(HeaderExamplesTest, RunCounts) {
   const std::string trace = ListTraceFiles(HostileRunDirectory())->front();
   // run_analysis.h
   RunCounts counts = CountTraceFiles({trace}, AnalysisOptions());
-  // counts.stats.files(0).reads(): the same figure as the report's
+  // counts.WithFileRows().files(0).reads(): the same figure as the report's
 
   EXPECT_EQ(counts.files_read, 1);
   EXPECT_EQ(counts.stats.processes(), 1u);

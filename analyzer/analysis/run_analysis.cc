@@ -333,10 +333,12 @@ absl::StatusOr<report::Report> BuildReport(RunState& s, const AnalysisOptions& o
   return r;
 }
 
-RunCounts BuildCounts(const RunState& s) {
+RunCounts BuildCounts(std::unique_ptr<RunState> s) {
   RunCounts out;
-  BuildStats(s, &out.stats);
-  out.files_read = static_cast<int>(std::count(s.read_ok.begin(), s.read_ok.end(), true));
+  out.files = FileOrder(*s);
+  BuildStats(*s, out.files, &out.stats);
+  out.files_read = static_cast<int>(std::count(s->read_ok.begin(), s->read_ok.end(), true));
+  out.state = std::move(s);
   return out;
 }
 
@@ -365,12 +367,29 @@ google::protobuf::ArenaOptions CountsArenaOptions() {
 RunCounts::RunCounts()
     : arena(std::make_unique<google::protobuf::Arena>(CountsArenaOptions())),
       stats(*google::protobuf::Arena::CreateMessage<stats::Stats>(arena.get())) {}
+RunCounts::RunCounts(RunCounts&&) = default;
+RunCounts::~RunCounts() = default;
+
+size_t RunCounts::file_rows() const { return files.size(); }
+
+void RunCounts::FillFileRow(size_t i, stats::File* row) const {
+  run_state::FillFileRow(files[i], row);
+}
+
+const stats::Stats& RunCounts::WithFileRows() {
+  if (!rows_added) {
+    stats.mutable_files()->Reserve(static_cast<int>(files.size()));
+    for (size_t i = 0; i < files.size(); ++i) FillFileRow(i, stats.add_files());
+    rows_added = true;
+  }
+  return stats;
+}
 
 RunCounts CountTraceFiles(const std::vector<std::string>& files, const AnalysisOptions& options) {
-  RunState s;
-  run_state::PrepareCounts(files, s);
-  run_state::ReadAll(s, options.threads, options.progress);
-  return run_state::BuildCounts(s);
+  auto s = std::make_unique<RunState>();
+  run_state::PrepareCounts(files, *s);
+  run_state::ReadAll(*s, options.threads, options.progress);
+  return run_state::BuildCounts(std::move(s));
 }
 
 absl::StatusOr<report::Report> AnalyzeRun(const std::string& path,

@@ -8,7 +8,7 @@
 //   absl::StatusOr<report::Report> r = AnalyzeRun("iotap-20261121-101500", options);
 //
 //   RunCounts counts = CountTraceFiles({"run/host.42.....iotap"}, AnalysisOptions());
-//   // counts.stats.files(0).reads(): the same figure as the report's
+//   // counts.WithFileRows().files(0).reads(): the same figure as the report's
 //
 // How the numbers are defined (the report's reader sees the same in
 // report.proto):
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analyzer/accumulate/file_accumulator.h"
 #include "analyzer/analysis/time_range.h"
 #include "analyzer/clocks/clock_alignment.h"
 #include "google/protobuf/arena.h"
@@ -72,18 +73,38 @@ absl::StatusOr<report::Report> AnalyzeRun(const std::string& path,
 absl::StatusOr<report::Report> AnalyzeTraceFiles(const std::vector<std::string>& files,
                                                  const AnalysisOptions& options);
 
+namespace run_state {
+struct RunState;
+}  // namespace run_state
+
 // What `iotap stats` prints, and how many files could be read. The stats
-// live on an arena the counts own: a DataLoader worker's trace names a new
-// file every few dozen events, and each file's message and strings, one by
-// one on the heap, cost as much to allocate and free as to count its events.
-// Moved, never assigned (the stats stay where the arena put them).
+// live on an arena the counts own. Their file rows are not in the message:
+// a DataLoader worker's trace names a new file every few dozen events, and a
+// run millions, so each row is made from the run's own figures when it is
+// printed (FillFileRow, into a message the printer reuses); the counts keep
+// the run's state for that. WithFileRows() puts them all into the message,
+// for a reader that wants it whole. Moved, never assigned (the stats stay
+// where the arena put them).
 struct RunCounts {
   RunCounts();
-  RunCounts(RunCounts&&) = default;
+  RunCounts(RunCounts&&);
+  ~RunCounts();
 
   std::unique_ptr<google::protobuf::Arena> arena;
-  stats::Stats& stats;  // with every issue met while reading, in file order
+  stats::Stats& stats;  // with every issue met while reading, in file order; no files (above)
   int files_read = 0;   // files that yielded a process
+
+  // The rows of stats.files, in order (most bytes read and written first,
+  // then by path): how many, and the i-th (every field of `row` set).
+  size_t file_rows() const;
+  void FillFileRow(size_t i, stats::File* row) const;
+  // The stats with every file row added (once; later calls add nothing).
+  const stats::Stats& WithFileRows();
+
+  // What the rows are made from (BuildCounts sets both).
+  std::unique_ptr<run_state::RunState> state;
+  std::vector<RunFile> files;
+  bool rows_added = false;
 };
 
 // Counts the trace files (AnalysisScope::kCounts): every file is read that

@@ -252,7 +252,8 @@ void ReadAll(RunState& s, int threads, const std::function<void(size_t, size_t)>
 // The report (or the counts) of a state FinishReading has finished: first
 // AnalyzeGroups of the groups without a result yet, then the run-wide stage.
 absl::StatusOr<report::Report> BuildReport(RunState& s, const AnalysisOptions& options);
-RunCounts BuildCounts(const RunState& s);
+// The counts keep the state, whose files' rows they make one at a time.
+RunCounts BuildCounts(std::unique_ptr<RunState> s);
 
 // The group a process belongs to (its own if a trainer), or -1.
 int GroupOf(const RunState& state, int index);
@@ -333,9 +334,16 @@ void BuildMappedTables(const RunState& state, int top_files, report::Report* rep
 // could not be sampled.
 void BuildPyProfiles(RunState& state, report::Report* report);
 
-// Fills everything `iotap stats` prints (stats_tables.cc), from a state read
-// with AnalysisScope::kCounts.
-void BuildStats(const RunState& state, stats::Stats* stats);
+// What `iotap stats` prints (stats_tables.cc), from a state read with
+// AnalysisScope::kCounts:
+// - the run's files with figures, in the order the stats list them: most
+//   bytes read and written first, then by path;
+std::vector<RunFile> FileOrder(const RunState& state);
+// - the stats' row of one of them (every field);
+void FillFileRow(const RunFile& file, stats::File* row);
+// - everything else (`files`, FileOrder's, for the TFRecord files' reads);
+//   stats->files is left to FillFileRow.
+void BuildStats(const RunState& state, const std::vector<RunFile>& files, stats::Stats* stats);
 
 // Fills report->run (after the others) and report->notes.
 void BuildRunSummary(RunState& state, report::Report* report);

@@ -10,14 +10,17 @@
 #include "absl/container/flat_hash_map.h"
 #include "analyzer/analysis/run_state.h"
 #include "analyzer/base/numbers.h"
+#include "analyzer/base/sort_by_text.h"
 
 namespace iotap::analyzer::run_state {
 
 namespace {
 
+// Strings are assigned into the row's own (a row made again for each file
+// keeps their memory; set_ would make a temporary std::string each).
 void FillFile(const FileAccumulator& f, stats::File* out) {
   const FileCounts& c = f.counts;
-  out->set_kind(FileKindName(f.kind));
+  out->mutable_kind()->assign(FileKindName(f.kind));
   out->set_reads(c.reads());
   out->set_read_bytes(c.read_bytes);
   out->set_writes(c.writes());
@@ -39,56 +42,34 @@ void FillFile(const FileAccumulator& f, stats::File* out) {
   out->set_processes(f.processes);
 }
 
-// The run's files with figures, as (path, figures), most bytes read and
-// written first, then by path; each with its position among them in id
-// order (the order the run's files are kept and their paths stored).
-using PathFile = std::pair<std::string_view, const FileAccumulator*>;
-struct SortedFile {
-  uint64_t bytes;
-  PathFile file;
-  uint32_t position;
-};
+}  // namespace
 
-std::vector<SortedFile> SortedFiles(const RunState& s) {
-  // Sorted on keys copied side by side: comparisons then need not reach into
-  // the accumulators, a few hundred bytes apart each (a worker's file names
-  // thousands of files).
-  std::vector<SortedFile> keyed;
-  keyed.reserve(s.files_by_id.size());
+std::vector<RunFile> FileOrder(const RunState& s) {
+  // The paths under one lock, not one each.
+  const std::vector<std::string_view> paths = s.paths.Paths();
+  std::vector<RunFile> rows;
+  rows.reserve(s.files_by_id.size());
   for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
     // A path only a trace that could not be read interned has no figures.
     const FileAccumulator& f = s.files_by_id[id];
     if (f.processes == 0) continue;
-    keyed.push_back(SortedFile{f.counts.read_bytes + f.counts.write_bytes, {s.paths.path(id), &f},
-                               static_cast<uint32_t>(keyed.size())});
+    rows.push_back(RunFile{paths[id], &f, nullptr});
   }
-  std::sort(keyed.begin(), keyed.end(), [](const SortedFile& a, const SortedFile& b) {
-    return a.bytes != b.bytes ? a.bytes > b.bytes : a.file.first < b.file.first;
-  });
-  return keyed;
+  // Most bytes read and written first (the complement of their sum, smallest
+  // first), then by path.
+  auto key = [](const RunFile& r) {
+    return ~(r.file->counts.read_bytes + r.file->counts.write_bytes);
+  };
+  SortByKeyThenText(rows, key, [](const RunFile& r) { return r.path; });
+  return rows;
 }
 
-void FillFiles(const std::vector<SortedFile>& sorted, const RunState& s, stats::Stats* out) {
-  // Each file's row is made in id order, where its figures and its path lie
-  // one after another in memory, and only the rows' pointers are put in the
-  // sorted order: made in that order, every row read its accumulator and
-  // path from a cold cache line (of a run of 100,000 files, a third of the
-  // time of the whole count).
-  auto* files = out->mutable_files();
-  files->Reserve(static_cast<int>(sorted.size()));
-  for (uint32_t id = 0; id < s.files_by_id.size(); ++id) {
-    const FileAccumulator& f = s.files_by_id[id];
-    if (f.processes == 0) continue;
-    stats::File* o = files->Add();
-    const std::string_view path = s.paths.path(id);
-    o->set_path(path.data(), path.size());
-    FillFile(f, o);
-  }
-  const std::vector<stats::File*> made(files->pointer_begin(), files->pointer_end());
-  auto row = files->pointer_begin();
-  for (const SortedFile& k : sorted) *row++ = made[k.position];
-  for (const auto& [kind, f] : s.ipc) FillFile(f, out->add_ipc());
+void FillFileRow(const RunFile& row, stats::File* out) {
+  out->mutable_path()->assign(row.path.data(), row.path.size());
+  FillFile(*row.file, out);
 }
+
+namespace {
 
 void FillCuda(const CudaAccumulator& cuda, stats::Stats* out) {
   // Most bytes first; equal ones by direction, host memory and mode's word.
@@ -214,12 +195,12 @@ void FillDatasets(const RunState& s, stats::Stats* out) {
   for (const auto* entry : datasets) FillDataset(entry->first, entry->second, out->add_datasets());
 }
 
-void FillTfRecordFiles(const std::vector<SortedFile>& files, const RunState& s,
+void FillTfRecordFiles(const std::vector<RunFile>& files, const RunState& s,
                        stats::Stats* out) {
   const std::vector<TfRecordFileAccumulator> tfrecords = s.tfrecords.Files();
   absl::flat_hash_map<std::string_view, const FileAccumulator*> by_path;
   if (!tfrecords.empty()) {
-    for (const SortedFile& f : files) by_path.emplace(f.file.first, f.file.second);
+    for (const RunFile& f : files) by_path.emplace(f.path, f.file);
   }
   for (const TfRecordFileAccumulator& t : tfrecords) {
     stats::TfRecordFile* o = out->add_tfrecord_files();
@@ -297,11 +278,10 @@ void FillMapped(const MappedAccumulator& mapped, stats::Stats* out) {
 
 }  // namespace
 
-void BuildStats(const RunState& s, stats::Stats* out) {
+void BuildStats(const RunState& s, const std::vector<RunFile>& files, stats::Stats* out) {
   out->set_events(s.events);
   out->set_dropped_events(s.dropped);
-  const std::vector<SortedFile> files = SortedFiles(s);
-  FillFiles(files, s, out);
+  for (const auto& [kind, f] : s.ipc) FillFile(f, out->add_ipc());
   FillCuda(s.cuda, out);
   FillMapped(s.mapped, out);
   FillProcesses(s, out);

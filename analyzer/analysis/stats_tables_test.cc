@@ -138,7 +138,7 @@ TEST_F(StatsTablesTest, CountsEveryFileProcessAndIssueInTheOrderOfTheFiles) {
   const std::vector<std::string> files = {File("junk.iotap"), File("t.iotap"), File("l.iotap"),
                                           File("empty.iotap")};
   RunCounts counts = CountTraceFiles(files, Threads(4));
-  const stats::Stats& s = counts.stats;
+  const stats::Stats& s = counts.WithFileRows();
   EXPECT_EQ(counts.files_read, 2);
   EXPECT_EQ(s.processes(), 2u);
   EXPECT_EQ(s.events(), 13u + 3u);
@@ -175,7 +175,8 @@ TEST_F(StatsTablesTest, CountsEveryFileProcessAndIssueInTheOrderOfTheFiles) {
   ASSERT_EQ(s.issues_size(), 2);
   EXPECT_EQ(s.issues(0).file(), File("junk.iotap"));
   EXPECT_EQ(s.issues(1).file(), File("empty.iotap"));
-  EXPECT_EQ(CountTraceFiles(files, Threads(1)).stats.SerializeAsString(), s.SerializeAsString());
+  EXPECT_EQ(CountTraceFiles(files, Threads(1)).WithFileRows().SerializeAsString(),
+            s.SerializeAsString());
 }
 
 // The files section is most bytes first, then by path, whatever order the
@@ -199,7 +200,8 @@ TEST_F(StatsTablesTest, FilesMostBytesFirstThenByPathWhateverOrderTheyCameIn) {
   read(a, "/d/empty", 0);
   a.WriteTo(File("a.iotap"));
   b.WriteTo(File("b.iotap"));
-  const stats::Stats s = CountTraceFiles({File("a.iotap"), File("b.iotap")}, Threads(1)).stats;
+  const stats::Stats s =
+      CountTraceFiles({File("a.iotap"), File("b.iotap")}, Threads(1)).WithFileRows();
   std::vector<std::pair<std::string, uint64_t>> files;
   for (const stats::File& f : s.files()) files.emplace_back(f.path(), f.read_bytes());
   const std::vector<std::pair<std::string, uint64_t>> expected = {
@@ -213,7 +215,8 @@ TEST_F(StatsTablesTest, FilesMostBytesFirstThenByPathWhateverOrderTheyCameIn) {
 
 TEST_F(StatsTablesTest, DatasetsCudaAndTheirCounts) {
   WriteRun(File("t.iotap"), File("l.iotap"));
-  const stats::Stats s = CountTraceFiles({File("t.iotap"), File("l.iotap")}, Threads(2)).stats;
+  const stats::Stats s =
+      CountTraceFiles({File("t.iotap"), File("l.iotap")}, Threads(2)).WithFileRows();
   ASSERT_EQ(s.datasets_size(), 2);
   const stats::Dataset& images = s.datasets(0);  // most logical bytes first
   EXPECT_EQ(images.dataset(), "/d/x.h5:/images");
@@ -260,7 +263,7 @@ class AgreementTest : public StatsTablesTest {
     absl::StatusOr<report::Report> r = AnalyzeRun(dir_.string(), AnalysisOptions());
     ASSERT_TRUE(r.ok()) << r.status();
     report_ = *r;
-    stats_ = CountTraceFiles({File("l.iotap"), File("t.iotap")}, AnalysisOptions()).stats;
+    stats_ = CountTraceFiles({File("l.iotap"), File("t.iotap")}, AnalysisOptions()).WithFileRows();
   }
   report::Report report_;
   stats::Stats stats_;

@@ -6,11 +6,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "analyzer/base/json_writer.h"
 #include "analyzer/base/numbers.h"
 #include "analyzer/base/sockets.h"
+#include "analyzer/base/sort_by_text.h"
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
@@ -56,6 +60,18 @@ TEST(HeaderExamplesTest, Sockets) {
   EXPECT_EQ(read(pair[1], got, 2), 2);
   close(pair[0]);
   close(pair[1]);
+}
+
+TEST(HeaderExamplesTest, SortByText) {
+  // sort_by_text.h
+  struct Row { uint64_t bytes; std::string_view path; };
+  std::vector<Row> rows = {{5, "/data/b"}, {9, "/data/c"}, {5, "/data/a"}};
+  SortByKeyThenText(rows, [](const Row& r) { return ~r.bytes; },  // most first
+                    [](const Row& r) { return r.path; });
+
+  EXPECT_EQ(rows[0].path, "/data/c");
+  EXPECT_EQ(rows[1].path, "/data/a");
+  EXPECT_EQ(rows[2].path, "/data/b");
 }
 
 }  // namespace

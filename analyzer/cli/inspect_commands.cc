@@ -100,10 +100,12 @@ int StatsCommand(int argc, char** argv) {
   bool damaged = counts.stats.issues_size() > 0;
   Output out("iotap stats", args->Get("--output"));
   if (!out.ok()) return kExitUsage;
+  const analyzer::StatsFileRows rows{
+      counts.file_rows(), [&counts](size_t i, stats::File* row) { counts.FillFileRow(i, row); }};
   if (args->Has("--json")) {
-    analyzer::StatsToJson(counts.stats, [&out](std::string_view piece) { out.Write(piece); });
+    analyzer::StatsToJson(counts.stats, rows, [&out](std::string_view piece) { out.Write(piece); });
   } else {
-    out.Write(analyzer::StatsToText(counts.stats));
+    out.Write(analyzer::StatsToText(counts.stats, rows));
   }
   if (!out.Close()) return kExitUsage;
   return damaged && args->Has("--strict") ? kExitDamaged : kExitOk;

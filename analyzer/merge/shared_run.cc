@@ -140,7 +140,7 @@ absl::StatusOr<report::Report> SharedRun::FinishReport(const AnalysisOptions& op
 
 RunCounts SharedRun::FinishCounts() {
   run_state::FinishReading(*state_);
-  return run_state::BuildCounts(*state_);
+  return run_state::BuildCounts(std::move(state_));
 }
 
 }  // namespace iotap::analyzer

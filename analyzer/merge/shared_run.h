@@ -95,7 +95,8 @@ class SharedRun {
   // another run (this run is then unusable).
   absl::Status MergePartial(WireReader& in);
 
-  // Once every file has been read here or merged: the report, or the counts.
+  // Once every file has been read here or merged: the report, or the counts
+  // (which take the run's state: nothing else may be asked of this after).
   absl::StatusOr<report::Report> FinishReport(const AnalysisOptions& options);
   RunCounts FinishCounts();
 

@@ -167,7 +167,7 @@ class PartialRunTest : public ::testing::TestWithParam<int> {
       RunCounts counted =
           ReadInShares(*files, options, GetParam(), true, Sharing{seed, ""})->FinishCounts();
       EXPECT_EQ(counted.files_read, one.files_read);
-      EXPECT_EQ(counted.stats.SerializeAsString(), one.stats.SerializeAsString())
+      EXPECT_EQ(counted.WithFileRows().SerializeAsString(), one.WithFileRows().SerializeAsString())
           << "one process:\n"
           << one.stats.DebugString() << "\nshares:\n"
           << counted.stats.DebugString();
@@ -315,7 +315,7 @@ TEST_P(PartialRunTest, WaitsPythonSamplesMappedReadsAndUring) {
   for (const report::Step& step : r->steps()) compared |= step.inferred_wait_s() >= 0;
   EXPECT_TRUE(compared);
   RunCounts counts = CountTraceFiles(*ListTraceFiles(dir), AnalysisOptions());
-  EXPECT_NE(counts.stats.DebugString().find("/data/mapped.bin"), std::string::npos);
+  EXPECT_NE(counts.WithFileRows().DebugString().find("/data/mapped.bin"), std::string::npos);
   EXPECT_NE(counts.stats.DebugString().find("perf refused"), std::string::npos);
 }
 

@@ -5,6 +5,7 @@
 
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "analyzer/output/report_condense.h"
 #include "analyzer/output/report_diff.h"
@@ -87,10 +88,14 @@ TEST(HeaderExamplesTest, SavedReport) {
 TEST(HeaderExamplesTest, StatsOutput) {
   std::ostringstream out;
   // stats_output.h
-  stats::Stats stats;  // as the analysis fills it (CountTraceFiles, run_analysis.h)
+  stats::Stats stats;  // as the analysis fills it (RunCounts, run_analysis.h)
   stats.set_processes(2);
-  out << StatsToText(stats);
-  EXPECT_EQ(out.str().rfind("2 processes, 0 events recorded, 0 dropped\n", 0), 0u) << out.str();
+  std::vector<stats::File> files(1);  // or the analysis's RunCounts::FillFileRow
+  files[0].set_path("/data/a");
+  StatsFileRows rows{files.size(), [&](size_t i, stats::File* row) { *row = files[i]; }};
+  out << StatsToText(stats, rows);
+  EXPECT_EQ(out.str().rfind("2 processes, 0 events recorded, 0 dropped\n\nfiles: 1,", 0), 0u)
+      << out.str();
 }
 
 TEST(HeaderExamplesTest, TopView) {

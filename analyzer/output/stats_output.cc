@@ -1,5 +1,7 @@
 #include "analyzer/output/stats_output.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -98,7 +100,7 @@ void WriteIssue(JsonWriter& j, const stats::Issue& i) {
   j.EndObject();
 }
 
-void WriteStats(const stats::Stats& s, JsonWriter& j) {
+void WriteStats(const stats::Stats& s, const StatsFileRows& files, JsonWriter& j) {
   j.BeginObject();
   j.Key("processes");
   j.Uint(s.processes());
@@ -108,7 +110,11 @@ void WriteStats(const stats::Stats& s, JsonWriter& j) {
   j.Uint(s.dropped_events());
   j.Key("files");
   j.BeginArray();
-  for (const stats::File& f : s.files()) WriteFile(j, f, true);
+  stats::File row;  // made again for each
+  for (size_t i = 0; i < files.size; ++i) {
+    files.fill(i, &row);
+    WriteFile(j, row, true);
+  }
   j.EndArray();
   j.Key("ipc");
   j.BeginArray();
@@ -133,47 +139,58 @@ void WriteStats(const stats::Stats& s, JsonWriter& j) {
 
 }  // namespace
 
+StatsFileRows RowsOf(const stats::Stats& s) {
+  return StatsFileRows{static_cast<size_t>(s.files_size()),
+                       [&s](size_t i, stats::File* row) { *row = s.files(static_cast<int>(i)); }};
+}
+
 std::string StatsToJson(const stats::Stats& s) {
   JsonWriter j;
-  WriteStats(s, j);
+  WriteStats(s, RowsOf(s), j);
   std::string out = j.Take();
   out += '\n';
   return out;
 }
 
-void StatsToJson(const stats::Stats& s, const std::function<void(std::string_view)>& sink) {
+void StatsToJson(const stats::Stats& s, const StatsFileRows& files,
+                 const std::function<void(std::string_view)>& sink) {
   JsonWriter j(2, sink);
-  WriteStats(s, j);
+  WriteStats(s, files, j);
   j.Take();
   sink("\n");
 }
 
-std::string StatsToText(const stats::Stats& s) {
+std::string StatsToText(const stats::Stats& s) { return StatsToText(s, RowsOf(s)); }
+
+std::string StatsToText(const stats::Stats& s, const StatsFileRows& files) {
   std::string out = absl::StrFormat("%d processes, %d events recorded, %d dropped\n\n",
                                     s.processes(), s.events(), s.dropped_events());
+  constexpr size_t kShown = 40;
+  std::vector<stats::File> shown;
   uint64_t read_bytes = 0, write_bytes = 0, reads = 0, writes = 0, opens = 0;
-  for (const stats::File& f : s.files()) {
-    read_bytes += f.read_bytes();
-    write_bytes += f.write_bytes();
-    reads += f.reads();
-    writes += f.writes();
-    opens += f.opens();
+  stats::File row;
+  for (size_t i = 0; i < files.size; ++i) {
+    files.fill(i, &row);
+    read_bytes += row.read_bytes();
+    write_bytes += row.write_bytes();
+    reads += row.reads();
+    writes += row.writes();
+    opens += row.opens();
+    if (i < kShown) shown.push_back(row);
   }
   absl::StrAppendFormat(&out, "files: %d, opens %d, reads %d (%s), writes %d (%s)\n\n",
-                        s.files_size(), opens, reads, HumanBytes(read_bytes), writes,
+                        files.size, opens, reads, HumanBytes(read_bytes), writes,
                         HumanBytes(write_bytes));
   absl::StrAppendFormat(&out, "%10s %12s %10s %12s %7s %9s  %s\n", "reads", "read", "writes",
                         "written", "opens", "metadata", "file");
-  constexpr int kShown = 40;
-  for (int i = 0; i < s.files_size() && i < kShown; ++i) {
-    const stats::File& f = s.files(i);
+  for (const stats::File& f : shown) {
     absl::StrAppendFormat(&out, "%10d %12s %10d %12s %7d %9d  %s\n", f.reads(),
                           HumanBytes(f.read_bytes()), f.writes(), HumanBytes(f.write_bytes()),
                           f.opens(), f.metadata_ops(), DisplayName(f.path()));
   }
-  if (s.files_size() > kShown) {
+  if (files.size > kShown) {
     absl::StrAppendFormat(&out, "... and %d more files (--json lists all)\n",
-                          s.files_size() - kShown);
+                          files.size - kShown);
   }
   for (const stats::File& f : s.ipc()) {
     absl::StrAppendFormat(&out, "%10d %12s %10d %12s %7s %9s  (%s)\n", f.reads(),

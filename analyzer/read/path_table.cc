@@ -107,7 +107,7 @@ std::string_view PathTable::Store(std::string_view path) {
   constexpr size_t kBlockBytes = 64 << 10;
   if (blocks_.empty() || path.size() > block_size_ - block_used_) {
     block_size_ = std::max(kBlockBytes, path.size());
-    blocks_.push_back(std::make_unique<char[]>(block_size_));
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(block_size_));
     block_used_ = 0;
   }
   char* at = blocks_.back().get() + block_used_;
@@ -119,6 +119,11 @@ std::string_view PathTable::Store(std::string_view path) {
 std::string_view PathTable::path(uint32_t id) const {
   std::lock_guard<std::mutex> lock(ids_mu_);
   return paths_[id];
+}
+
+std::vector<std::string_view> PathTable::Paths() const {
+  std::lock_guard<std::mutex> lock(ids_mu_);
+  return paths_;
 }
 
 }  // namespace iotap::analyzer

@@ -58,6 +58,8 @@ class PathTable {
   // Paths interned so far; ids are 0 to size() - 1.
   size_t size() const;
   std::string_view path(uint32_t id) const;
+  // Every path so far, by id (one lock for all, where path() takes one each).
+  std::vector<std::string_view> Paths() const;
 
  private:
   // Shards by hash, so that threads interning different paths rarely wait

@@ -74,10 +74,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t* start = reinterpret_cast<const uint8_t*>(bytes.data());
   const std::string path = file.Hold(start, bytes.size());
   RunCounts counts = CountTraceFiles({path}, options);
-  std::string json = StatsToJson(counts.stats);
+  const StatsFileRows rows{counts.file_rows(),
+                           [&](size_t i, iotap::stats::File* row) { counts.FillFileRow(i, row); }};
+  std::string json;
+  StatsToJson(counts.stats, rows, [&json](std::string_view piece) { json += piece; });
   FUZZ_CHECK(iotap::fuzz::IsValidUtf8(json));
   FUZZ_CHECK(IsJson(json));
-  (void)StatsToText(counts.stats);
+  (void)StatsToText(counts.stats, rows);
   if (counts.files_read == 0) return 0;
   absl::StatusOr<iotap::report::Report> analysis = AnalyzeTraceFiles({path}, options);
   if (!analysis.ok()) return 0;
