@@ -211,6 +211,18 @@ std::optional<absl::Status> DecodeColumns(const ChunkHeader& h, int n,
   return status;
 }
 
+#if defined(__x86_64__)
+// DecodeColumns with PEXT, compiled for the processors that have it (BMI2,
+// and BMI1 with it: every one that has BMI2 has BMI1), so that finding each
+// varint's end and length takes their one-instruction forms (ANDN, BLSMSK,
+// TZCNT) too: a sixth of the decoder's instructions.
+template <bool kNarrow>
+__attribute__((target("bmi,bmi2"))) std::optional<absl::Status> DecodeColumnsWithPext(
+    const ChunkHeader& h, int n, const uint8_t* (&column)[11], EventBatch* batch) {
+  return DecodeColumns<wire::PextPacker, kNarrow>(h, n, column, batch);
+}
+#endif
+
 // DecodeColumns with the packer this processor runs fastest, narrow or not.
 template <bool kNarrow>
 std::optional<absl::Status> DecodeColumnsWithFastestPacker(const ChunkHeader& h, int n,
@@ -218,7 +230,7 @@ std::optional<absl::Status> DecodeColumnsWithFastestPacker(const ChunkHeader& h,
                                                            EventBatch* batch) {
 #if defined(__x86_64__)
   static const bool pext = wire::PextIsFast();
-  if (pext) return DecodeColumns<wire::PextPacker, kNarrow>(h, n, column, batch);
+  if (pext) return DecodeColumnsWithPext<kNarrow>(h, n, column, batch);
 #endif
   return DecodeColumns<wire::ShiftPacker, kNarrow>(h, n, column, batch);
 }

@@ -35,7 +35,7 @@ std::string_view ProcessTrace::Store(std::string_view text) {
   if (text.empty()) return {};
   if (name_blocks_.empty() || text.size() > name_block_size_ - name_block_used_) {
     name_block_size_ = std::max(kBlockBytes, text.size());
-    name_blocks_.push_back(std::make_unique<char[]>(name_block_size_));
+    name_blocks_.push_back(std::make_unique_for_overwrite<char[]>(name_block_size_));
     name_block_used_ = 0;
   }
   char* at = name_blocks_.back().get() + name_block_used_;
