@@ -99,12 +99,14 @@ struct PextPacker {
   }
 };
 
-// Whether this processor runs PextPacker faster than ShiftPacker.
+// Whether this processor runs PextPacker faster than ShiftPacker (and has
+// BMI1 beside BMI2, as every one with BMI2 does: a decoder built for both
+// may use either).
 inline bool PextIsFast() {
   __builtin_cpu_init();
   // AMD's Zen 1 and 2 run PEXT in microcode, slower than the shifts.
-  return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1") &&
-         !__builtin_cpu_is("znver2");
+  return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("bmi") &&
+         !__builtin_cpu_is("znver1") && !__builtin_cpu_is("znver2");
 }
 #endif
 
