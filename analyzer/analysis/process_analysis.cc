@@ -131,7 +131,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ProcessAnalyzer::OnIo(const ProcessTrac
                                   const OpTraits& op, int64_t offset) {
   FileSlot& slot = Slot(process, e.file);
   const Transfer t = op.transfer;
-  const uint64_t bytes = BytesMoved(e);
+  const uint64_t bytes = BytesMoved(e, op);
   if (t == Transfer::kRead) {
     ++result_.reads;
     AddTo(&result_.read_bytes, bytes);

@@ -180,30 +180,38 @@ absl::Status Assemble(const ChunkHeader& h, int n, Next next, EventBatch* batch)
 // are read without finding each varint's end.
 template <typename Packer, bool kNarrow>
 std::optional<absl::Status> DecodeColumns(const ChunkHeader& h, int n,
-                                          const uint8_t* (&column)[11], EventBatch* batch) {
+                                          const uint8_t* const (&column)[11], EventBatch* batch) {
   bool ok = true;
-  const uint8_t* const op = column[0];
-  const uint8_t* const error = column[7];
-  const uint8_t* const flags = column[8];
-  const uint8_t* const parent = column[9];
+  // Each column's place in a local of its own, which the compiler can keep
+  // in a register; as elements of `column` they went to memory and back at
+  // every varint.
+  const uint8_t* op = column[0];
+  const uint8_t* gap = column[1];
+  const uint8_t* duration = column[2];
+  const uint8_t* file = column[3];
+  const uint8_t* offset_delta = column[4];
+  const uint8_t* requested = column[5];
+  const uint8_t* result = column[6];
+  const uint8_t* error = column[7];
+  const uint8_t* flags = column[8];
+  const uint8_t* parent = column[9];
+  const uint8_t* aux = column[10];
   absl::Status status = Assemble(
       h, n,
       [&](int i) {
         ColumnValues v;
-        v.op = kNarrow ? op[i] : wire::NextPaddedVarint<Packer>(column[0], ok);
-        v.gap =
-            static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[1], ok)));
-        v.duration = wire::NextPaddedVarint<Packer>(column[2], ok);
-        v.file = wire::NextPaddedVarint<Packer>(column[3], ok);
+        v.op = kNarrow ? op[i] : wire::NextPaddedVarint<Packer>(op, ok);
+        v.gap = static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(gap, ok)));
+        v.duration = wire::NextPaddedVarint<Packer>(duration, ok);
+        v.file = wire::NextPaddedVarint<Packer>(file, ok);
         v.offset_delta =
-            static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[4], ok)));
-        v.requested = wire::NextPaddedVarint<Packer>(column[5], ok);
-        v.result =
-            static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(column[6], ok)));
-        v.error = kNarrow ? error[i] : wire::NextPaddedVarint<Packer>(column[7], ok);
-        v.flags = kNarrow ? flags[i] : wire::NextPaddedVarint<Packer>(column[8], ok);
-        v.parent = kNarrow ? parent[i] : wire::NextPaddedVarint<Packer>(column[9], ok);
-        v.aux = wire::NextPaddedVarint<Packer>(column[10], ok);
+            static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(offset_delta, ok)));
+        v.requested = wire::NextPaddedVarint<Packer>(requested, ok);
+        v.result = static_cast<uint64_t>(wire::UnZigZag(wire::NextPaddedVarint<Packer>(result, ok)));
+        v.error = kNarrow ? error[i] : wire::NextPaddedVarint<Packer>(error, ok);
+        v.flags = kNarrow ? flags[i] : wire::NextPaddedVarint<Packer>(flags, ok);
+        v.parent = kNarrow ? parent[i] : wire::NextPaddedVarint<Packer>(parent, ok);
+        v.aux = wire::NextPaddedVarint<Packer>(aux, ok);
         return v;
       },
       batch);
@@ -218,7 +226,7 @@ std::optional<absl::Status> DecodeColumns(const ChunkHeader& h, int n,
 // TZCNT) too: a sixth of the decoder's instructions.
 template <bool kNarrow>
 __attribute__((target("bmi,bmi2"))) std::optional<absl::Status> DecodeColumnsWithPext(
-    const ChunkHeader& h, int n, const uint8_t* (&column)[11], EventBatch* batch) {
+    const ChunkHeader& h, int n, const uint8_t* const (&column)[11], EventBatch* batch) {
   return DecodeColumns<wire::PextPacker, kNarrow>(h, n, column, batch);
 }
 #endif
@@ -226,7 +234,7 @@ __attribute__((target("bmi,bmi2"))) std::optional<absl::Status> DecodeColumnsWit
 // DecodeColumns with the packer this processor runs fastest, narrow or not.
 template <bool kNarrow>
 std::optional<absl::Status> DecodeColumnsWithFastestPacker(const ChunkHeader& h, int n,
-                                                           const uint8_t* (&column)[11],
+                                                           const uint8_t* const (&column)[11],
                                                            EventBatch* batch) {
 #if defined(__x86_64__)
   static const bool pext = wire::PextIsFast();

@@ -127,8 +127,8 @@ inline const OpTraits& TraitsOf(Op op) {
 
 // Bytes the event moved (its result, if it is a transfer that succeeded;
 // what a queued cuFile request asked for, if it was queued).
-inline uint64_t BytesMoved(const Event& e) {
-  const OpTraits& t = TraitsOf(e.op);
+// `t` is TraitsOf(e.op), where the caller has it already.
+inline uint64_t BytesMoved(const Event& e, const OpTraits& t) {
   if (t.transfer == Transfer::kNone) return 0;
   // A queued cuFile request (async or batch) holds its submission's status:
   // what it asked for is what it moves once queued.
@@ -137,6 +137,7 @@ inline uint64_t BytesMoved(const Event& e) {
   }
   return e.result <= 0 ? 0 : static_cast<uint64_t>(e.result);
 }
+inline uint64_t BytesMoved(const Event& e) { return BytesMoved(e, TraitsOf(e.op)); }
 
 }  // namespace iotap::analyzer
 
