@@ -1,16 +1,13 @@
+// What comparing two runs finds: each figure's change and verdict, and the
+// findings resolved, new and persisting (their printing:
+// report_diff_output_test.cc).
+
 #include "analyzer/output/report_diff.h"
 
 #include <string>
-#include <vector>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/str_split.h"
-#include "analyzer/output/report_diff_output.h"
+#include "analyzer/testing/sample_reports.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
 namespace iotap::analyzer {
@@ -21,43 +18,8 @@ using report::FindingDiff;
 using report::MetricDiff;
 using report::Report;
 using ::testing::HasSubstr;
-
-// A run of `steps` steps (the first one warm-up) of `step_s` each, waiting
-// `wait_s` per counted step; values chosen to be exact in binary.
-Report SampleRun(double steps, double step_s, double wait_s) {
-  Report r;
-  r.set_schema_version(1);
-  r.mutable_run()->add_command("python3");
-  r.mutable_run()->add_command("train.py");
-  r.mutable_run()->set_steps(steps);
-  r.mutable_run()->set_duration_s(64);
-  r.mutable_run()->set_bytes_read(1024);
-  r.mutable_run()->set_io_busy_s(8);
-  report::StepStatistics* st = r.mutable_step_statistics();
-  if (steps > 0) {
-    st->set_steps(steps - 1);
-    st->set_warmup_steps_skipped(1);
-    st->set_median_step_s(step_s);
-    st->set_p90_step_s(step_s);
-    st->set_total_step_s(step_s * (steps - 1));
-    st->set_total_data_wait_s(wait_s * (steps - 1));
-    st->set_median_data_wait_s(wait_s);
-    st->set_data_stall_share(wait_s / step_s);
-    st->set_fetch_share(0.5);
-    st->set_prep_share(0.25);
-    st->set_other_share(0.25);
-    r.mutable_overlap()->set_exposed_io_s(1);
-    r.mutable_overlap()->set_hidden_io_s(3);
-  } else {
-    st->set_data_stall_share(-1);
-    st->set_median_data_wait_s(-1);
-  }
-  r.mutable_data_files()->set_files(2);
-  r.mutable_data_files()->set_reads(4);
-  r.mutable_data_files()->set_median_read_bytes(256);
-  r.mutable_data_files()->set_mean_read_latency_s(0.5);
-  return r;
-}
+using testing::AddFinding;
+using testing::SampleReport;
 
 const MetricDiff& Metric(const report::ReportDiff& d, const std::string& id) {
   for (const MetricDiff& m : d.metrics()) {
@@ -65,15 +27,6 @@ const MetricDiff& Metric(const report::ReportDiff& d, const std::string& id) {
   }
   ADD_FAILURE() << "no metric " << id;
   return MetricDiff::default_instance();
-}
-
-Finding* AddFinding(Report* r, const std::string& id, Finding::Severity severity) {
-  Finding* f = r->add_findings();
-  f->set_id(id);
-  f->set_title("title of " + id);
-  f->set_summary("summary of " + id);
-  f->set_severity(severity);
-  return f;
 }
 
 void AddEvidence(Finding* f, const std::string& name, double value, const std::string& unit,
@@ -86,8 +39,8 @@ void AddEvidence(Finding* f, const std::string& name, double value, const std::s
 }
 
 TEST(ReportDiffTest, ChangesAndVerdictsOfStepFigures) {
-  Report a = SampleRun(9, 0.5, 0.25);
-  Report b = SampleRun(9, 0.25, 0.0625);
+  Report a = SampleReport(9, 0.5, 0.25);
+  Report b = SampleReport(9, 0.25, 0.0625);
   b.mutable_step_statistics()->set_p90_step_s(0.625);
   b.mutable_run()->set_duration_s(48);
   report::ReportDiff d = DiffReports(a, b);
@@ -126,8 +79,8 @@ TEST(ReportDiffTest, ChangesAndVerdictsOfStepFigures) {
 }
 
 TEST(ReportDiffTest, StallSplitAndOverlap) {
-  Report a = SampleRun(9, 0.5, 0.25);    // waits 2 s of 4 s
-  Report b = SampleRun(9, 0.5, 0.0625);  // waits 0.5 s of 4 s
+  Report a = SampleReport(9, 0.5, 0.25);    // waits 2 s of 4 s
+  Report b = SampleReport(9, 0.5, 0.0625);  // waits 0.5 s of 4 s
   b.mutable_overlap()->set_exposed_io_s(3);
   b.mutable_overlap()->set_hidden_io_s(1);
   report::ReportDiff d = DiffReports(a, b);
@@ -153,8 +106,8 @@ TEST(ReportDiffTest, StallSplitAndOverlap) {
 }
 
 TEST(ReportDiffTest, ChangesBelowTheNoiseFloorAreTheSame) {
-  Report a = SampleRun(9, 1.0, 0.5);
-  Report b = SampleRun(9, 1.015, 0.5);                       // 1.5% slower
+  Report a = SampleReport(9, 1.0, 0.5);
+  Report b = SampleReport(9, 1.015, 0.5);                       // 1.5% slower
   b.mutable_step_statistics()->set_data_stall_share(0.505);  // half a point more
   a.mutable_run()->set_duration_s(100);
   b.mutable_run()->set_duration_s(97);  // 3% shorter
@@ -167,8 +120,8 @@ TEST(ReportDiffTest, ChangesBelowTheNoiseFloorAreTheSame) {
 }
 
 TEST(ReportDiffTest, FiguresARunLacksAreAbsentNeverDividedByZero) {
-  Report a = SampleRun(9, 0.5, 0.25);
-  Report b = SampleRun(0, 0, 0);  // no steps at all
+  Report a = SampleReport(9, 0.5, 0.25);
+  Report b = SampleReport(0, 0, 0);  // no steps at all
   b.mutable_data_files()->set_reads(0);
   b.mutable_run()->set_duration_s(0);
   report::ReportDiff d = DiffReports(a, b);
@@ -190,8 +143,8 @@ TEST(ReportDiffTest, FiguresARunLacksAreAbsentNeverDividedByZero) {
 }
 
 TEST(ReportDiffTest, UnknownStallAndZeroBaselines) {
-  Report a = SampleRun(9, 0.5, 0.25);
-  Report b = SampleRun(9, 0.5, 0.25);
+  Report a = SampleReport(9, 0.5, 0.25);
+  Report b = SampleReport(9, 0.5, 0.25);
   b.mutable_step_statistics()->set_data_stall_share(-1);  // the step source does not say
   b.mutable_run()->set_dropped_events(5);
   report::ReportDiff d = DiffReports(a, b);
@@ -213,8 +166,8 @@ TEST(ReportDiffTest, UnknownStallAndZeroBaselines) {
 }
 
 TEST(ReportDiffTest, HiddenShareOfNoIoIsNotAvailable) {
-  Report a = SampleRun(9, 0.5, 0.25);
-  Report b = SampleRun(9, 0.5, 0.25);
+  Report a = SampleReport(9, 0.5, 0.25);
+  Report b = SampleReport(9, 0.5, 0.25);
   b.mutable_overlap()->set_exposed_io_s(0);
   b.mutable_overlap()->set_hidden_io_s(0);
   report::ReportDiff d = DiffReports(a, b);
@@ -224,8 +177,8 @@ TEST(ReportDiffTest, HiddenShareOfNoIoIsNotAvailable) {
 }
 
 TEST(ReportDiffTest, TotalsOfUnequalWorkAreNotJudged) {
-  Report a = SampleRun(9, 0.5, 0.25);
-  Report b = SampleRun(17, 0.25, 0.125);
+  Report a = SampleReport(9, 0.5, 0.25);
+  Report b = SampleReport(17, 0.25, 0.125);
   b.mutable_run()->set_duration_s(32);
   report::ReportDiff d = DiffReports(a, b);
   EXPECT_EQ(Metric(d, "duration_s").change(), -32);
@@ -238,8 +191,8 @@ TEST(ReportDiffTest, TotalsOfUnequalWorkAreNotJudged) {
 }
 
 TEST(ReportDiffTest, FindingsResolvedNewAndPersisting) {
-  Report a = SampleRun(9, 0.5, 0.25);
-  Report b = SampleRun(9, 0.5, 0.25);
+  Report a = SampleReport(9, 0.5, 0.25);
+  Report b = SampleReport(9, 0.5, 0.25);
   AddFinding(&a, "data_stall_fetch", Finding::WARNING);
   Finding* slow_a = AddFinding(&a, "storage_slow", Finding::CRITICAL);
   slow_a->set_score(4);
@@ -301,8 +254,8 @@ TEST(ReportDiffTest, FindingsResolvedNewAndPersisting) {
 }
 
 TEST(ReportDiffTest, FindingsOfOneIdPairInOrder) {
-  Report a = SampleRun(9, 0.5, 0.25);
-  Report b = SampleRun(9, 0.5, 0.25);
+  Report a = SampleReport(9, 0.5, 0.25);
+  Report b = SampleReport(9, 0.5, 0.25);
   AddFinding(&a, "io_in_trainer", Finding::WARNING)->set_summary("first");
   AddFinding(&a, "io_in_trainer", Finding::INFO)->set_summary("second");
   AddFinding(&b, "io_in_trainer", Finding::WARNING)->set_summary("only");
@@ -314,106 +267,6 @@ TEST(ReportDiffTest, FindingsOfOneIdPairInOrder) {
   EXPECT_EQ(d.findings(0).verdict(), MetricDiff::SAME);
   EXPECT_EQ(d.findings(1).status(), FindingDiff::RESOLVED);
   EXPECT_EQ(d.findings(1).summary_a(), "second");
-}
-
-TEST(ReportDiffTest, FiguresAndChangesByUnit) {
-  EXPECT_EQ(FormatFigure(0.0312, "s"), "31.2 ms");
-  EXPECT_EQ(FormatFigure(1536, "bytes"), "1.50 KiB");
-  EXPECT_EQ(FormatFigure(0.125, "share"), "12.5%");
-  EXPECT_EQ(FormatFigure(1200, "calls"), "1200 calls");
-  EXPECT_EQ(FormatFigure(1, "processes"), "1 process");
-  EXPECT_EQ(FormatFigure(1, "cores"), "1 core");
-  EXPECT_EQ(FormatFigure(12.5, "steps/s"), "12.50 steps/s");
-  EXPECT_EQ(FormatChange(-0.0111, "s"), "-11.1 ms");
-  EXPECT_EQ(FormatChange(0.05, "share"), "+5.0 pp");
-  EXPECT_EQ(FormatChange(0, "share"), "0.0 pp");
-  EXPECT_EQ(FormatChange(20, "calls"), "+20 calls");
-  EXPECT_EQ(FormatChange(-1, "steps"), "-1 step");
-  EXPECT_EQ(FormatChange(0, "bytes"), "0 B");
-}
-
-// The row of `name` in the text output, split into its cells.
-std::vector<std::string> TextRow(const std::string& text, const std::string& name) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (absl::StartsWith(line, "    " + name + "  ")) {
-      std::vector<std::string> cells = {name};
-      for (absl::string_view c :
-           absl::StrSplit(line.substr(4 + name.size()), "  ", absl::SkipWhitespace())) {
-        cells.emplace_back(absl::StripAsciiWhitespace(c));
-      }
-      return cells;
-    }
-  }
-  return {};
-}
-
-TEST(ReportDiffTest, TextShowsEachFigureWithItsChange) {
-  Report a = SampleRun(9, 0.5, 0.25);
-  Report b = SampleRun(0, 0, 0);
-  b.mutable_step_statistics()->set_median_step_s(0);
-  report::ReportDiff d = DiffReports(a, b);
-  d.mutable_a()->set_path("runs/before");
-  d.mutable_a()->set_source("traces");
-  d.mutable_b()->set_path("after.json");
-  d.mutable_b()->set_source("saved report");
-  std::string text = DiffToText(d);
-  EXPECT_THAT(text, HasSubstr("  A: runs/before (traces): python3 train.py\n"));
-  EXPECT_THAT(text, HasSubstr("  B: after.json (saved report): python3 train.py\n"));
-  EXPECT_EQ(TextRow(text, "median step time"),
-            (std::vector<std::string>{"median step time", "500.0 ms", "n/a", "n/a", "n/a"}));
-  EXPECT_EQ(TextRow(text, "steps"),
-            (std::vector<std::string>{"steps", "9 steps", "0 steps", "-9 steps", "-100.0%"}));
-  EXPECT_THAT(text, HasSubstr("B has no steps"));
-}
-
-TEST(ReportDiffTest, MarkdownEscapesNamesFromTheUsersSystem) {
-  Report a = SampleRun(9, 0.5, 0.25);
-  Report b = SampleRun(9, 0.25, 0.25);
-  b.mutable_run()->set_command(1, "tr|ain_*x*.py");
-  b.mutable_run()->add_command("--tag=a\nb");
-  Finding* f = AddFinding(&b, "many_small_files", Finding::WARNING);
-  f->set_summary("files like /data/<img>|1.png");
-  report::ReportDiff d = DiffReports(a, b);
-  d.mutable_b()->set_path("runs/[after]");
-  std::string md = DiffToMarkdown(d);
-  // Escaped once: the newline shows as \n (DisplayName), its backslash
-  // escaped for Markdown.
-  EXPECT_THAT(md, HasSubstr("| python3 tr\\|ain\\_\\*x\\*.py --tag=a\\\\nb |"));
-  EXPECT_THAT(md, HasSubstr("runs/\\[after\\]"));
-  EXPECT_THAT(md, HasSubstr("files like /data/&lt;img&gt;\\|1.png"));
-  EXPECT_THAT(
-      md, HasSubstr("| median step time | 500.0 ms | 250.0 ms | -250.0 ms | -50.0% | better |"));
-  EXPECT_THAT(md, HasSubstr("- **New** (- → WARNING, worse): **title of many\\_small\\_files.**"));
-}
-
-TEST(ReportDiffTest, JsonLeavesMissingFiguresOutAndReadsBack) {
-  Report a = SampleRun(9, 0.5, 0.25);
-  Report b = SampleRun(0, 0, 0);
-  AddFinding(&a, "data_stall_fetch", Finding::CRITICAL);
-  report::ReportDiff d = DiffReports(a, b);
-  std::string json = DiffToJson(d);
-  google::protobuf::Struct root;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &root).ok());
-  const google::protobuf::ListValue& metrics = root.fields().at("metrics").list_value();
-  const google::protobuf::Struct* median = nullptr;
-  for (const google::protobuf::Value& m : metrics.values()) {
-    if (m.struct_value().fields().at("id").string_value() == "median_step_s")
-      median = &m.struct_value();
-  }
-  ASSERT_NE(median, nullptr);
-  EXPECT_EQ(median->fields().at("a").number_value(), 0.5);
-  EXPECT_EQ(median->fields().count("b"), 0u);
-  EXPECT_EQ(median->fields().count("change"), 0u);
-  EXPECT_EQ(median->fields().at("verdict").string_value(), "NOT_JUDGED");
-  EXPECT_EQ(median->fields().at("direction").string_value(), "LOWER_IS_BETTER");
-  const google::protobuf::Struct& finding =
-      root.fields().at("findings").list_value().values(0).struct_value();
-  EXPECT_EQ(finding.fields().at("status").string_value(), "RESOLVED");
-  EXPECT_EQ(finding.fields().at("severity_a").string_value(), "CRITICAL");
-
-  report::ReportDiff back;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &back).ok());
-  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(back, d));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analyzer/testing/perfetto_check.h"
+#include "analyzer/testing/sample_reports.h"
 #include "analyzer/testing/sample_runs.h"
 #include "analyzer/testing/synthetic_trace.h"
 #include "analyzer/testing/test_files.h"
@@ -57,6 +58,18 @@ TEST(HeaderExamplesTest, SampleRuns) {
   EXPECT_GT(names, 5);
 }
 
+TEST(HeaderExamplesTest, SampleReports) {
+  using testing::AddFinding;
+  using testing::SampleReport;
+  // sample_reports.h
+  report::Report a = SampleReport(/*steps=*/9, /*step_s=*/0.5, /*wait_s=*/0.25);
+  AddFinding(&a, "data_stall_fetch", report::Finding::CRITICAL);
+
+  EXPECT_EQ(a.step_statistics().steps(), 8);
+  EXPECT_EQ(a.step_statistics().data_stall_share(), 0.5);
+  EXPECT_EQ(a.findings(0).title(), "title of data_stall_fetch");
+}
+
 TEST(HeaderExamplesTest, PerfettoCheck) {
   const std::string bytes = "not a trace";
   std::ostringstream errors;
@@ -75,6 +88,16 @@ TEST(HeaderExamplesTest, TestFiles) {
 
   EXPECT_EQ(bytes, R"({"step": 1, "start": 1, "end": 2})");
   EXPECT_TRUE(std::filesystem::exists(fixture));
+}
+
+TEST(HeaderExamplesTest, FreshDirectory) {
+  std::filesystem::create_directories(TempDirectory() + "/fresh/old");
+  // test_files.h
+  testing::FreshDirectory dir("fresh");
+
+  EXPECT_EQ(dir.Sub("a.txt"), TempDirectory() + "/fresh/a.txt");
+  EXPECT_FALSE(std::filesystem::exists(TempDirectory() + "/fresh/old"));  // emptied
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path()));
 }
 
 }  // namespace

@@ -71,6 +71,21 @@ inline const std::string& TempDirectory() {
   return directory.path;
 }
 
+// A directory of its own under TempDirectory(), emptied when made:
+// FreshDirectory dir("exchanges"); dir.Sub("a.txt") is a path in it.
+class FreshDirectory {
+ public:
+  explicit FreshDirectory(const std::string& name) : path_(TempDirectory() + "/" + name) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  const std::string& path() const { return path_; }
+  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
 // How many times `needle` occurs in `haystack` (overlaps counted).
 inline int Occurrences(const std::string& haystack, const std::string& needle) {
   int n = 0;

@@ -1,12 +1,14 @@
-// The merged partials of a run read in shares are the run read whole: the
-// report (and the counts) from N shares, merged two by two up a binomial
-// tree as the MPI driver (analyzer/cluster/) merges them, or in a random
-// order, equal the one-process result, field for field. Here the shares are
-// SharedRuns of one process and the partials strings cut into small pieces;
+// The partial states of a run (partial_run.h), written and merged through
+// the SharedRuns that read its shares (shared_run.h): the merged partials of
+// a run read in shares are the run read whole. The report (and the counts)
+// from N shares, merged two by two up a binomial tree as the MPI driver
+// (analyzer/cluster/) merges them, or in a random order, equal the
+// one-process result, field for field. Here the shares are SharedRuns of one
+// process and the partials strings cut into small pieces;
 // tests/integration/cluster_test.cc runs the same under mpirun. A field
-// added to the run's state or to a trainer group's result (GroupResult)
-// but not to the partial fails here, on a run that uses it: the runs below
-// use every part of a group's result (EveryPartOfAGroupsResultIsUsed).
+// added to the run's state or to a trainer group's result (GroupResult) but
+// not to the partial fails here, on a run that uses it: the runs below use
+// every part of a group's result (EveryPartOfAGroupsResultIsUsed).
 
 #include "analyzer/merge/shared_run.h"
 
