@@ -93,6 +93,17 @@ std::optional<Result> StorageSlow(const Context& c) {
   return res;
 }
 
+// The result of a rule whose cause took `io_s` of I/O time: scored by the
+// part of the steps' fetching it can explain (all of it where no step says
+// when it waited), its severity by that and by its share of the run.
+Result ScoredByIoTime(const Context& c, double io_s) {
+  Result res;
+  const bool steps = c.steps_known();
+  res.score = steps ? std::min(FetchSeconds(c.report()), io_s) : io_s;
+  res.severity = c.Impact(steps ? FetchSeconds(c.report()) : io_s, io_s / c.run_s());
+  return res;
+}
+
 std::optional<Result> Hdf5Amplification(const Context& c) {
   const report::Dataset* worst = nullptr;
   for (const report::Dataset& d : c.report().datasets()) {
@@ -104,12 +115,7 @@ std::optional<Result> Hdf5Amplification(const Context& c) {
     if (worst == nullptr || d.read_time_s() > worst->read_time_s()) worst = &d;
   }
   if (worst == nullptr) return std::nullopt;
-  Result res;
-  double run = c.run_s();
-  res.score = c.steps_known() ? std::min(FetchSeconds(c.report()), worst->read_time_s())
-                              : worst->read_time_s();
-  res.severity = c.Impact(c.steps_known() ? FetchSeconds(c.report()) : worst->read_time_s(),
-                          worst->read_time_s() / run);
+  Result res = ScoredByIoTime(c, worst->read_time_s());
   std::string chunk = worst->chunk_bytes() > 0
                           ? absl::StrCat(", chunks of ", HumanBytes(worst->chunk_bytes()))
                           : "";
@@ -140,10 +146,9 @@ std::optional<Result> ManySmallFiles(const Context& c) {
       meta_share < c.T("metadata_share", 0.3)) {
     return std::nullopt;
   }
-  Result res;
-  double run = c.run_s();
-  res.score = c.steps_known() ? std::min(FetchSeconds(c.report()), io) + d.metadata_s() : io;
-  res.severity = c.Impact(c.steps_known() ? FetchSeconds(c.report()) : io, io / run);
+  Result res = ScoredByIoTime(c, io);
+  // Opening and closing every file weighs beside the fetching it explains.
+  if (c.steps_known()) res.score += d.metadata_s();
   res.values = {{"files", absl::StrCat(static_cast<int64_t>(d.read_files()))},
                 {"file_size", HumanBytes(d.median_file_bytes())},
                 {"metadata_share", Pct(meta_share)},
@@ -166,11 +171,7 @@ std::optional<Result> SmallTransfers(const Context& c) {
       d.median_file_bytes() < c.T("min_file_bytes", 1048576)) {
     return std::nullopt;
   }
-  Result res;
-  double run = c.run_s();
-  res.score = c.steps_known() ? std::min(FetchSeconds(c.report()), d.read_time_s()) : d.read_time_s();
-  res.severity = c.Impact(c.steps_known() ? FetchSeconds(c.report()) : d.read_time_s(),
-                          d.read_time_s() / run);
+  Result res = ScoredByIoTime(c, d.read_time_s());
   res.values = {{"reads", absl::StrCat(static_cast<int64_t>(d.reads()))},
                 {"read_size", HumanBytes(d.median_read_bytes())},
                 {"file_size", HumanBytes(d.median_file_bytes())},
@@ -190,11 +191,7 @@ std::optional<Result> RandomSmallReads(const Context& c) {
       d.hdf5_posix_reads() * 2 > d.reads()) {
     return std::nullopt;
   }
-  Result res;
-  double run = c.run_s();
-  res.score = c.steps_known() ? std::min(FetchSeconds(c.report()), d.read_time_s()) : d.read_time_s();
-  res.severity = c.Impact(c.steps_known() ? FetchSeconds(c.report()) : d.read_time_s(),
-                          d.read_time_s() / run);
+  Result res = ScoredByIoTime(c, d.read_time_s());
   res.values = {{"random_share", Pct(random)},
                 {"reads", absl::StrCat(static_cast<int64_t>(d.reads()))},
                 {"read_size", HumanBytes(d.median_read_bytes())}};
