@@ -1,6 +1,7 @@
 #include "analyzer/analysis/process_analysis.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
@@ -103,10 +104,15 @@ ProcessAnalyzer::FileSlot& ProcessAnalyzer::NewSlot(const ProcessTrace& process,
     case InternedString::KIND_PATH:
     case InternedString::KIND_DEVICE: {
       PathTable::Entry path = paths_->Intern(name.value, /*categorize=*/full_);
-      slot.counts = &result_.files.emplace_back();
+      if (shared_files_ != nullptr) {
+        std::tie(slot.counts, slot.detail) = shared_files_->Of(path.id);
+        if (!full_) slot.detail = nullptr;
+      } else {
+        slot.counts = &result_.files.emplace_back();
+        if (full_) slot.detail = &result_.file_details.emplace_back();
+      }
       result_.file_refs.push_back(FileRef{path.id, name.kind, path.category});
       if (full_) {
-        slot.detail = &result_.file_details.emplace_back();
         slot.data = std::string_view(path.category) == "data";
         slot.shared_memory = IsSharedMemory(name.value);
       }

@@ -29,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -124,7 +125,7 @@ struct ProcessResult : ProcessCounts {
   // which file each is (file_refs[i] is files[i]'s). A deque: slots point
   // into it while the file is read.
   std::deque<FileCounts> files;
-  std::vector<FileRef> file_refs;
+  std::vector<FileRef> file_refs;  // (with shared files, the only record of them)
   std::map<int, FileCounts> ipc;  // pipes, sockets, ...: by InternedString::Kind
   std::map<std::string, DatasetAccumulator> datasets;  // by "FILE:/path"
   TfRecordAccumulator tfrecords;
@@ -160,6 +161,18 @@ struct ProcessResult : ProcessCounts {
   int64_t end_unix_ns = 0;              // the end record's time, if any
 };
 
+// Where analyzers of the same part of a run keep their files' figures, one
+// entry per path for all of them, instead of one per process and file: an
+// analyzer of one second of a file (a slice, sliced_run.h) opens a few
+// hundred files a second, whose counts and details the slice only ever adds
+// up by path. The entry of `path_id` (in the analyzers' PathTable) stays
+// where it is for as long as the analyzers write into it.
+class SharedFileFigures {
+ public:
+  virtual ~SharedFileFigures() = default;
+  virtual std::pair<FileCounts*, FileDetail*> Of(uint32_t path_id) = 0;
+};
+
 class ProcessAnalyzer : public TraceVisitor {
  public:
   // `paths`: the run's path table (null: one of the analyzer's own). With
@@ -187,6 +200,12 @@ class ProcessAnalyzer : public TraceVisitor {
   // (a slice, sliced_run.h), which sees a few of the ids a long-running
   // file has, the array's size would follow the file's ids, not its own.
   void set_sparse_ids() { sparse_ids_ = true; }
+
+  // Counts and details of files (paths and devices) go to `files`, by path,
+  // shared with other analyzers (before OnProcess; kFull): the result's
+  // `files` and `file_details` then stay empty, and `file_refs` says which
+  // paths the process named, as before.
+  void set_shared_files(SharedFileFigures* files) { shared_files_ = files; }
 
  private:
   struct FileSlot {
@@ -258,6 +277,7 @@ class ProcessAnalyzer : public TraceVisitor {
   std::vector<FileSlot> slots_;
   std::vector<uint32_t> slot_of_;
   bool sparse_ids_ = false;
+  SharedFileFigures* shared_files_ = nullptr;
   absl::flat_hash_map<uint32_t, uint32_t> sparse_slot_of_;  // with sparse_ids_
   // Trackers of threads after a file's first reader. Node-based:
   // FileSlot::tracker points into it.

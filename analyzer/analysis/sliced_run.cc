@@ -121,6 +121,12 @@ ProcessAnalyzer& SlicedRun::Slice(File& f, int64_t slice) {
   a = std::make_unique<ProcessAnalyzer>(AnalysisScope::kFull, &paths_, start, kSliceResolutionNs,
                                         /*may_train=*/!loader);
   a->set_sparse_ids();
+  // The slice's processes' files in one table by path: a worker opens a few
+  // hundred files a second, each read in a burst, whose figures the sealed
+  // slice only adds up by path.
+  std::unique_ptr<internal::SliceFiles>& files = open_files_[slice];
+  if (files == nullptr) files = std::make_unique<internal::SliceFiles>();
+  a->set_shared_files(files.get());
   // From the sample before the slice's first (the analyzer spreads no CPU
   // time from before it), or a margin before the slice if none yet, on the
   // run's grid of bins, so that windows add bin to bin.
@@ -303,9 +309,14 @@ void SlicedRun::Seal(int64_t unix_ns) {
         AddTo(&sealed_layer_read_bytes_[LayerName(static_cast<Layer>(i))], r.layers[i].read_bytes);
       }
       const int64_t slice = it->first;
-      internal::SliceTotals& totals =
-          totals_.try_emplace(slice, origin_ns_, resolution, origin_ns_ + slice * options_.slice_ns)
-              .first->second;
+      auto [at, added] =
+          totals_.try_emplace(slice, origin_ns_, resolution, origin_ns_ + slice * options_.slice_ns);
+      internal::SliceTotals& totals = at->second;
+      if (added) {
+        // The files its analyzers counted into, where they are.
+        auto files = open_files_.find(slice);
+        if (files != open_files_.end()) totals.files = std::move(files->second);
+      }
       internal::SealGroup group;  // a file started since it was classified has none yet
       if (f->number < static_cast<int>(groups.size())) group = groups[f->number];
       f->sealed.emplace_back(slice, internal::Seal(std::move(r), f->number, group, &totals));
@@ -315,6 +326,7 @@ void SlicedRun::Seal(int64_t unix_ns) {
                              [&](const auto& s) { return s.first >= n - options_.keep_slices; });
     f->sealed.erase(f->sealed.begin(), kept);
   }
+  open_files_.erase(open_files_.begin(), open_files_.lower_bound(n));
   for (auto it = totals_.lower_bound(sealed_slices_); it != totals_.end(); ++it) {
     internal::Index(&it->second);
   }

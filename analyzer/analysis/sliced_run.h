@@ -148,6 +148,9 @@ class SlicedRun : public TraceVisitor {
   std::vector<File*> numbered_;                         // by file number: in order of appearance
   std::vector<std::pair<int64_t, EventBatch>> scratch_;  // one batch's events by slice
   std::map<int64_t, internal::SliceTotals> totals_;     // the sealed slices kept, by slice
+  // The open slices' files, by slice: what their analyzers count into, by
+  // path, for every process at once; a sealed slice's totals take them.
+  std::map<int64_t, std::unique_ptr<internal::SliceFiles>> open_files_;
   // The files started so far classified (as Catalog, ends aside), and
   // where each file's slices go (by file number): worked out again only
   // when a file has started since (`classified_of` files started then), as

@@ -129,24 +129,39 @@ void AppendWaits(const WaitEvidence& slice, int64_t origin_ns, int64_t resolutio
   }
 }
 
-// The files of one process's slice into the slice's paths.
+// The files of one process's slice into the slice's paths (their counts and
+// details, unless its analyzer counted them there already).
 void AddFiles(const ProcessResult& r, int file, SliceTotals* totals) {
+  SliceFiles& files = *totals->files;
+  const bool counted = r.files.empty();
   auto counts = r.files.begin();
   auto detail = r.file_details.begin();
   for (const FileRef& ref : r.file_refs) {
-    auto [at, added] = totals->file_of.try_emplace(ref.path_id, totals->files.size());
-    if (added) totals->files.emplace_back().path = ref.path_id;
-    SliceFile& f = totals->files[at->second];
+    const uint32_t at = files.Entry(ref.path_id);
+    SliceFile& f = files.entries[at];
     f.category = ref.category;
-    f.counts.Merge(*counts++);
-    f.detail.Merge(*detail++);
+    if (!counted) {
+      f.counts.Merge(*counts++);
+      if (detail != r.file_details.end()) f.detail.Merge(*detail++);
+    }
     ++f.named;
     totals->named_by.emplace_back(file, ref.kind);
-    totals->named_files.push_back(at->second);
+    totals->named_files.push_back(at);
   }
 }
 
 }  // namespace
+
+uint32_t SliceFiles::Entry(uint32_t path_id) {
+  auto [at, added] = of.try_emplace(path_id, static_cast<uint32_t>(entries.size()));
+  if (added) entries.emplace_back().path = path_id;
+  return at->second;
+}
+
+std::pair<FileCounts*, FileDetail*> SliceFiles::Of(uint32_t path_id) {
+  SliceFile& f = entries[Entry(path_id)];
+  return {&f.counts, &f.detail};
+}
 
 SliceGroup::SliceGroup(int64_t origin_ns, int64_t resolution_ns, int64_t series_origin_ns)
     : io(origin_ns, resolution_ns),
@@ -158,6 +173,7 @@ SliceTotals::SliceTotals(int64_t origin_ns, int64_t resolution_ns, int64_t slice
     : origin_ns(origin_ns),
       resolution_ns(resolution_ns),
       slice_start_ns(slice_start_ns),
+      files(std::make_unique<SliceFiles>()),
       other_io(origin_ns, resolution_ns) {
   for (int i = 0; i < kLayerCount; ++i) {
     layer_read_bytes.emplace_back(slice_start_ns, kInitialBinNs);
@@ -222,19 +238,19 @@ void Index(SliceTotals* totals) {
   // A counting sort: each path's place from the counts, then each entry in
   // the order it came.
   uint32_t next = 0;
-  for (SliceFile& f : totals->files) {
+  for (SliceFile& f : totals->files->entries) {
     f.first_named = next;
     next += f.named;
     f.named = 0;
   }
   std::vector<std::pair<int, InternedString::Kind>> sorted(totals->named_by.size());
   for (size_t k = 0; k < sorted.size(); ++k) {
-    SliceFile& f = totals->files[totals->named_files[k]];
+    SliceFile& f = totals->files->entries[totals->named_files[k]];
     sorted[f.first_named + f.named++] = totals->named_by[k];
   }
   totals->named_by = std::move(sorted);
   totals->named_files = std::vector<uint32_t>();
-  totals->file_of = absl::flat_hash_map<uint32_t, uint32_t>();  // no more files come
+  totals->files->of = absl::flat_hash_map<uint32_t, uint32_t>();  // no more files come
 }
 
 void AbsorbCpu(const std::vector<const ProcessSlice*>& slices, ProcessResult* into) {
@@ -305,7 +321,7 @@ void AddTotals(const std::vector<const SliceTotals*>& slices, const PathTable& p
       group->second.read_calls->AddSeries(g.read_calls);
       group->second.read_ns->AddSeries(g.read_ns);
     }
-    for (const SliceFile& f : t->files) {
+    for (const SliceFile& f : t->files->entries) {
       entries.emplace_back(s.paths.Intern(paths.path(f.path), /*categorize=*/true).id, &f, t);
     }
   }

@@ -26,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -92,6 +93,21 @@ struct SliceGroup {
   AdaptiveSeries read_ns;
 };
 
+// The files of a slice's processes by path: while the slice is open, what
+// its analyzers count into (ProcessAnalyzer::set_shared_files), one entry
+// per path rather than one per process and path; then the slice's totals'.
+// Entries stay where they are (a deque) while analyzers hold them.
+struct SliceFiles : SharedFileFigures {
+  std::pair<FileCounts*, FileDetail*> Of(uint32_t path_id) override;
+  // Where the entry of `path_id` is in `entries`, added if new.
+  uint32_t Entry(uint32_t path_id);
+  std::deque<SliceFile> entries;
+  // Where each path's entry is (by path id in SlicedRun's table), while
+  // files come (Index drops it): a SliceFile is large, and a table of them
+  // would keep as many empty slots again.
+  absl::flat_hash_map<uint32_t, uint32_t> of;
+};
+
 // What a sealed slice keeps of every process together. Busy time is on the
 // run's origin at `resolution_ns`; series start with the slice.
 struct SliceTotals {
@@ -103,11 +119,9 @@ struct SliceTotals {
   std::vector<AdaptiveSeries> layer_read_bytes;
   std::vector<TimeBitmap> layer_busy;
   SizeHistogram data_read_sizes;
-  // The paths' figures, and where each path's are (by path id in
-  // SlicedRun's table): a SliceFile is large, and a table of them would keep
-  // as many empty slots again.
-  std::vector<SliceFile> files;
-  absl::flat_hash_map<uint32_t, uint32_t> file_of;
+  // The paths' figures (the slice's analyzers' shared files, or a table of
+  // its own).
+  std::unique_ptr<SliceFiles> files;
   // Which process (by SlicedRun's file number) named which path under which
   // kind: while the slice is sealed, in the order they did; then (Index)
   // path by path, each path's in that order, for SliceFile to point into.
@@ -125,7 +139,10 @@ struct SealGroup {
 };
 
 // Splits `r`, the slice of the file numbered `file` (its paths interned in
-// SlicedRun's table), into the process's part (returned) and `totals`.
+// SlicedRun's table), into the process's part (returned) and `totals`. The
+// counts and details of `r`'s files are added to totals->files, unless its
+// analyzer counted them there itself (shared files: `r.files` is empty);
+// which process named which path is taken from `r.file_refs` either way.
 ProcessSlice Seal(ProcessResult r, int file, const SealGroup& group, SliceTotals* totals);
 // Once every process's slice is sealed: sorts named_by path by path (a
 // slice's files name each path a few dozen times, where a list per path

@@ -5,6 +5,7 @@
 
 #include "analyzer/analysis/sliced_run_sealed.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,12 +23,15 @@ constexpr int64_t kT0 = 1'700'000'000'000'000'000;
 constexpr int64_t kUs = 1'000;
 constexpr int64_t kMs = 1'000'000;
 
-// The analysis of one second of `p`'s file, as SlicedRun makes a slice's.
-ProcessResult SliceOf(SyntheticProcess& p, PathTable* paths, const std::string& name) {
+// The analysis of one second of `p`'s file, as SlicedRun makes a slice's
+// (its files counted into `shared`, if given).
+ProcessResult SliceOf(SyntheticProcess& p, PathTable* paths, const std::string& name,
+                      SliceFiles* shared = nullptr) {
   const std::string path = testing::TempDirectory() + "/" + name;
   p.WriteTo(path);
   ProcessAnalyzer a(AnalysisScope::kFull, paths, kT0, /*resolution_ns=*/1000);
   a.set_sparse_ids();
+  if (shared != nullptr) a.set_shared_files(shared);
   std::vector<ReadIssue> issues;
   EXPECT_TRUE(ReadTraceFile(path, &a, &issues).ok());
   EXPECT_TRUE(issues.empty());
@@ -38,13 +42,15 @@ class SealedSliceTest : public ::testing::Test {
  protected:
   // A trainer (file 0) reads /data/a.bin [1, 2) ms and /data/b.bin [3, 4)
   // ms; its loader (file 1) opens /data/a.bin and reads it [1.5, 2.5) ms.
-  void SetUp() override {
+  void SetUp() override { Analyze(nullptr); }
+
+  void Analyze(SliceFiles* shared) {
     SyntheticProcess trainer(10, 1, "/usr/bin/python3", {"python3", "train.py"}, kT0);
     const uint32_t a = trainer.Path("/data/a.bin");
     const uint32_t b = trainer.Path("/data/b.bin");
     trainer.Read(OP_PREAD, kT0 + 1 * kMs, kT0 + 2 * kMs, a, 0, 4096);
     trainer.Read(OP_PREAD, kT0 + 3 * kMs, kT0 + 4 * kMs, b, 0, 1000);
-    trainer_ = SliceOf(trainer, &paths_, "sealed-trainer.iotap");
+    trainer_ = SliceOf(trainer, &paths_, "sealed-trainer.iotap", shared);
 
     SyntheticProcess loader(11, 10, "/usr/bin/python3", {"python3", "train.py"}, kT0,
                             ProcessHeader::ORIGIN_FORK);
@@ -52,7 +58,7 @@ class SealedSliceTest : public ::testing::Test {
     loader.Add({.op = OP_OPENAT, .start_ns = kT0 + kMs, .end_ns = kT0 + kMs + 100 * kUs,
                 .file = la, .result = 5});
     loader.Read(OP_PREAD, kT0 + 1500 * kUs, kT0 + 2500 * kUs, la, 0, 8192);
-    loader_ = SliceOf(loader, &paths_, "sealed-loader.iotap");
+    loader_ = SliceOf(loader, &paths_, "sealed-loader.iotap", shared);
   }
 
   PathTable paths_;
@@ -75,13 +81,13 @@ TEST_F(SealedSliceTest, EachProcessKeepsItsCountsAndThePathsAreSummed) {
   EXPECT_EQ(l.read_bytes, 8192u);
   EXPECT_EQ(l.metadata_ops, 1u);
 
-  ASSERT_EQ(totals.files.size(), 2u);
+  ASSERT_EQ(totals.files->entries.size(), 2u);
   const uint32_t a = paths_.Intern("/data/a.bin").id;
   const uint32_t b = paths_.Intern("/data/b.bin").id;
-  // Files in the order the processes first named them (file_of is gone
-  // once indexed).
-  const SliceFile& fa = totals.files[0];
-  const SliceFile& fb = totals.files[1];
+  // Files in the order the processes first named them (the index by path is
+  // gone once indexed).
+  const SliceFile& fa = totals.files->entries[0];
+  const SliceFile& fb = totals.files->entries[1];
   EXPECT_EQ(fa.path, a);
   EXPECT_EQ(fb.path, b);
   EXPECT_EQ(fa.counts.posix_reads, 2u);
@@ -108,6 +114,47 @@ TEST_F(SealedSliceTest, EachProcessKeepsItsCountsAndThePathsAreSummed) {
   EXPECT_EQ(totals.data_read_sizes.log2[12], 1u);  // 4096
   EXPECT_EQ(totals.data_read_sizes.log2[13], 1u);  // 8192
   EXPECT_EQ(totals.data_read_sizes.log2[9], 1u);   // 1000
+}
+
+// As SlicedRun has them: the slice's analyzers count into one table by path,
+// which the slice's totals take when it is sealed. The totals are the same.
+TEST_F(SealedSliceTest, FilesCountedIntoOneTableAddUpAsSealingAddsThem) {
+  SliceTotals apart(kT0, /*resolution_ns=*/1000, /*slice_start_ns=*/kT0);
+  Seal(std::move(trainer_), 0, SealGroup{.trainer = 0}, &apart);
+  Seal(std::move(loader_), 1, SealGroup{.trainer = 0, .loader = true}, &apart);
+  Index(&apart);
+
+  auto shared = std::make_unique<SliceFiles>();
+  Analyze(shared.get());
+  EXPECT_TRUE(trainer_.files.empty());  // counted into the table, not the result
+  EXPECT_TRUE(loader_.file_details.empty());
+  ASSERT_EQ(trainer_.file_refs.size(), 2u);
+  SliceTotals together(kT0, /*resolution_ns=*/1000, /*slice_start_ns=*/kT0);
+  together.files = std::move(shared);
+  Seal(std::move(trainer_), 0, SealGroup{.trainer = 0}, &together);
+  Seal(std::move(loader_), 1, SealGroup{.trainer = 0, .loader = true}, &together);
+  Index(&together);
+
+  ASSERT_EQ(together.files->entries.size(), apart.files->entries.size());
+  for (size_t k = 0; k < apart.files->entries.size(); ++k) {
+    SCOPED_TRACE(k);
+    const SliceFile& a = apart.files->entries[k];
+    const SliceFile& t = together.files->entries[k];
+    EXPECT_EQ(t.path, a.path);
+    EXPECT_STREQ(t.category, a.category);
+    EXPECT_EQ(t.counts.opens, a.counts.opens);
+    EXPECT_EQ(t.counts.posix_reads, a.counts.posix_reads);
+    EXPECT_EQ(t.counts.read_bytes, a.counts.read_bytes);
+    EXPECT_EQ(t.counts.read_ns, a.counts.read_ns);
+    EXPECT_EQ(t.counts.metadata_ops, a.counts.metadata_ops);
+    EXPECT_EQ(t.detail.read_sizes.buckets, a.detail.read_sizes.buckets);
+    EXPECT_EQ(t.detail.read_pattern.total(), a.detail.read_pattern.total());
+    EXPECT_EQ(t.detail.read_ranges.covered(), a.detail.read_ranges.covered());
+    EXPECT_EQ(t.named, a.named);
+    EXPECT_EQ(t.first_named, a.first_named);
+  }
+  EXPECT_EQ(together.named_by, apart.named_by);
+  EXPECT_EQ(together.files->entries[0].counts.read_bytes, 12288u);
 }
 
 TEST_F(SealedSliceTest, AGroupsBusyTimeIsTheUnionOfItsProcessesCalls) {
