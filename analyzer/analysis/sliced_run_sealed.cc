@@ -142,7 +142,7 @@ void AddFiles(const ProcessResult& r, int file, SliceTotals* totals) {
     f.category = ref.category;
     if (!counted) {
       f.counts.Merge(*counts++);
-      if (detail != r.file_details.end()) f.detail.Merge(*detail++);
+      f.detail.Merge(*detail++);
     }
     ++f.named;
     totals->named_by.emplace_back(file, ref.kind);
