@@ -42,15 +42,16 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v
 # percentages already).
 median_pct() { median | xargs printf '%+.1f'; }
 # "LOW% to HIGH%": a 95% interval for the median of the percentages on
-# stdin, by bootstrap (2,000 resamples, a fixed seed). On this VM one
-# epoch differs from the next by 15-20% either way, so the median of a few
-# dozen pairs moves by several points between sittings: the interval says
-# how far to trust it.
+# stdin, by bootstrap (2,000 resamples, a fixed seed); `median_ci " ms"`
+# for values in another unit. On this VM one epoch differs from the next by
+# 15-20% either way, so the median of a few dozen pairs moves by several
+# points between sittings: the interval says how far to trust it.
 median_ci() {
   "${python:-/usr/bin/python3}" -c '
 import random, statistics, sys
 v = [float(x) for x in sys.stdin.read().split()]
+unit = sys.argv[1]
 random.seed(20261201)
 m = sorted(statistics.median(random.choices(v, k=len(v))) for _ in range(2000))
-print("%.1f%% to %.1f%%" % (m[49], m[1950]))'
+print("%.1f%s to %.1f%s" % (m[49], unit, m[1950], unit))' "${1:-%}"
 }

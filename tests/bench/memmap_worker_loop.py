@@ -36,8 +36,7 @@ import time  # noqa: E402
 
 import torch  # noqa: E402
 import train  # noqa: E402
-
-WRITER = "iotap-writer"
+from thread_cpu import WRITER  # noqa: E402  (the writer thread's name, beside this file)
 
 
 def thread_ns():
