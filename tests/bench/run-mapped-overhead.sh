@@ -42,15 +42,19 @@ fi
 fault_rounds=$((fault_mib >= 256 ? 1 : 256 / fault_mib))
 echo "== a sampled page fault ($fault_order order, $fault_mib MiB; target: at most 1.5 us added)"
 diffs=(); cpu_diffs=()
-fault_run() { "$@" "$worker" "$data/faults.bin" "$fault_rounds" "$fault_order"; }
-for ((i = 0; i < pairs; i++)); do
-  out=$(fault_run env)
-  plain=$(awk '$1 == "ns_per_fault" {print $2}' <<<"$out")
-  plain_cpu=$(awk '$1 == "cpu_ns_per_fault" {print $2}' <<<"$out")
+# One run, with ENV...: "THREAD_NS CPU_NS" per fault.
+fault_run() {
   rm -rf "$data/trace"
-  out=$(fault_run env IOTAP_DIR="$data/trace" LD_PRELOAD="$build/lib/libiotap.so")
-  traced=$(awk '$1 == "ns_per_fault" {print $2}' <<<"$out")
-  traced_cpu=$(awk '$1 == "cpu_ns_per_fault" {print $2}' <<<"$out")
+  env "$@" "$worker" "$data/faults.bin" "$fault_rounds" "$fault_order" |
+    awk '$1 == "ns_per_fault" {t = $2} $1 == "cpu_ns_per_fault" {c = $2} END {print t, c}'
+}
+fault_plain() { read -r plain plain_cpu < <(fault_run); }
+fault_traced() {
+  read -r traced traced_cpu < <(fault_run IOTAP_DIR="$data/trace" LD_PRELOAD="$build/lib/libiotap.so")
+}
+for ((i = 0; i < pairs; i++)); do
+  # Which runs first alternates, as the epochs' pairs do below.
+  if ((i % 2 == 0)); then fault_plain; fault_traced; else fault_traced; fault_plain; fi
   echo "  pair $i: the faulting thread untraced $plain ns/fault, traced $traced; the process's CPU untraced $plain_cpu ns/fault, traced $traced_cpu"
   diffs+=("$(echo "$traced - $plain" | bc -l)")
   cpu_diffs+=("$(echo "$traced_cpu - $plain_cpu" | bc -l)")
