@@ -309,14 +309,16 @@ void SlicedRun::Seal(int64_t unix_ns) {
         AddTo(&sealed_layer_read_bytes_[LayerName(static_cast<Layer>(i))], r.layers[i].read_bytes);
       }
       const int64_t slice = it->first;
-      auto [at, added] =
-          totals_.try_emplace(slice, origin_ns_, resolution, origin_ns_ + slice * options_.slice_ns);
-      internal::SliceTotals& totals = at->second;
-      if (added) {
-        // The files its analyzers counted into, where they are.
+      auto at = totals_.find(slice);
+      if (at == totals_.end()) {
+        // With the files its analyzers counted into, where they are.
         auto files = open_files_.find(slice);
-        if (files != open_files_.end()) totals.files = std::move(files->second);
+        at = totals_
+                 .try_emplace(slice, origin_ns_, resolution, origin_ns_ + slice * options_.slice_ns,
+                              files != open_files_.end() ? std::move(files->second) : nullptr)
+                 .first;
       }
+      internal::SliceTotals& totals = at->second;
       internal::SealGroup group;  // a file started since it was classified has none yet
       if (f->number < static_cast<int>(groups.size())) group = groups[f->number];
       f->sealed.emplace_back(slice, internal::Seal(std::move(r), f->number, group, &totals));

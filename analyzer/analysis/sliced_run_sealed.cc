@@ -169,11 +169,12 @@ SliceGroup::SliceGroup(int64_t origin_ns, int64_t resolution_ns, int64_t series_
       read_calls(series_origin_ns, kInitialBinNs),
       read_ns(series_origin_ns, kInitialBinNs) {}
 
-SliceTotals::SliceTotals(int64_t origin_ns, int64_t resolution_ns, int64_t slice_start_ns)
+SliceTotals::SliceTotals(int64_t origin_ns, int64_t resolution_ns, int64_t slice_start_ns,
+                         std::unique_ptr<SliceFiles> files)
     : origin_ns(origin_ns),
       resolution_ns(resolution_ns),
       slice_start_ns(slice_start_ns),
-      files(std::make_unique<SliceFiles>()),
+      files(files != nullptr ? std::move(files) : std::make_unique<SliceFiles>()),
       other_io(origin_ns, resolution_ns) {
   for (int i = 0; i < kLayerCount; ++i) {
     layer_read_bytes.emplace_back(slice_start_ns, kInitialBinNs);

@@ -111,7 +111,10 @@ struct SliceFiles : SharedFileFigures {
 // What a sealed slice keeps of every process together. Busy time is on the
 // run's origin at `resolution_ns`; series start with the slice.
 struct SliceTotals {
-  SliceTotals(int64_t origin_ns, int64_t resolution_ns, int64_t slice_start_ns);
+  // `files`: the table the slice's analyzers counted into (null: a table of
+  // its own).
+  SliceTotals(int64_t origin_ns, int64_t resolution_ns, int64_t slice_start_ns,
+              std::unique_ptr<SliceFiles> files = nullptr);
   int64_t origin_ns;
   int64_t resolution_ns;
   int64_t slice_start_ns;
