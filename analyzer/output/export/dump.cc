@@ -136,6 +136,11 @@ std::string Details(const ProcessTrace& p, const Event& e) {
     case OP_OPTIMIZER_STEP:
       absl::StrAppend(&d, " [step ", static_cast<int64_t>(e.aux), "]");
       break;
+    case OP_MAPPED_READ:
+      // A fault: the offset it touched, and how its span is known.
+      absl::StrAppend(&d, " [fault at ", e.aux, (e.flags & FLAG_MAJOR_FAULT) ? ", major" : "",
+                      (e.flags & FLAG_INCOMPLETE) ? ", span estimated" : "", "]");
+      break;
     case OP_TFRECORD_RECORD:
       // A record, the reads that delivered it and the one that completed it.
       absl::StrAppend(&d, " [record ",

@@ -51,5 +51,23 @@ TEST(DumpWriterTest, SaysWhatEachCudaCopyWas) {
   EXPECT_TRUE(absl::StrContains(lines, "[flags 0x1]")) << lines;
 }
 
+TEST(DumpWriterTest, SaysWhereEachFaultWasAndHowItsSpanIsKnown) {
+  ProcessTrace process("/trace/p.iotap");
+  EventBatch batch;
+  Event minor = Call(OP_MAPPED_READ, 4096, FLAG_HAS_OFFSET);
+  minor.offset = 65536;
+  minor.result = 65536;
+  minor.aux = 73728;
+  Event major = Call(OP_MAPPED_READ, 4096, FLAG_HAS_OFFSET | FLAG_MAJOR_FAULT | FLAG_INCOMPLETE);
+  major.offset = 131072;
+  major.result = 65536;
+  major.aux = 131072;
+  batch.events = {minor, major};
+  std::string lines = Dump(process, batch);
+  EXPECT_TRUE(absl::StrContains(lines, "65536        4096       65536 -        [fault at 73728]\n"))
+      << lines;
+  EXPECT_TRUE(absl::StrContains(lines, "[fault at 131072, major, span estimated]\n")) << lines;
+}
+
 }  // namespace
 }  // namespace iotap::analyzer
