@@ -2,7 +2,8 @@
 # The cost of the mapped-read layer (issue 15), as the README gives it:
 #   1. a page fault in a file mapping, sampled (perf_event_open) vs untraced:
 #      bench/fault_worker.c touching every page of a 64 MiB cached file with
-#      MADV_RANDOM (one minor fault per page), in the file's order
+#      MADV_RANDOM (each fault still maps 16 pages or more: fault-around),
+#      per fault the thread counted, in the file's order
 #      (FAULT_ORDER=random: shuffled; FAULT_MIB=N: an N MiB file); what the
 #      faulting thread pays, and what the whole process's CPU does, the
 #      writer's draining of the samples included (FAULTS_ONLY=1: this part
@@ -42,20 +43,21 @@ fi
 fault_rounds=$((fault_mib >= 256 ? 1 : 256 / fault_mib))
 echo "== a sampled page fault ($fault_order order, $fault_mib MiB; target: at most 1.5 us added)"
 diffs=(); cpu_diffs=()
-# One run, with ENV...: "THREAD_NS CPU_NS" per fault.
+# One run, with ENV...: "THREAD_NS CPU_NS" per fault, and pages per fault.
 fault_run() {
   rm -rf "$data/trace"
   env "$@" "$worker" "$data/faults.bin" "$fault_rounds" "$fault_order" |
-    awk '$1 == "ns_per_fault" {t = $2} $1 == "cpu_ns_per_fault" {c = $2} END {print t, c}'
+    awk '$1 == "ns_per_fault" {t = $2} $1 == "cpu_ns_per_fault" {c = $2}
+         $1 == "pages_per_fault" {p = $2} END {print t, c, p}'
 }
-fault_plain() { read -r plain plain_cpu < <(fault_run); }
+fault_plain() { read -r plain plain_cpu plain_pages < <(fault_run); }
 fault_traced() {
-  read -r traced traced_cpu < <(fault_run IOTAP_DIR="$data/trace" LD_PRELOAD="$build/lib/libiotap.so")
+  read -r traced traced_cpu traced_pages < <(fault_run IOTAP_DIR="$data/trace" LD_PRELOAD="$build/lib/libiotap.so")
 }
 for ((i = 0; i < pairs; i++)); do
   # Which runs first alternates, as the epochs' pairs do below.
   if ((i % 2 == 0)); then fault_plain; fault_traced; else fault_traced; fault_plain; fi
-  echo "  pair $i: the faulting thread untraced $plain ns/fault, traced $traced; the process's CPU untraced $plain_cpu ns/fault, traced $traced_cpu"
+  echo "  pair $i: the faulting thread untraced $plain ns/fault, traced $traced; the process's CPU untraced $plain_cpu ns/fault, traced $traced_cpu; pages per fault $plain_pages, $traced_pages"
   diffs+=("$(echo "$traced - $plain" | bc -l)")
   cpu_diffs+=("$(echo "$traced_cpu - $plain_cpu" | bc -l)")
 done
