@@ -87,10 +87,21 @@ bool RunMayLeave(const bool* present, const bool* credited, LookRange range, uin
          (range.end < n && range.end > range.first && open(range.end - 1));
 }
 
-PageSpan NominalSpan(uint32_t page, uint32_t n) {
-  uint32_t first = page - page % kFaultAroundPages;
-  uint32_t end = first + kFaultAroundPages;
+PageSpan NominalSpan(uint32_t page, uint32_t n, uint32_t table_first) {
+  const uint32_t in_table = table_first + page;
+  const uint32_t window = in_table - in_table % kFaultAroundPages;
+  uint32_t first = window > table_first ? window - table_first : 0;
+  uint32_t end = window + kFaultAroundPages - table_first;
   return PageSpan{first, end < n ? end : n, false};
+}
+
+void MarkWindows(const uint32_t* pages, size_t k, uint32_t n, uint32_t table_first,
+                 bool* present) {
+  for (size_t i = 0; i < k; ++i) {
+    if (pages[i] >= n) continue;
+    PageSpan w = NominalSpan(pages[i], n, table_first);
+    for (uint32_t p = w.first; p < w.end; ++p) present[p] = true;
+  }
 }
 
 }  // namespace iotap::interpose

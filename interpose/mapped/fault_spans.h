@@ -115,10 +115,22 @@ bool WidenLook(const bool* present, const bool* credited, LookRange* range, uint
   return true;
 }
 
-// The nominal fault-around window around `page` in a region of `n` pages:
-// the aligned 16 pages (64 KiB of 4 KiB pages) that hold it, clipped to the
-// region.
-PageSpan NominalSpan(uint32_t page, uint32_t n);
+// The nominal fault-around window around `page` in a region of `n` pages
+// whose first page is page `table_first` of its page table: the 16 pages
+// (64 KiB of 4 KiB pages) that hold it, aligned in the page table as the
+// kernel aligns them (not in the region, which starts where the mapping
+// does), clipped to the region.
+PageSpan NominalSpan(uint32_t page, uint32_t n, uint32_t table_first);
+
+// Marks in present[0, n) the nominal window (NominalSpan) of each of the `k`
+// pages (any order; pages past the region ignored): the pages the kernel
+// maps for a fault there when the window is in the page cache in small
+// folios. With present[] holding the region's pages mapped before (its
+// credited pages), ShareSpans over the result gives the spans a look would
+// give wherever the page cache is warm, no large folio is mapped whole past
+// a window, and no credited page was reclaimed (fault_drain.cc predicts
+// spans so, and checks that it holds: look_policy.h).
+void MarkWindows(const uint32_t* pages, size_t k, uint32_t n, uint32_t table_first, bool* present);
 
 }  // namespace iotap::interpose
 

@@ -144,12 +144,68 @@ TEST(FaultSpansTest, PagesUnmappedSinceTheLastLookCountAgain) {
 }
 
 TEST(FaultSpansTest, NominalWindowIsTheAligned64KiBClipped) {
-  PageSpan s = NominalSpan(37, 512);
+  PageSpan s = NominalSpan(37, 512, 0);
   EXPECT_EQ(s.first, 32u);
   EXPECT_EQ(s.end, 48u);
   EXPECT_FALSE(s.measured);
-  s = NominalSpan(37, 40);
+  s = NominalSpan(37, 40, 0);
   EXPECT_EQ(s.end, 40u);
+}
+
+TEST(FaultSpansTest, NominalWindowIsAlignedInThePageTableNotTheRegion) {
+  // A mapping that starts at page 5 of its page table: its page 37 is the
+  // table's page 42, whose window is the table's 32 to 48.
+  PageSpan s = NominalSpan(37, 507, 5);
+  EXPECT_EQ(s.first, 27u);
+  EXPECT_EQ(s.end, 43u);
+  // The first window is cut at the mapping's start (the kernel's too).
+  s = NominalSpan(2, 507, 5);
+  EXPECT_EQ(s.first, 0u);
+  EXPECT_EQ(s.end, 11u);
+}
+
+TEST(FaultSpansTest, MarkWindowsAddsEachFaultsWindowToWhatWasMapped) {
+  bool present[64] = {};
+  present[3] = true;                      // credited at an earlier look
+  const uint32_t pages[] = {40, 20, 70};  // 70: past the region, ignored
+  MarkWindows(pages, 3, 64, 0, present);
+  for (uint32_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(present[i], i == 3 || (i >= 16 && i < 32) || (i >= 32 && i < 48)) << i;
+  }
+  // Aligned in the page table: from a region starting at its page 2.
+  bool shifted[64] = {};
+  MarkWindows(pages, 2, 64, 2, shifted);
+  for (uint32_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(shifted[i], (i >= 30 && i < 46) || (i >= 14 && i < 30)) << i;
+  }
+}
+
+// A reader of a warm sample of 40 pages from page 21 on: the kernel maps
+// each fault's window whole, so the look finds the windows of its faults
+// (pages 21, 32, 48) mapped, and nothing else. The prediction from the
+// windows gives the look's spans, at this look and at the next (the sample
+// read on, with the credits of the first).
+TEST(FaultSpansTest, WindowsPredictTheSpansOfAWarmRead) {
+  bool look_credits[512] = {};
+  bool predict_credits[512] = {};
+  auto both = [&](const std::vector<uint32_t>& faults,
+                  std::vector<std::pair<uint32_t, uint32_t>> mapped) {
+    std::vector<PageSpan> looked = Share(Present(512, mapped), faults, look_credits);
+    bool predicted[512];
+    for (int i = 0; i < 512; ++i) predicted[i] = predict_credits[i];
+    MarkWindows(faults.data(), faults.size(), 512, 0, predicted);
+    std::vector<PageSpan> spans(faults.size());
+    ShareSpans(predicted, predict_credits, 512, faults.data(), faults.size(), nullptr, 0,
+               spans.data());
+    ASSERT_EQ(looked.size(), spans.size());
+    for (size_t i = 0; i < spans.size(); ++i) {
+      EXPECT_EQ(spans[i].first, looked[i].first) << i;
+      EXPECT_EQ(spans[i].end, looked[i].end) << i;
+    }
+  };
+  both({21, 32}, {{16, 48}});
+  both({48}, {{16, 64}});
+  for (int i = 0; i < 512; ++i) EXPECT_EQ(look_credits[i], predict_credits[i]) << i;
 }
 
 TEST(FaultSpansTest, LookRangeIsTheFaultsWindowsAndAPageEitherSide) {

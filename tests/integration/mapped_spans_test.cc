@@ -1,0 +1,222 @@
+// Mapped reads' spans predicted by the window rules (interpose/mapped/
+// look_policy.h) against ground truth, by a real program
+// (programs/mapped_samples.c) reading samples of a warm file through its
+// mapping at random: with fault-around, each fault maps its 64 KiB window,
+// aligned in the address space; advised MADV_RANDOM, its own page alone. The
+// pages the kernel mapped are known from the samples the program printed and
+// its mapping's address, and the spans of the faults, predicted or looked
+// at, must be those pages, each given to one fault, once the writer predicts
+// most of them; with IOTAP_MAPPED_SPANS=measure, every span is looked at.
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "iotap/report.pb.h"
+#include "tests/integration/testing.h"
+
+namespace iotap::testing {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kFilePages = 16384;  // 64 MiB: 32 page tables of 2 MiB
+
+// A file of known bytes, locked in the page cache while the test runs (by
+// a mapping of the test's own, mlock'ed): this VM's kernel pages out memory
+// it finds cold (DAMON's pageout), a few pages here and there, and a page
+// read again from storage is a fault of its own. Written whole, ext4 on
+// Linux 6.16 and later caches the file in large folios (2 MiB here), which
+// a fault maps whole; evicted and read back a page at a time without
+// readahead (POSIX_FADV_RANDOM), in single pages, which a fault maps by its
+// window.
+class CachedFile {
+ public:
+  CachedFile(const TempDir& dir, bool single_pages) : path_(dir.Sub("samples.bin")) {
+    std::string bytes(kFilePages * kPage, '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i % 251);
+    WriteFile(path_, bytes);
+    int fd = open(path_.c_str(), O_RDONLY);
+    EXPECT_GE(fd, 0) << path_;
+    if (single_pages) {
+      EXPECT_EQ(fdatasync(fd), 0);
+      EXPECT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+      EXPECT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
+      char page[kPage];
+      for (uint64_t p = 0; p < kFilePages; ++p) {
+        if (pread(fd, page, kPage, static_cast<off_t>(p * kPage)) != static_cast<ssize_t>(kPage)) {
+          ADD_FAILURE() << path_ << ": short read at page " << p;
+          break;
+        }
+      }
+    }
+    lock_ = mmap(nullptr, kFilePages * kPage, PROT_READ, MAP_SHARED, fd, 0);
+    EXPECT_NE(lock_, MAP_FAILED) << path_;
+    if (lock_ != MAP_FAILED) {
+      EXPECT_EQ(mlock(lock_, kFilePages * kPage), 0) << strerror(errno);
+    }
+    close(fd);
+  }
+  ~CachedFile() {
+    if (lock_ != MAP_FAILED) munmap(lock_, kFilePages * kPage);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  void* lock_ = MAP_FAILED;
+};
+
+struct Printed {
+  uint64_t map = 0;
+  std::vector<uint64_t> samples;
+  long sum = -1;
+};
+
+Printed Parse(const std::string& out) {
+  Printed p;
+  std::istringstream in(out);
+  for (std::string word; in >> word;) {
+    if (word == "map") in >> p.map;
+    if (word == "sample") {
+      uint64_t first = 0;
+      in >> first;
+      p.samples.push_back(first);
+    }
+    if (word == "sum") in >> p.sum;
+  }
+  return p;
+}
+
+// What a run of mapped_samples must show: the pages it read, and where the
+// kernel maps by windows (a file cached in single pages), the pages it
+// mapped (the 64 KiB windows holding the pages read, aligned in the
+// address space), one fault per window.
+struct Expected {
+  std::set<uint64_t> read;     // file pages
+  std::set<uint64_t> mapped;   // file pages
+  std::set<uint64_t> windows;  // each window's first file page (clipped)
+  long sum = 0;
+};
+
+Expected Truth(const Printed& p, uint64_t sample_pages) {
+  constexpr uint64_t kWindowPages = 16;
+  Expected e;
+  const uint64_t map_page = p.map / kPage;
+  for (uint64_t first : p.samples) {
+    for (uint64_t q = first; q < first + sample_pages; ++q) {
+      e.sum += static_cast<long>((q * kPage) % 251);
+      e.read.insert(q);
+      uint64_t v = map_page + q;
+      uint64_t lo = v - v % kWindowPages, hi = lo + kWindowPages;
+      lo = lo < map_page ? map_page : lo;
+      hi = hi > map_page + kFilePages ? map_page + kFilePages : hi;
+      e.windows.insert(lo - map_page);
+      for (uint64_t w = lo; w < hi; ++w) e.mapped.insert(w - map_page);
+    }
+  }
+  return e;
+}
+
+struct Case {
+  const char* name;
+  uint64_t samples;
+  uint64_t sample_pages;
+  bool single_pages;  // the file cached in single pages (CachedFile)
+  bool measure;       // IOTAP_MAPPED_SPANS=measure
+};
+
+class MappedSpansTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MappedSpansTest, SpansAreThePagesTheKernelMappedEachGivenOnce) {
+  const Case& c = GetParam();
+  TempDir dir;
+  CachedFile cached(dir, c.single_pages);
+  const std::string& data = cached.path();
+  std::string trace = dir.Sub("trace");
+  std::vector<std::string> argv = {TestProgram("mapped_samples"), data, std::to_string(c.samples),
+                                   std::to_string(c.sample_pages), "1000"};
+  RunOptions options;
+  if (c.measure) options.env["IOTAP_MAPPED_SPANS"] = "measure";
+  RunResult r = RunPreloaded(argv, trace, options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Printed printed = Parse(r.out);
+  ASSERT_EQ(printed.samples.size(), c.samples) << r.out;
+  const Expected truth = Truth(printed, c.sample_pages);
+  EXPECT_EQ(printed.sum, truth.sum);
+
+  LoadedRun run = LoadRun(trace);
+  ASSERT_EQ(run.processes.size(), 1u);
+  std::vector<const LoadedEvent*> faults = run.processes[0].On(data, OP_MAPPED_READ);
+  std::map<uint64_t, int> given;  // file page: spans holding it
+  std::set<uint64_t> faulted_windows;
+  uint64_t estimated = 0, span_bytes = 0;
+  for (const LoadedEvent* e : faults) {
+    ASSERT_EQ(e->flags & FLAG_MAJOR_FAULT, 0u) << "the file is in the page cache";
+    if (e->flags & FLAG_INCOMPLETE) ++estimated;
+    span_bytes += static_cast<uint64_t>(e->result);
+    for (int64_t at = e->offset; at < e->offset + e->result; at += kPage) ++given[at / kPage];
+    const uint64_t page = e->aux / kPage;
+    auto window = truth.windows.upper_bound(page);
+    ASSERT_NE(window, truth.windows.begin()) << "page " << page;
+    faulted_windows.insert(*std::prev(window));
+  }
+  // Whatever the kernel mapped, each page read is in a span, and no page is
+  // given to two faults.
+  std::set<uint64_t> spanned;
+  for (const auto& [page, n] : given) {
+    EXPECT_EQ(n, 1) << "page " << page;
+    EXPECT_LT(page, kFilePages);
+    spanned.insert(page);
+  }
+  EXPECT_TRUE(std::includes(spanned.begin(), spanned.end(), truth.read.begin(), truth.read.end()));
+  if (c.single_pages) {
+    // One fault per window, and the spans are exactly the windows.
+    EXPECT_EQ(faults.size(), truth.windows.size());
+    EXPECT_EQ(faulted_windows, truth.windows);
+    EXPECT_EQ(spanned, truth.mapped);
+  }
+  if (c.measure) {
+    EXPECT_EQ(estimated, 0u);
+  } else if (c.single_pages) {
+    // Trusted after 32 checks, the rule predicts 7 regions in 8.
+    EXPECT_GE(estimated, faults.size() / 2) << faults.size() << " faults";
+  } else if (faults.size() < truth.windows.size()) {
+    // Large folios mapped whole (fewer faults than windows): every check
+    // fails, and every span is looked at. (A kernel that caches a written
+    // file in small folios maps it by windows here too, and the rule may
+    // then be trusted.)
+    EXPECT_EQ(estimated, 0u);
+  }
+
+  // The report counts the predicted spans as estimated.
+  RunResult json = RunProgram({IotapBinary(), "report", trace, "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  report::Report report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &report).ok());
+  ASSERT_EQ(report.mapped_reads().files_size(), 1);
+  EXPECT_EQ(report.mapped_reads().files(0).faults(), static_cast<double>(faults.size()));
+  EXPECT_EQ(report.mapped_reads().files(0).estimated_spans(), static_cast<double>(estimated));
+  EXPECT_EQ(report.mapped_reads().span_bytes(), static_cast<double>(span_bytes));
+}
+
+INSTANTIATE_TEST_SUITE_P(Readers, MappedSpansTest,
+                         ::testing::Values(Case{"FaultAround", 600, 48, true, false},
+                                           Case{"FaultAroundMeasured", 600, 48, true, true},
+                                           Case{"LargeFolios", 600, 48, false, false}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace iotap::testing
