@@ -97,13 +97,11 @@ constexpr char kRunHelp[] =
     "  IOTAP_LAYERS, IOTAP_ZSTD_LEVEL, IOTAP_QUIET=1, IOTAP_CLOCK=monotonic (no TSC;\n"
     "  tsc, the default, where trusted), IOTAP_WAIT_THRESHOLD_US, IOTAP_TIME_UNIT_NS,\n"
     "  IOTAP_CUPTI=1 (see the README; the switches take 1 or 0),\n"
-    "  IOTAP_MAPPED_SPANS=measure (look at every mapped read's span; predict, the\n"
-    "  default, predicts them where sampled looks confirm the prediction),\n"
     "  IOTAP_PY_SAMPLES=HZ (with PYTHONPATH=P/iotap/_site:P, P the helper's directory:\n"
     "  lib/python in a build tree, lib/iotap/python when installed),\n"
     "  IOTAP_DISABLE=1 (load but record nothing), IOTAP_SESSION (set by iotap run).\n"
-    "iotap run passes on those from IOTAP_FLUSH_INTERVAL_MS to IOTAP_MAPPED_SPANS\n"
-    "(an option given wins) and sets the others itself.\n";
+    "iotap run passes on those from IOTAP_FLUSH_INTERVAL_MS to IOTAP_CUPTI (an option\n"
+    "given wins) and sets the others itself.\n";
 
 pid_t g_child = -1;
 
@@ -347,7 +345,7 @@ constexpr std::pair<const char*, const char*> kOptionSettings[] = {
 };
 // ... and those only the environment sets (the README's table).
 constexpr const char* kEnvironmentSettings[] = {"IOTAP_WAIT_THRESHOLD_US", "IOTAP_TIME_UNIT_NS",
-                                                "IOTAP_CLOCK", "IOTAP_CUPTI", "IOTAP_MAPPED_SPANS"};
+                                                "IOTAP_CLOCK", "IOTAP_CUPTI"};
 
 // Whether the job gets `var`, an IOTAP_* variable of our environment: one
 // of the shim's settings, unless an option of ours sets it (the option

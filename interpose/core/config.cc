@@ -182,7 +182,6 @@ bool ReadConfig(Config* config, const char* cwd, const char** why) {
       uint64_t{1000} * static_cast<uint64_t>(Setting("IOTAP_WAIT_THRESHOLD_US", config));
   config->allow_tsc = Word("IOTAP_CLOCK", config) == 0;
   config->cupti = Word("IOTAP_CUPTI", config) == 1;
-  config->measure_spans = Word("IOTAP_MAPPED_SPANS", config) == 1;
   config->py_sample_hz = static_cast<uint32_t>(Setting("IOTAP_PY_SAMPLES", config));
   config->no_perf = IsOne(getenv("IOTAP_TEST_NO_PERF"));
   config->py_gil_sampler = IsOne(getenv("IOTAP_TEST_PY_GIL_SAMPLER"));

@@ -17,9 +17,6 @@
 //   IOTAP_QUIET               "1" to silence the shim's warnings ("0": the default)
 //   IOTAP_CUPTI               "1" to collect CUDA device-side activity ("0")
 //   IOTAP_DISABLE             "1" to load but record nothing ("0")
-//   IOTAP_MAPPED_SPANS        "measure" to look at the page table for every
-//                             mapped read's span ("predict", the default:
-//                             predict them where sampled looks confirm it)
 //   IOTAP_PY_SAMPLES          Python stack samples per CPU-second the Python
 //                             helper takes (0 or unset: none); the shim only
 //                             writes the number into the trace header
@@ -67,7 +64,6 @@ struct Config {
   bool allow_tsc = true;
   bool quiet = false;
   bool cupti = false;
-  bool measure_spans = false;  // IOTAP_MAPPED_SPANS=measure
   uint32_t py_sample_hz = wire::DefaultOf("IOTAP_PY_SAMPLES");
   bool no_perf = false;  // IOTAP_TEST_NO_PERF
   // IOTAP_TEST_PY_GIL_SAMPLER: Python stacks sampled with the GIL only, as

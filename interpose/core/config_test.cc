@@ -95,22 +95,18 @@ TEST_F(ConfigTest, TakesTheWordsOfWordSettings) {
   setenv("IOTAP_CLOCK", "monotonic", 1);
   setenv("IOTAP_QUIET", "1", 1);
   setenv("IOTAP_CUPTI", "1", 1);
-  setenv("IOTAP_MAPPED_SPANS", "measure", 1);
   Config on = Read();
   EXPECT_FALSE(on.allow_tsc);
   EXPECT_TRUE(on.quiet);
   EXPECT_TRUE(on.cupti);
-  EXPECT_TRUE(on.measure_spans);
   setenv("IOTAP_CLOCK", "tsc", 1);
   setenv("IOTAP_QUIET", "0", 1);
   setenv("IOTAP_CUPTI", "0", 1);
-  setenv("IOTAP_MAPPED_SPANS", "predict", 1);
   setenv("IOTAP_DISABLE", "0", 1);
   Config off = Read();
   EXPECT_TRUE(off.allow_tsc);
   EXPECT_FALSE(off.quiet);
   EXPECT_FALSE(off.cupti);
-  EXPECT_FALSE(off.measure_spans);
   EXPECT_STREQ(off.bad_settings, "");
 }
 

@@ -1,8 +1,8 @@
 // The writer's side of the page-fault sampler: empties a thread's two sample
 // buffers, pairs each fault's begin sample with its major-fault sample,
-// places the faults in the data mappings, measures (or predicts:
-// look_policy.h) their spans and writes them as OP_MAPPED_READ events of
-// that thread.
+// places the faults in the data mappings, measures their spans (or, where
+// no look can be made, estimates them) and writes them as OP_MAPPED_READ
+// events of that thread.
 
 #include <fcntl.h>
 #include <string.h>
@@ -18,7 +18,6 @@
 #include "interpose/file/writer.h"
 #include "interpose/mapped/fault_sampler_internal.h"
 #include "interpose/mapped/fault_spans.h"
-#include "interpose/mapped/look_policy.h"
 #include "interpose/mapped/mappings.h"
 #include "interpose/mapped/pagemap.h"
 #include "interpose/mapped/proc_maps.h"
@@ -73,8 +72,7 @@ struct Region {
   int look;  // index into Scratch::present, -1: not looked at
   // The pages [look_first, look_end) of the region that the look read.
   uint32_t look_first, look_end;
-  bool predict;  // spans predicted (look_policy.h), not looked at
-  bool check;    // the look checks the prediction
+  bool estimate;  // not looked at: spans estimated by the fault-around rule
 };
 
 // Pending faults' pages kept for one drain at most (the rest are not
@@ -109,17 +107,15 @@ struct Scratch {
   uint32_t looked_pages[kMaxBegins + kMaxMajors];
   PageSpan spans[kMaxBegins + kMaxMajors];
   bool present[kMaxPagemapReads][kRegionPages];
-  bool predicted[kRegionPages];  // one region's pages mapped by the prediction
+  bool estimated[kRegionPages];  // one region's pages mapped by the estimate
   // Pages of faults taken before the looks and not written with them.
   uint64_t pending[kMaxPending];
   size_t pending_size;
-  uint32_t region_pending[kMaxPending];  // those of one region, from its look's start
-  uint32_t rule_pending[kMaxPending];    // ... from the region's start (CheckRule)
+  uint32_t region_pending[kMaxPending];  // those of one region, from its start
   KeptFd pagemap;
   PagemapMethod pagemap_method;  // kScan (0) until the kernel refuses it
   RegionCredit credits[kCreditRegions];
   bool credits_taken;  // whether any entry of `credits` was, since the last reset
-  LookPolicy policy;
 };
 constinit Scratch g_scratch = {};
 
@@ -344,27 +340,6 @@ uint32_t TableFirst(const Region& r) {
   return static_cast<uint32_t>((r.window_start / kPageSize) % kRegionPages);
 }
 
-// Checks the window rule (look_policy.h) against what the look at region
-// `r` found, over the pages it read: it holds where the pages credited
-// before the look (`credited`) and the windows of the region's faults
-// (`fault_pages`, k of them) and of its pending faults (mapped, not yet
-// written) are the pages found mapped.
-void CheckRule(const Region& r, const bool* credited, const uint32_t* fault_pages, size_t k) {
-  Scratch& s = g_scratch;
-  const uint64_t first_page = r.window_start / kPageSize;
-  size_t pending_k = 0;
-  for (size_t p = 0; p < s.pending_size; ++p) {
-    if (s.pending[p] >= first_page && s.pending[p] < first_page + r.pages) {
-      s.rule_pending[pending_k++] = static_cast<uint32_t>(s.pending[p] - first_page);
-    }
-  }
-  memcpy(s.predicted, credited, r.pages);
-  MarkWindows(fault_pages, k, r.pages, TableFirst(r), s.predicted);
-  MarkWindows(s.rule_pending, pending_k, r.pages, TableFirst(r), s.predicted);
-  s.policy.Checked(memcmp(s.predicted + r.look_first, s.present[r.look] + r.look_first,
-                          r.look_end - r.look_first) == 0);
-}
-
 // Fills `e` for the span [first, end) of pages of `window_start` (an
 // address inside mapping `m`).
 void FillSpan(RawEvent* e, const Placed& p, uint64_t window_start, const PageSpan& span) {
@@ -389,11 +364,11 @@ void FillSpan(RawEvent* e, const Placed& p, uint64_t window_start, const PageSpa
                                                (span.measured ? 0 : kFlagIncomplete))};
 }
 
-// Measures (or predicts) the spans of the `n` placed faults and writes them
-// as events of `tid`. Every region is looked at before the pending faults
-// are collected, so that a fault that mapped pages before a look is either
-// written now or known as pending. Returns how many regions wanted a look
-// (some may have gone without: kMaxPagemapReads; some were predicted).
+// Measures the spans of the `n` placed faults and writes them as events of
+// `tid`. Every region is looked at before the pending faults are collected,
+// so that a fault that mapped pages before a look is either written now or
+// known as pending. Returns how many regions wanted a look (some may have
+// gone without: kMaxPagemapReads).
 uint32_t WriteFaults(uint32_t tid, size_t n) {
   Scratch& s = g_scratch;
   if (n == 0) return 0;
@@ -426,32 +401,16 @@ uint32_t WriteFaults(uint32_t tid, size_t n) {
                .look = -1,
                .look_first = 0,
                .look_end = 0,
-               .predict = false,
-               .check = false};
+               .estimate = false};
     const bool live = m->removed_ns == UINT64_MAX;
     if (live) ++wanted;
-    // A region whose spans the fault-around rule may give: no major fault
-    // (a page read from storage, its window not cached), and no fault on a
-    // page given out before (since reclaimed or unmapped: the credits are
-    // stale).
-    bool predictable = live && !g_config.measure_spans;
-    const RegionCredit& c = CreditEntry(r.window_start);
-    const bool* credited = Holds(c, r.window_start, *m) ? c.credited : nullptr;
-    for (size_t k = i; predictable && k < j; ++k) {
-      predictable =
-          !placed_at(k).major &&
-          !(credited != nullptr && credited[(placed_at(k).addr - window_start) / kPageSize]);
-    }
-    if (predictable && !s.policy.WantsLook()) {
-      r.predict = true;
-    } else if (live && looks < kMaxPagemapReads &&
-               Look(r, placed_at(i).addr, placed_at(j - 1).addr, *m, s.present[looks])) {
-      r.look = looks++;
-      r.check = predictable;
-    } else {
+    if (!live || looks >= kMaxPagemapReads ||
+        !Look(r, placed_at(i).addr, placed_at(j - 1).addr, *m, s.present[looks])) {
       // No look could be made (the mapping is gone, the drain's looks are
-      // spent, pagemap refused): the rule's estimate, trusted or not.
-      r.predict = true;
+      // spent, pagemap refused): the fault-around rule's estimate.
+      r.estimate = true;
+    } else {
+      r.look = looks++;
     }
     i = j;
   }
@@ -478,35 +437,35 @@ uint32_t WriteFaults(uint32_t tid, size_t n) {
       uint32_t* looked_pages = s.looked_pages;
       for (size_t k = 0; k < r.end - r.first; ++k) looked_pages[k] = fault_pages[k] - r.look_first;
       bool* credited = CreditsOf(r.window_start, placed_at(r.first).mapping);
-      // (Before ShareSpans, which gives out the pages the look found.)
-      if (r.check) CheckRule(r, credited, fault_pages, r.end - r.first);
       ShareSpans(s.present[r.look] + r.look_first, credited + r.look_first, look_pages,
                  looked_pages, r.end - r.first, pending, pending_k, spans);
       for (size_t k = 0; k < r.end - r.first; ++k) {
         spans[k].first += r.look_first;
         spans[k].end += r.look_first;
       }
-    } else if (r.predict) {
-      // The pages the rule says the faults mapped, shared out as a look's
-      // would be; estimated, not measured (FLAG_INCOMPLETE). A fault on a
-      // page given out before shows its window unmapped since (reclaimed):
-      // its credits are dropped.
+    } else if (r.estimate) {
+      // The pages fault-around maps where the file is cached in small
+      // folios (MarkWindows), less those earlier spans were given, shared
+      // out as a look's would be: estimated, not measured (FLAG_INCOMPLETE),
+      // and, unlike the nominal window each, no page counted twice. A fault
+      // on a page given out before shows its window unmapped since
+      // (reclaimed): its credits are dropped.
       bool* credited = CreditsOf(r.window_start, placed_at(r.first).mapping);
       for (size_t k = 0; k < r.end - r.first; ++k) {
         if (!credited[fault_pages[k]]) continue;
         PageSpan stale = NominalSpan(fault_pages[k], r.pages, TableFirst(r));
         memset(credited + stale.first, 0, stale.end - stale.first);
       }
-      memcpy(s.predicted, credited, r.pages);
-      MarkWindows(fault_pages, r.end - r.first, r.pages, TableFirst(r), s.predicted);
-      ShareSpans(s.predicted, credited, r.pages, fault_pages, r.end - r.first, nullptr, 0, spans);
+      memcpy(s.estimated, credited, r.pages);
+      MarkWindows(fault_pages, r.end - r.first, r.pages, TableFirst(r), s.estimated);
+      ShareSpans(s.estimated, credited, r.pages, fault_pages, r.end - r.first, nullptr, 0, spans);
       for (size_t k = 0; k < r.end - r.first; ++k) spans[k].measured = false;
     }
     for (size_t k = r.first; k < r.end; ++k) {
       size_t idx = s.order[k] & 0xffff;
       // (A look that found the fault's own page unmapped, reclaimed
       // already, leaves it the nominal window.)
-      PageSpan span = (r.look >= 0 && spans[k - r.first].measured) || r.predict
+      PageSpan span = (r.look >= 0 && spans[k - r.first].measured) || r.estimate
                           ? spans[k - r.first]
                           : NominalSpan(fault_pages[k - r.first], r.pages, TableFirst(r));
       FillSpan(&s.events[idx], s.placed[idx], r.window_start, span);
@@ -607,8 +566,6 @@ void WriteStatus() {
 void ResetDrainInChild() {
   g_scratch.pagemap.Close();
   ForgetProcMapsInChild();
-  // The child's page tables are its own: the rule is checked afresh there.
-  g_scratch.policy = LookPolicy();
   // The child's faults are its own: pages the parent's faults were given are
   // not the child's (fork copies no page table of a mapping of a file alone,
   // so the child faults them in again).

@@ -128,8 +128,8 @@ PageSpan NominalSpan(uint32_t page, uint32_t n, uint32_t table_first);
 // folios. With present[] holding the region's pages mapped before (its
 // credited pages), ShareSpans over the result gives the spans a look would
 // give wherever the page cache is warm, no large folio is mapped whole past
-// a window, and no credited page was reclaimed (fault_drain.cc predicts
-// spans so, and checks that it holds: look_policy.h).
+// a window, and no credited page was reclaimed (fault_drain.cc estimates
+// spans so where it cannot look).
 void MarkWindows(const uint32_t* pages, size_t k, uint32_t n, uint32_t table_first, bool* present);
 
 }  // namespace iotap::interpose

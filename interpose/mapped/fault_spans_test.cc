@@ -182,20 +182,20 @@ TEST(FaultSpansTest, MarkWindowsAddsEachFaultsWindowToWhatWasMapped) {
 
 // A reader of a warm sample of 40 pages from page 21 on: the kernel maps
 // each fault's window whole, so the look finds the windows of its faults
-// (pages 21, 32, 48) mapped, and nothing else. The prediction from the
+// (pages 21, 32, 48) mapped, and nothing else. The estimate from the
 // windows gives the look's spans, at this look and at the next (the sample
 // read on, with the credits of the first).
-TEST(FaultSpansTest, WindowsPredictTheSpansOfAWarmRead) {
+TEST(FaultSpansTest, WindowsEstimateTheSpansOfAWarmRead) {
   bool look_credits[512] = {};
-  bool predict_credits[512] = {};
+  bool estimate_credits[512] = {};
   auto both = [&](const std::vector<uint32_t>& faults,
                   std::vector<std::pair<uint32_t, uint32_t>> mapped) {
     std::vector<PageSpan> looked = Share(Present(512, mapped), faults, look_credits);
-    bool predicted[512];
-    for (int i = 0; i < 512; ++i) predicted[i] = predict_credits[i];
-    MarkWindows(faults.data(), faults.size(), 512, 0, predicted);
+    bool estimated[512];
+    for (int i = 0; i < 512; ++i) estimated[i] = estimate_credits[i];
+    MarkWindows(faults.data(), faults.size(), 512, 0, estimated);
     std::vector<PageSpan> spans(faults.size());
-    ShareSpans(predicted, predict_credits, 512, faults.data(), faults.size(), nullptr, 0,
+    ShareSpans(estimated, estimate_credits, 512, faults.data(), faults.size(), nullptr, 0,
                spans.data());
     ASSERT_EQ(looked.size(), spans.size());
     for (size_t i = 0; i < spans.size(); ++i) {
@@ -205,7 +205,7 @@ TEST(FaultSpansTest, WindowsPredictTheSpansOfAWarmRead) {
   };
   both({21, 32}, {{16, 48}});
   both({48}, {{16, 64}});
-  for (int i = 0; i < 512; ++i) EXPECT_EQ(look_credits[i], predict_credits[i]) << i;
+  for (int i = 0; i < 512; ++i) EXPECT_EQ(look_credits[i], estimate_credits[i]) << i;
 }
 
 TEST(FaultSpansTest, LookRangeIsTheFaultsWindowsAndAPageEitherSide) {

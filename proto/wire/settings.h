@@ -98,9 +98,6 @@ inline constexpr WordSetting kWordSettings[] = {
     {"IOTAP_DISABLE", {"0", "1"}},           // 1: load, but record nothing
     {"IOTAP_CUPTI", {"0", "1"}},             // 1: CUDA's device-side records too
     {"IOTAP_CLOCK", {"tsc", "monotonic"}},   // monotonic: CLOCK_MONOTONIC per event
-    // measure: look at the page table for every mapped read's span
-    // (interpose/mapped/look_policy.h)
-    {"IOTAP_MAPPED_SPANS", {"predict", "measure"}},
 };
 
 // The word setting read from `variable`, or null.

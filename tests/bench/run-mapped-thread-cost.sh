@@ -8,11 +8,9 @@
 # 4 shards, read in a shuffled order, the shards mapped afresh each epoch)
 # for EPOCHS epochs, pinned to one CPU, so that the shim's writer thread
 # shares the CPU with the thread that reads, as it does where the job's
-# processes already fill the cores. Each round runs it four times, in a
-# rotating order: untraced, traced with every layer, traced with every layer
-# and every span looked at (IOTAP_MAPPED_SPANS=measure: no span predicted,
-# as before 2026-12-07), and traced with every layer but `mapped`
-# (preloaded, the trace on the same disk as the data).
+# processes already fill the cores. Each round runs it three times, in a
+# rotating order: untraced, traced with every layer, and traced with every
+# layer but `mapped` (preloaded, the trace on the same disk as the data).
 # Per run, the median of its epochs after the first (the first imports and
 # starts the events); per round, the differences between runs; over the
 # rounds, the median difference with a bootstrap 95% interval, of:
@@ -39,9 +37,8 @@ data=$(mktemp -d /tmp/iotap-mapped-threads-XXXXXX)
 trap 'rm -rf "$data"' EXIT
 memmap_epoch_job "$python" "$data" "${SAMPLES:-2048}"  # the shards, cached
 all_but_mapped=posix,stdio,hdf5,tfrecord,cuda,uring,waits
-kinds=(untraced all measured no_mapped)
+kinds=(untraced all no_mapped)
 metrics=(main writer wall faults)
-pairs=(all-measured all-no_mapped all-untraced measured-untraced no_mapped-untraced)
 
 # One run of KIND: ENV... sets results[KIND,METRIC] to the medians of its
 # epochs after the first.
@@ -62,18 +59,17 @@ run() {
 declare -A series
 echo "rounds of $epochs epochs of ${SAMPLES:-2048} samples, pinned to CPU $cpu"
 for ((round = 0; round < rounds; round++)); do
-  for ((k = 0; k < ${#kinds[@]}; k++)); do
-    case ${kinds[(round + k) % ${#kinds[@]}]} in
+  for ((k = 0; k < 3; k++)); do
+    case ${kinds[(round + k) % 3]} in
       untraced) run untraced ;;
       all) run all LD_PRELOAD="$lib" IOTAP_DIR="$data/trace" ;;
-      measured) run measured LD_PRELOAD="$lib" IOTAP_DIR="$data/trace" IOTAP_MAPPED_SPANS=measure ;;
       no_mapped) run no_mapped LD_PRELOAD="$lib" IOTAP_DIR="$data/trace" IOTAP_LAYERS=$all_but_mapped ;;
     esac
   done
   for kind in "${kinds[@]}"; do
     for m in "${metrics[@]}"; do series[$kind,$m]+="${results[$kind,$m]}"$'\n'; done
   done
-  for pair in "${pairs[@]}"; do
+  for pair in all-no_mapped all-untraced no_mapped-untraced; do
     a=${pair%-*} b=${pair#*-}
     for m in main writer wall; do
       series[$pair,$m]+="$(echo "${results[$a,$m]} - ${results[$b,$m]}" | bc -l)"$'\n'
@@ -87,7 +83,7 @@ for kind in "${kinds[@]}"; do
     "$(median <<<"${series[$kind,wall]}")" "$(median <<<"${series[$kind,faults]}")"
 done
 echo "paired differences (median, 95% interval), ms per epoch:"
-for pair in "${pairs[@]}"; do
+for pair in all-no_mapped all-untraced no_mapped-untraced; do
   line="  ${pair/-/ - }:"
   for m in main writer wall; do
     values=${series[$pair,$m]}
