@@ -21,6 +21,7 @@ constexpr uint64_t kMinIntervalNs = 1000000000ull;
 
 constinit uint64_t g_last_read_ns = 0;
 constinit bool g_read_once = false;
+constinit EarlyRereads g_early;
 
 // The PROCMAP_QUERY ioctl of /proc/PID/maps (include/uapi/linux/fs.h since
 // Linux 6.11; Debian 12's headers predate it).
@@ -161,6 +162,14 @@ bool LearnMappingAt(uint64_t addr, uint64_t now_ns, int* queries) {
   int fd = g_query.unsupported ? -1 : MapsFd();
   if (fd < 0) {
     *queries = 0;
+    if (g_read_once && now_ns - g_last_read_ns < kMinIntervalNs) {
+      // Within the second: again after a wait that grows while such reads
+      // find nothing new (misses in anonymous memory mapped since).
+      if (now_ns - g_last_read_ns < g_early.wait_ns()) return false;
+      bool learned = LearnMappings(now_ns, /*early=*/true);
+      g_early.After(learned);
+      return learned;
+    }
     return LearnMappings(now_ns);
   }
   --*queries;
@@ -206,8 +215,8 @@ void ForgetProcMapsInChild() {
   g_query.not_data_set = false;
 }
 
-bool LearnMappings(uint64_t now_ns) {
-  if (g_read_once && now_ns - g_last_read_ns < kMinIntervalNs) return false;
+bool LearnMappings(uint64_t now_ns, bool early) {
+  if (!early && g_read_once && now_ns - g_last_read_ns < kMinIntervalNs) return false;
   g_read_once = true;
   g_last_read_ns = now_ns;
   uint64_t before = DataMappingsVersion();

@@ -35,10 +35,23 @@ TEST(ProcMapsTest, ParsesAnonymousAndExecutableMappings) {
 
 TEST(ProcMapsTest, RejectsWhatIsNotAMapsLine) {
   MapsLine m;
-  for (std::string bad : {"", "zz-10 r--p 0 0 0", "1000-0800 r--p 00000000 00:00 0",
-                          "1000-2000", "1000-2000 r--p"}) {
+  for (std::string bad :
+       {"", "zz-10 r--p 0 0 0", "1000-0800 r--p 00000000 00:00 0", "1000-2000", "1000-2000 r--p"}) {
     EXPECT_FALSE(ParseMapsLine(bad.data(), bad.size(), &m)) << bad;
   }
+}
+
+TEST(ProcMapsTest, EarlyRereadsWaitLongerWhileTheyFindNothing) {
+  EarlyRereads early;
+  EXPECT_EQ(early.wait_ns(), EarlyRereads::kFirstWaitNs);
+  early.After(false);
+  EXPECT_EQ(early.wait_ns(), 2 * EarlyRereads::kFirstWaitNs);
+  early.After(false);
+  EXPECT_EQ(early.wait_ns(), 4 * EarlyRereads::kFirstWaitNs);
+  for (int i = 0; i < 20; ++i) early.After(false);
+  EXPECT_EQ(early.wait_ns(), EarlyRereads::kMaxWaitNs);
+  early.After(true);  // a data mapping found: back to the first wait
+  EXPECT_EQ(early.wait_ns(), EarlyRereads::kFirstWaitNs);
 }
 
 }  // namespace
