@@ -19,6 +19,14 @@
 namespace iotap::testing {
 namespace {
 
+// What the reader said of a run's files, a line each, for a failure's
+// message.
+std::string IssuesOf(const LoadedRun& run) {
+  std::string out;
+  for (const analyzer::ReadIssue& i : run.issues) absl::StrAppend(&out, i.ToString(), "\n");
+  return out;
+}
+
 std::string Faults() { return TestProgram("faults"); }
 
 TEST(LimitsTest, SixtyFourWorkersForkedAtOnce) {
@@ -34,7 +42,7 @@ TEST(LimitsTest, SixtyFourWorkersForkedAtOnce) {
   ExpectSameBehaviour(plain, traced);
 
   LoadedRun run = LoadRun(dir.Sub("trace"));
-  EXPECT_TRUE(run.issues.empty());
+  EXPECT_TRUE(run.issues.empty()) << IssuesOf(run);
   ASSERT_EQ(run.processes.size(), 65u);
   const LoadedProcess* parent = nullptr;
   for (const LoadedProcess& p : run.processes) {
@@ -75,7 +83,7 @@ TEST(LimitsTest, TenThousandFilesOpenAtOnce) {
   ExpectSameBehaviour(plain, traced);
 
   LoadedRun run = LoadRun(dir.Sub("trace"));
-  EXPECT_TRUE(run.issues.empty());
+  EXPECT_TRUE(run.issues.empty()) << IssuesOf(run);
   ASSERT_EQ(run.processes.size(), 1u);
   EXPECT_EQ(run.processes[0].dropped, 0u);
   struct PerFile {
@@ -120,7 +128,7 @@ TEST(LimitsTest, TwoHundredFiftySixThreads) {
   ExpectSameBehaviour(plain, traced);
 
   LoadedRun run = LoadRun(dir.Sub("trace"));
-  EXPECT_TRUE(run.issues.empty());
+  EXPECT_TRUE(run.issues.empty()) << IssuesOf(run);
   ASSERT_EQ(run.processes.size(), 1u);
   EXPECT_EQ(run.processes[0].dropped, 0u);
   std::map<std::string, std::vector<const LoadedEvent*>> reads;
@@ -159,7 +167,7 @@ TEST(LimitsTest, ClosesEveryDescriptorAndDup2sOverOthers) {
   ExpectSameBehaviour(plain, traced);
 
   LoadedRun run = LoadRun(dir.Sub("trace"));
-  EXPECT_TRUE(run.issues.empty());
+  EXPECT_TRUE(run.issues.empty()) << IssuesOf(run);
   ASSERT_EQ(run.processes.size(), 1u);
   EXPECT_EQ(run.processes[0].dropped, 0u);
   EXPECT_EQ(run.On(file, OP_PREAD).size(), 100u * 4096);
@@ -179,7 +187,7 @@ TEST(LimitsTest, Vfork) {
   // The program and the cat its first child became; the children before
   // their exec or _exit write nothing.
   LoadedRun run = LoadRun(dir.Sub("trace"));
-  EXPECT_TRUE(run.issues.empty());
+  EXPECT_TRUE(run.issues.empty()) << IssuesOf(run);
   ASSERT_EQ(run.processes.size(), 2u);
   int cats = 0;
   for (const LoadedProcess& p : run.processes) {
