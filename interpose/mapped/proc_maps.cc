@@ -162,14 +162,6 @@ bool LearnMappingAt(uint64_t addr, uint64_t now_ns, int* queries) {
   int fd = g_query.unsupported ? -1 : MapsFd();
   if (fd < 0) {
     *queries = 0;
-    if (g_read_once && now_ns - g_last_read_ns < kMinIntervalNs) {
-      // Within the second: again after a wait that grows while such reads
-      // find nothing new (misses in anonymous memory mapped since).
-      if (now_ns - g_last_read_ns < g_early.wait_ns()) return false;
-      bool learned = LearnMappings(now_ns, /*early=*/true);
-      g_early.After(learned);
-      return learned;
-    }
     return LearnMappings(now_ns);
   }
   --*queries;
@@ -215,8 +207,11 @@ void ForgetProcMapsInChild() {
   g_query.not_data_set = false;
 }
 
-bool LearnMappings(uint64_t now_ns, bool early) {
-  if (!early && g_read_once && now_ns - g_last_read_ns < kMinIntervalNs) return false;
+bool LearnMappings(uint64_t now_ns) {
+  // Within the second of the last read, again only after a wait that grows
+  // while such reads find nothing new (misses in anonymous memory).
+  const bool early = g_read_once && now_ns - g_last_read_ns < kMinIntervalNs;
+  if (early && now_ns - g_last_read_ns < g_early.wait_ns()) return false;
   g_read_once = true;
   g_last_read_ns = now_ns;
   uint64_t before = DataMappingsVersion();
@@ -242,7 +237,9 @@ bool LearnMappings(uint64_t now_ns, bool early) {
     used -= begin;
   }
   RawSyscall(SYS_close, fd);
-  return DataMappingsVersion() != before;
+  const bool learned = DataMappingsVersion() != before;
+  if (early) g_early.After(learned);
+  return learned;
 }
 
 }  // namespace iotap::interpose

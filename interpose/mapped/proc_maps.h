@@ -41,10 +41,10 @@ struct MapsLine {
 bool ParseMapsLine(const char* line, size_t n, MapsLine* out);
 
 // Reads /proc/self/maps unless it was read less than a second before
-// `now_ns` (`early`: even so), and adds the data-file mappings the table
-// lacks. Returns whether it added any. Writer side only (it keeps its
-// buffers, the ranges it read and the time of the last read without a lock).
-bool LearnMappings(uint64_t now_ns, bool early = false);
+// `now_ns` and EarlyRereads' wait has not passed, and adds the data-file
+// mappings the table lacks. Returns whether it added any. Writer side only
+// (it keeps its buffers and the time of the last read without a lock).
+bool LearnMappings(uint64_t now_ns);
 
 // A fault at `addr` lies in no mapping of the table: adds the data-file
 // mapping holding it, if there is one, and returns whether it did. Spends
@@ -66,10 +66,11 @@ void ForgetProcMapsInChild();
 // one. A process whose misses never stop reads it 4 times more in its
 // first second than before (at 50, 150, 350 and 750 ms), then once a second
 // as before: a DataLoader worker that imported PyTorch read it 5 times in an
-// epoch of 1.5 s (under strace), against 2 before, 0.44 ms a read here.
+// epoch of 1.5 s (under strace), where the rule before allowed 2; 0.44 ms a
+// read here.
 //
 //   EarlyRereads early;
-//   if (now - last_read >= early.wait_ns()) early.After(LearnMappings(now, true));
+//   if (now - last_read >= early.wait_ns()) early.After(ReadTheWholeList());
 class EarlyRereads {
  public:
   static constexpr uint64_t kFirstWaitNs = 50'000'000;
